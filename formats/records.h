@@ -1,0 +1,476 @@
+// proflaunch trace format v1: the file header, chunk framing and record layouts.
+//
+// This header is the contract between preload/ (which writes records in place
+// into per-thread buffers), formats/ (framing, reader, writer) and tools/
+// (which interpret them). It has no dependencies beyond <cstdint> so that the
+// shim can include it without pulling anything into the traced process.
+//
+// Layout rules (formats/README.md documents them for people):
+//  - Everything is little-endian, packed, fixed-size except where a record says
+//    it has a variable tail. Sizes are pinned by static_asserts below.
+//  - Every record starts with RecordHeader{kind, bytes}; `bytes` is the whole
+//    record including the header and any tail. A reader skips kinds it does
+//    not know by `bytes`, so new kinds never break old readers.
+//  - A record kind's fixed part may only grow at its end in a later version;
+//    readers accept records longer than the struct they know and ignore the
+//    extra bytes, and treat shorter ones as corrupt.
+//  - Identifiers that the hot path cannot afford to resolve (kernel names,
+//    API names, strings) are interned: the shim writes a definition record
+//    once, into a Definitions chunk, and events refer to it by id/handle.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace proflaunch::format {
+
+// ---------------------------------------------------------------------------
+// File header: once at the start of a joined trace and of every part file.
+
+inline constexpr char kFileMagic[8] = {'P', 'R', 'O', 'F', 'L', 'N', 'C', 'H'};
+inline constexpr uint32_t kFormatVersion = 1;
+
+// Feature bits: what a writer used. A reader refuses a file whose
+// required-feature bits it does not know; optional bits are informational.
+enum FeatureBits : uint64_t {
+  kFeatureNone = 0,
+};
+inline constexpr uint64_t kKnownRequiredFeatures = kFeatureNone;
+
+#pragma pack(push, 1)
+struct FileHeader {
+  char magic[8];            // kFileMagic
+  uint32_t format_version;  // kFormatVersion
+  uint32_t header_bytes;    // sizeof(FileHeader) for v1; readers skip extra bytes
+  uint64_t required_features;
+  uint64_t optional_features;
+  uint64_t reserved;
+};
+#pragma pack(pop)
+static_assert(sizeof(FileHeader) == 40);
+
+// ---------------------------------------------------------------------------
+// Chunks: after the header the file is a sequence of chunks. Each chunk's
+// payload is one independent zstd frame (with content checksum) that
+// decompresses to a sequence of records. A chunk belongs to one section: one
+// process image (a pid after exec is a new section). Sections interleave
+// freely; a reader groups chunks by section_id.
+//
+// Recovery: a truncated tail loses only the chunk it cuts. After a corrupt
+// chunk (bad header CRC, zstd error, checksum mismatch) the reader scans
+// forward for the next kChunkMagic whose header CRC verifies.
+
+inline constexpr uint32_t kChunkMagic = 0x4B434C50;  // "PLCK" little-endian
+
+enum class ChunkKind : uint16_t {
+  // Definitions and metadata: ProcessInfo, StringDef, ApiDef, FunctionDef,
+  // ThreadInfo, DeviceInfo, SectionEnd. Small; a converter reads all of these
+  // in a first pass without decompressing any Events chunk.
+  kDefinitions = 1,
+  // Hot records: launches, copies, syncs, GPU activity, LOST.
+  kEvents = 2,
+};
+
+#pragma pack(push, 1)
+struct ChunkHeader {
+  uint32_t magic;           // kChunkMagic
+  uint16_t kind;            // ChunkKind
+  uint16_t flags;           // 0 in v1
+  uint64_t section_id;      // random, unique per process image
+  uint32_t payload_bytes;   // compressed size of the zstd frame that follows
+  uint32_t header_crc32;    // CRC-32 (zlib polynomial) of the 20 bytes above
+};
+#pragma pack(pop)
+static_assert(sizeof(ChunkHeader) == 24);
+
+// Upper bound a reader accepts for one chunk (compressed and decompressed);
+// writers emit ~1 MiB frames. Anything bigger is treated as corruption.
+inline constexpr uint32_t kMaxChunkPayloadBytes = 64u << 20;
+inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
+
+// ---------------------------------------------------------------------------
+// Records.
+
+enum class RecordKind : uint16_t {
+  // -- Definitions chunk
+  kProcessInfo = 1,
+  kStringDef = 2,
+  kApiDef = 3,
+  kFunctionDef = 4,
+  kThreadInfo = 5,
+  kDeviceInfo = 6,
+  kSectionEnd = 7,
+
+  // -- Events chunk
+  kThreadBatch = 32,  // the following records (until the next batch) come from this thread
+  kLost = 33,
+  kApiCall = 34,
+  kKernelLaunch = 35,
+  kMemoryCopy = 36,
+  kMemorySet = 37,
+  kSynchronize = 38,
+  kObjectLifecycle = 39,
+  kGpuActivity = 40,
+  // 64..95 reserved for memory (allocation) records, 96..127 for stacks,
+  // 128..159 for collectives, 160..191 for annotations (NVTX).
+};
+
+#pragma pack(push, 1)
+struct RecordHeader {
+  uint16_t kind;   // RecordKind
+  uint16_t bytes;  // total size of this record, header and tail included
+};
+#pragma pack(pop)
+static_assert(sizeof(RecordHeader) == 4);
+
+// Vendor-neutral: the same record kinds serve CUDA and HIP. `vendor` says
+// whose API produced a handle where that matters.
+enum class Vendor : uint8_t { kUnknown = 0, kNvidia = 1, kAmd = 2 };
+
+// Special stream handle values. Raw handles are recorded as the program passed
+// them; the shim normalizes the implicit ones so that the converter can tell
+// the legacy default stream (one per device) from per-thread default streams
+// (one per host thread; the thread comes from the enclosing ThreadBatch).
+inline constexpr uint64_t kStreamLegacy = 0x1;     // NULL and CU_STREAM_LEGACY
+inline constexpr uint64_t kStreamPerThread = 0x2;  // CU_STREAM_PER_THREAD and _ptsz with NULL
+
+#pragma pack(push, 1)
+
+// ---- Definitions ----------------------------------------------------------
+
+// Once per section, first record of the first Definitions chunk.
+struct ProcessInfoRecord {
+  RecordHeader header;
+  uint32_t pid;
+  uint32_t ppid;
+  int32_t rank;        // RANK (or launcher-specific equivalent), -1 when unset
+  int32_t local_rank;  // LOCAL_RANK, -1 when unset
+  int32_t world_size;  // WORLD_SIZE, -1 when unset
+  uint32_t flags;      // ProcessFlags
+  // Clock snapshot taken back to back at start; all event timestamps are
+  // CLOCK_MONOTONIC ns. REALTIME aligns hosts, BOOTTIME is Perfetto's default.
+  uint64_t monotonic_ns;
+  uint64_t realtime_ns;
+  uint64_t boottime_ns;
+  uint64_t parent_section_id;  // section of the process that forked/exec'd us, 0 if none known
+  uint32_t host_string;        // StringDef ids
+  uint32_t command_line_string;  // arguments joined with '\0'
+  uint32_t executable_string;
+  uint32_t tool_version_string;
+};
+static_assert(sizeof(ProcessInfoRecord) == 76);
+
+enum ProcessFlags : uint32_t {
+  kProcessForked = 1u << 0,      // section started in a fork child
+  kProcessAfterExec = 1u << 1,   // section started in an exec'd image of a traced process
+};
+
+// Followed by `bytes - sizeof(StringDefRecord)` bytes of UTF-8, not
+// NUL-terminated. Longer strings are truncated by the writer.
+struct StringDefRecord {
+  RecordHeader header;
+  uint32_t id;  // > 0; unique within a section
+};
+static_assert(sizeof(StringDefRecord) == 8);
+inline constexpr size_t kMaxStringBytes = 65535 - sizeof(StringDefRecord);
+
+enum class ApiDomain : uint8_t {
+  kOther = 0,
+  kDriver = 1,    // cu*, hipDrv*
+  kRuntime = 2,   // cuda*, hip*
+  kCollective = 3,
+  kAnnotation = 4,
+};
+
+// Names the small integer `api` used by event records.
+struct ApiDefRecord {
+  RecordHeader header;
+  uint16_t api;
+  uint8_t domain;  // ApiDomain
+  uint8_t vendor;  // Vendor
+  uint32_t name_string;
+};
+static_assert(sizeof(ApiDefRecord) == 12);
+
+// A device function handle (CUfunction, hipFunction_t, or a runtime host stub)
+// and its (mangled) name. A later definition of the same handle in the same
+// section replaces the earlier one from `since_ns` on (modules can be unloaded
+// and handles reused).
+struct FunctionDefRecord {
+  RecordHeader header;
+  uint32_t name_string;
+  uint64_t handle;
+  uint64_t since_ns;
+};
+static_assert(sizeof(FunctionDefRecord) == 24);
+
+struct ThreadInfoRecord {
+  RecordHeader header;
+  uint32_t tid;
+  uint32_t name_string;  // 0 when unnamed
+  uint64_t since_ns;
+};
+static_assert(sizeof(ThreadInfoRecord) == 20);
+
+struct DeviceInfoRecord {
+  RecordHeader header;
+  int32_t device;  // ordinal as the process sees it
+  uint8_t vendor;
+  uint8_t reserved[3];
+  uint32_t name_string;
+  uint32_t multiprocessor_count;
+  uint64_t total_memory_bytes;
+  uint8_t uuid[16];
+};
+static_assert(sizeof(DeviceInfoRecord) == 44);
+
+// Last record of a cleanly finished section. Its absence means the process
+// died (or was killed) before the shim could finish.
+struct SectionEndRecord {
+  RecordHeader header;
+  uint32_t reserved;
+  uint64_t end_ns;
+  uint64_t records_written;
+  uint64_t records_dropped;
+};
+static_assert(sizeof(SectionEndRecord) == 32);
+
+// ---- Events ---------------------------------------------------------------
+
+struct ThreadBatchRecord {
+  RecordHeader header;
+  uint32_t tid;
+};
+static_assert(sizeof(ThreadBatchRecord) == 8);
+
+// Records that could not be stored (buffer full, writer failing). Times
+// bracket the lost records.
+struct LostRecord {
+  RecordHeader header;
+  uint32_t reason;  // LostReason
+  uint64_t first_ns;
+  uint64_t last_ns;
+  uint64_t count;
+};
+static_assert(sizeof(LostRecord) == 32);
+
+enum class LostReason : uint32_t {
+  kBufferFull = 1,
+  kWriteFailed = 2,    // disk full, EFBIG, EIO: the writer stopped
+  kThreadGone = 3,     // a thread exited while the writer was unable to drain it
+};
+
+// Fields shared by every host API record. `result` is the API's return code
+// as the API defines it (CUresult, cudaError_t, hipError_t).
+struct ApiSpan {
+  uint64_t begin_ns;
+  uint64_t end_ns;
+  uint64_t correlation_id;  // unique per section; links GPU activity to this call
+  int32_t result;
+  uint16_t api;             // ApiDefRecord.api
+  uint16_t flags;           // ApiFlags
+};
+static_assert(sizeof(ApiSpan) == 32);
+
+enum ApiFlags : uint16_t {
+  kApiAsync = 1u << 0,
+  kApiPerThreadStream = 1u << 1,   // a _ptsz/_ptds variant was called
+  kApiViaRuntime = 1u << 2,        // a runtime hook saw the call before the driver hook
+};
+
+// A host API call that is not itself one of the operations below.
+struct ApiCallRecord {
+  RecordHeader header;
+  uint32_t reserved;
+  ApiSpan span;
+};
+static_assert(sizeof(ApiCallRecord) == 40);
+
+struct Dim3 {
+  uint32_t x, y, z;
+};
+static_assert(sizeof(Dim3) == 12);
+
+struct KernelLaunchRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t function;  // FunctionDefRecord.handle
+  uint64_t stream;    // raw handle, see kStreamLegacy / kStreamPerThread
+  uint64_t context;
+  Dim3 grid;
+  Dim3 block;
+  uint32_t dynamic_shared_bytes;
+  uint32_t launch_flags;  // LaunchFlags
+};
+static_assert(sizeof(KernelLaunchRecord) == 96);
+
+enum LaunchFlags : uint32_t {
+  kLaunchCooperative = 1u << 0,
+  kLaunchExtended = 1u << 1,  // cuLaunchKernelEx / cudaLaunchKernelExC
+};
+
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kPageableHost = 1,
+  kPinnedHost = 2,
+  kDevice = 3,
+  kManaged = 4,
+  kArray = 5,
+};
+
+enum class CopyDirection : uint8_t {
+  kUnknown = 0,
+  kHostToDevice = 1,
+  kDeviceToHost = 2,
+  kDeviceToDevice = 3,
+  kHostToHost = 4,
+  kPeer = 5,  // device to device across devices/contexts
+};
+
+struct MemoryCopyRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t bytes;
+  uint64_t stream;
+  uint64_t context;
+  uint64_t src;
+  uint64_t dst;
+  uint8_t direction;  // CopyDirection
+  uint8_t src_kind;   // MemoryKind
+  uint8_t dst_kind;   // MemoryKind
+  uint8_t reserved;
+  int32_t peer_device;  // for kPeer, the source device; else -1
+};
+static_assert(sizeof(MemoryCopyRecord) == 84);
+
+struct MemorySetRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t bytes;
+  uint64_t stream;
+  uint64_t context;
+  uint64_t dst;
+  uint32_t value;
+  uint8_t element_bytes;  // 1, 2 or 4
+  uint8_t dst_kind;       // MemoryKind
+  uint16_t reserved;
+};
+static_assert(sizeof(MemorySetRecord) == 80);
+
+enum class SyncTarget : uint8_t {
+  kDevice = 1,   // cudaDeviceSynchronize, cuCtxSynchronize
+  kStream = 2,
+  kEvent = 3,    // cuEventSynchronize
+  kStreamWaitEvent = 4,  // GPU-side wait; recorded for dependencies, costs the host nothing
+  kImplicit = 5, // a synchronous copy/memset/free that blocked
+};
+
+// Where the CPU waits for the GPU: span.begin_ns..end_ns is the wait.
+struct SynchronizeRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t stream;  // the stream synchronized or waiting, 0 when none
+  uint64_t event;   // the event waited for, 0 when none
+  uint64_t context;
+  uint8_t target;   // SyncTarget
+  uint8_t reserved[7];
+};
+static_assert(sizeof(SynchronizeRecord) == 72);
+
+enum class ObjectKind : uint8_t {
+  kStream = 1,
+  kEvent = 2,
+  kContext = 3,
+  kModule = 4,
+  kLibrary = 5,
+};
+
+enum class LifecycleAction : uint8_t {
+  kCreate = 1,
+  kDestroy = 2,
+};
+
+// Stream/event/context/module creation and destruction. For streams, `flags`
+// are the creation flags and `priority` the priority; `id` is the driver's
+// unique id where it has one (cuStreamGetId), else 0.
+struct ObjectLifecycleRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t handle;
+  uint64_t context;
+  uint64_t id;
+  uint32_t flags;
+  int32_t priority;
+  uint8_t object;  // ObjectKind
+  uint8_t action;  // LifecycleAction
+  uint8_t reserved[6];
+};
+static_assert(sizeof(ObjectLifecycleRecord) == 80);
+
+enum class GpuActivityKind : uint8_t {
+  kKernel = 1,
+  kMemoryCopy = 2,
+  kMemorySet = 3,
+};
+
+enum class GpuTimingSource : uint8_t {
+  kEvents = 1,  // driver events recorded around the operation
+  kCupti = 2,
+  kRocprofiler = 3,
+};
+
+// When an operation ran on the device, in host CLOCK_MONOTONIC ns, written by
+// the timing backend once it has resolved the operation. Joined to its launch
+// by correlation_id (same section).
+struct GpuActivityRecord {
+  RecordHeader header;
+  int32_t device;
+  uint64_t correlation_id;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t stream;
+  uint8_t kind;    // GpuActivityKind
+  uint8_t source;  // GpuTimingSource
+  uint8_t reserved[6];
+};
+static_assert(sizeof(GpuActivityRecord) == 48);
+
+#pragma pack(pop)
+
+// Maps a record struct to its kind, for typed writers and readers.
+template <typename T> struct RecordKindOf;
+#define PROFLAUNCH_RECORD_KIND(Type, Kind)                      \
+  template <> struct RecordKindOf<Type> {                       \
+    static constexpr RecordKind value = RecordKind::Kind;       \
+  };
+PROFLAUNCH_RECORD_KIND(ProcessInfoRecord, kProcessInfo)
+PROFLAUNCH_RECORD_KIND(StringDefRecord, kStringDef)
+PROFLAUNCH_RECORD_KIND(ApiDefRecord, kApiDef)
+PROFLAUNCH_RECORD_KIND(FunctionDefRecord, kFunctionDef)
+PROFLAUNCH_RECORD_KIND(ThreadInfoRecord, kThreadInfo)
+PROFLAUNCH_RECORD_KIND(DeviceInfoRecord, kDeviceInfo)
+PROFLAUNCH_RECORD_KIND(SectionEndRecord, kSectionEnd)
+PROFLAUNCH_RECORD_KIND(ThreadBatchRecord, kThreadBatch)
+PROFLAUNCH_RECORD_KIND(LostRecord, kLost)
+PROFLAUNCH_RECORD_KIND(ApiCallRecord, kApiCall)
+PROFLAUNCH_RECORD_KIND(KernelLaunchRecord, kKernelLaunch)
+PROFLAUNCH_RECORD_KIND(MemoryCopyRecord, kMemoryCopy)
+PROFLAUNCH_RECORD_KIND(MemorySetRecord, kMemorySet)
+PROFLAUNCH_RECORD_KIND(SynchronizeRecord, kSynchronize)
+PROFLAUNCH_RECORD_KIND(ObjectLifecycleRecord, kObjectLifecycle)
+PROFLAUNCH_RECORD_KIND(GpuActivityRecord, kGpuActivity)
+#undef PROFLAUNCH_RECORD_KIND
+
+// Fills a fixed-size record's header. Variable-size records set `bytes` themselves.
+template <typename T>
+constexpr RecordHeader header_for() {
+  return RecordHeader{static_cast<uint16_t>(RecordKindOf<T>::value),
+                      static_cast<uint16_t>(sizeof(T))};
+}
+
+}  // namespace proflaunch::format

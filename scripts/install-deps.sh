@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what proflaunch needs to build and test on Debian 12, if it is
+# missing, and checks for the CUDA toolkit headers (which apt cannot provide).
+set -euo pipefail
+
+packages=(
+  g++ meson ninja-build pkg-config
+  libzstd-dev libunwind-dev libdw-dev libelf-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+  python3 clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+if [ ! -f "$cuda_home/include/cuda.h" ]; then
+  echo "install-deps: the CUDA toolkit headers are missing: no $cuda_home/include/cuda.h." >&2
+  echo "install-deps: install the CUDA 13 toolkit (it cannot come from Debian's archive here) or set CUDA_HOME." >&2
+  exit 1
+fi
