@@ -343,7 +343,7 @@ struct MemoryCopyRecord {
   uint8_t reserved;
   int32_t peer_device;  // for kPeer, the source device; else -1
 };
-static_assert(sizeof(MemoryCopyRecord) == 84);
+static_assert(sizeof(MemoryCopyRecord) == 88);
 
 struct MemorySetRecord {
   RecordHeader header;
