@@ -1,0 +1,2 @@
+// Extension API of the simulated driver: filled in by the simulator issue.
+#pragma once
