@@ -11,8 +11,8 @@ TraceBuilder::TraceBuilder() : TraceBuilder(Options{}) {}
 TraceBuilder::TraceBuilder(Options options) : TraceBuilder(options, nullptr) {}
 
 TraceBuilder::TraceBuilder(Options options, std::FILE* sink)
-    : options_(options), sink_(sink), encoder_(options.zstd_level) {
-  ok_ = encoder_.ok();
+    : options_(options), sink_(sink), encoder_(std::make_unique<ChunkEncoder>(options.zstd_level)) {
+  ok_ = encoder_->ok();
   if (options_.file_header) {
     const FileHeader header = make_file_header();
     emit(reinterpret_cast<const uint8_t*>(&header), sizeof header);
@@ -196,7 +196,7 @@ void TraceBuilder::encode(Pending& chunk) {
   if (chunk.content.empty()) return;
   const size_t capacity = max_encoded_chunk_bytes(chunk.content.size());
   if (encode_buffer_.size() < capacity) encode_buffer_.resize(capacity);
-  const size_t encoded = encoder_.encode(chunk.kind, chunk.section, chunk.content.data(),
+  const size_t encoded = encoder_->encode(chunk.kind, chunk.section, chunk.content.data(),
                                          chunk.content.size(), encode_buffer_.data(), capacity);
   if (encoded == 0) {
     ok_ = false;

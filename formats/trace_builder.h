@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -157,7 +158,7 @@ class TraceBuilder {
 
   Options options_;
   std::FILE* sink_ = nullptr;
-  ChunkEncoder encoder_;
+  std::unique_ptr<ChunkEncoder> encoder_;  // a pointer so that builders can be returned by value
   std::vector<uint8_t> out_;
   uint64_t out_offset_ = 0;  // file offset of out_[0] (non-zero once streamed to the sink)
   std::vector<uint8_t> encode_buffer_;
