@@ -1,0 +1,53 @@
+#include "formats/record_kinds.h"
+
+namespace proflaunch::format {
+namespace {
+
+struct KindInfo {
+  std::string_view name;
+  size_t fixed_bytes;
+};
+
+// One switch so that adding a kind to records.h without adding it here is
+// caught by -Wswitch (the enum is complete in every case below).
+std::optional<KindInfo> kind_info(uint16_t raw_kind) {
+  switch (static_cast<RecordKind>(raw_kind)) {
+    case RecordKind::kProcessInfo: return KindInfo{"ProcessInfo", sizeof(ProcessInfoRecord)};
+    case RecordKind::kStringDef: return KindInfo{"StringDef", sizeof(StringDefRecord)};
+    case RecordKind::kApiDef: return KindInfo{"ApiDef", sizeof(ApiDefRecord)};
+    case RecordKind::kFunctionDef: return KindInfo{"FunctionDef", sizeof(FunctionDefRecord)};
+    case RecordKind::kThreadInfo: return KindInfo{"ThreadInfo", sizeof(ThreadInfoRecord)};
+    case RecordKind::kDeviceInfo: return KindInfo{"DeviceInfo", sizeof(DeviceInfoRecord)};
+    case RecordKind::kSectionEnd: return KindInfo{"SectionEnd", sizeof(SectionEndRecord)};
+    case RecordKind::kThreadBatch: return KindInfo{"ThreadBatch", sizeof(ThreadBatchRecord)};
+    case RecordKind::kLost: return KindInfo{"Lost", sizeof(LostRecord)};
+    case RecordKind::kApiCall: return KindInfo{"ApiCall", sizeof(ApiCallRecord)};
+    case RecordKind::kKernelLaunch: return KindInfo{"KernelLaunch", sizeof(KernelLaunchRecord)};
+    case RecordKind::kMemoryCopy: return KindInfo{"MemoryCopy", sizeof(MemoryCopyRecord)};
+    case RecordKind::kMemorySet: return KindInfo{"MemorySet", sizeof(MemorySetRecord)};
+    case RecordKind::kSynchronize: return KindInfo{"Synchronize", sizeof(SynchronizeRecord)};
+    case RecordKind::kObjectLifecycle:
+      return KindInfo{"ObjectLifecycle", sizeof(ObjectLifecycleRecord)};
+    case RecordKind::kGpuActivity: return KindInfo{"GpuActivity", sizeof(GpuActivityRecord)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<size_t> fixed_record_bytes(uint16_t kind) {
+  if (auto info = kind_info(kind)) return info->fixed_bytes;
+  return std::nullopt;
+}
+
+std::optional<std::string_view> record_kind_name(uint16_t kind) {
+  if (auto info = kind_info(kind)) return info->name;
+  return std::nullopt;
+}
+
+bool is_definition_kind(uint16_t kind) {
+  return kind >= static_cast<uint16_t>(RecordKind::kProcessInfo) &&
+         kind <= static_cast<uint16_t>(RecordKind::kSectionEnd);
+}
+
+}  // namespace proflaunch::format

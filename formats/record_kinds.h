@@ -1,0 +1,35 @@
+// What a reader knows about each record kind of format v1: its name and the
+// size of its fixed part. The reader uses the size to tell a corrupt (short)
+// record from a newer, longer one; tools use the names in their output.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "formats/records.h"
+
+namespace proflaunch::format {
+
+// sizeof the record struct for kinds this reader knows; nullopt for unknown
+// kinds (which readers skip by RecordHeader::bytes).
+std::optional<size_t> fixed_record_bytes(uint16_t kind);
+
+// "KernelLaunch", "StringDef", ...; nullopt for unknown kinds.
+std::optional<std::string_view> record_kind_name(uint16_t kind);
+
+// True for kinds that belong in Definitions chunks.
+bool is_definition_kind(uint16_t kind);
+
+// Every kind this reader knows, in enum order (for tables and tests).
+inline constexpr RecordKind kKnownRecordKinds[] = {
+    RecordKind::kProcessInfo,  RecordKind::kStringDef,    RecordKind::kApiDef,
+    RecordKind::kFunctionDef,  RecordKind::kThreadInfo,   RecordKind::kDeviceInfo,
+    RecordKind::kSectionEnd,   RecordKind::kThreadBatch,  RecordKind::kLost,
+    RecordKind::kApiCall,      RecordKind::kKernelLaunch, RecordKind::kMemoryCopy,
+    RecordKind::kMemorySet,    RecordKind::kSynchronize,  RecordKind::kObjectLifecycle,
+    RecordKind::kGpuActivity,
+};
+
+}  // namespace proflaunch::format

@@ -1,0 +1,239 @@
+#include "preload/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace proflaunch {
+namespace {
+
+// Why the defaults are what they are:
+//
+// Buffer per thread: 8 MiB. The fastest realistic producer is a training
+// loop's launch thread. A kernel launch costs the host at least ~2 us in the
+// real driver, so one thread produces at most ~500k launch records/s; at 96
+// bytes each (KernelLaunchRecord, the largest event) that is ~48 MB/s. The
+// writer drains every ~10 ms (writer.cpp), i.e. ~0.5 MB per drain at that
+// rate, and 8 MiB absorbs a writer stall of ~170 ms (a slow disk, the
+// compression of a few chunks) before anything is dropped. Memory is touched
+// only by threads that record.
+//
+// Flush interval: 100 ms. Records reach the part file at most this long after
+// they were committed, so SIGKILL or the OOM killer loses at most this window.
+// Capped at 200 ms (the promise the documentation makes).
+constexpr const char* kDefaultGpuTiming = "events";
+constexpr const char* kDefaultTrace = "all";
+
+struct DomainName {
+  TraceDomain domain;
+  const char* name;
+};
+constexpr DomainName kDomainNames[] = {
+    {kTraceCuda, "cuda"},
+    {kTraceMemory, "memory"},
+    {kTraceNccl, "nccl"},
+    {kTraceNvtx, "nvtx"},
+};
+
+bool parse_u64(const char* text, uint64_t& value) {
+  if (text == nullptr || *text < '0' || *text > '9') return false;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long parsed = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0') return false;
+  value = parsed;
+  return true;
+}
+
+bool parse_i32(const char* text, int32_t& value) {
+  if (text == nullptr || *text == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  const long parsed = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || parsed < -1 || parsed > INT32_MAX) return false;
+  value = static_cast<int32_t>(parsed);
+  return true;
+}
+
+bool parse_bool(const char* text, bool& value) {
+  if (std::strcmp(text, "1") == 0 || std::strcmp(text, "true") == 0 ||
+      std::strcmp(text, "yes") == 0 || std::strcmp(text, "on") == 0) {
+    value = true;
+    return true;
+  }
+  if (std::strcmp(text, "0") == 0 || std::strcmp(text, "false") == 0 ||
+      std::strcmp(text, "no") == 0 || std::strcmp(text, "off") == 0 || *text == '\0') {
+    value = false;
+    return true;
+  }
+  return false;
+}
+
+size_t round_up_to_power_of_two(size_t bytes) {
+  size_t power = 1;
+  while (power < bytes) power <<= 1;
+  return power;
+}
+
+// "<pid>:<hex section>"
+bool parse_exec_parent(const char* text, uint32_t& pid, uint64_t& section) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long parsed_pid = std::strtoul(text, &end, 10);
+  if (errno != 0 || end == text || *end != ':' || parsed_pid == 0 || parsed_pid > UINT32_MAX)
+    return false;
+  const char* hex = end + 1;
+  const unsigned long long parsed_section = std::strtoull(hex, &end, 16);
+  if (errno != 0 || end == hex || *end != '\0' || parsed_section == 0) return false;
+  pid = static_cast<uint32_t>(parsed_pid);
+  section = parsed_section;
+  return true;
+}
+
+}  // namespace
+
+bool parse_byte_size(const char* text, size_t& bytes) {
+  if (text == nullptr || *text < '0' || *text > '9') return false;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long number = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text) return false;
+  unsigned shift = 0;
+  switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    default: return false;
+  }
+  if (shift != 0) {
+    ++end;
+    if (*end == 'i' || *end == 'I') ++end;  // "8MiB"
+    if (*end == 'b' || *end == 'B') ++end;
+    if (*end != '\0') return false;
+  }
+  if (number > (UINT64_MAX >> shift)) return false;
+  bytes = static_cast<size_t>(number << shift);
+  return true;
+}
+
+bool parse_trace_domains(const char* text, uint32_t& domains) {
+  if (text == nullptr) return false;
+  uint32_t result = 0;
+  const char* cursor = text;
+  while (true) {
+    const char* comma = std::strchr(cursor, ',');
+    const size_t length = comma ? static_cast<size_t>(comma - cursor) : std::strlen(cursor);
+    bool known = false;
+    if (length == 3 && std::strncmp(cursor, "all", 3) == 0) {
+      result |= kTraceAll;
+      known = true;
+    }
+    for (const DomainName& entry : kDomainNames) {
+      if (std::strlen(entry.name) == length && std::strncmp(cursor, entry.name, length) == 0) {
+        result |= entry.domain;
+        known = true;
+      }
+    }
+    if (!known) return false;
+    if (comma == nullptr) break;
+    cursor = comma + 1;
+  }
+  domains = result;
+  return true;
+}
+
+bool parse_gpu_timing(const char* text, GpuTiming& timing) {
+  if (text == nullptr) return false;
+  if (std::strcmp(text, "events") == 0) {
+    timing = GpuTiming::kEvents;
+    return true;
+  }
+  if (std::strcmp(text, "none") == 0) {
+    timing = GpuTiming::kNone;
+    return true;
+  }
+  return false;
+}
+
+const char* trace_domain_name(TraceDomain domain) {
+  for (const DomainName& entry : kDomainNames)
+    if (entry.domain == domain) return entry.name;
+  return "?";
+}
+
+void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context, ConfigWarningFn warn,
+                  void* warn_context) {
+  auto get = [&](const char* name) { return getenv_fn(name, getenv_context); };
+  auto complain = [&](const char* name, const char* value, const char* problem) {
+    if (warn != nullptr) warn(name, value, problem, warn_context);
+  };
+
+  config = Config{};
+
+  if (const char* dir = get(kEnvPartsDir); dir != nullptr && *dir != '\0') {
+    if (std::strlen(dir) + 64 >= kMaxPathBytes)
+      complain(kEnvPartsDir, dir, "path too long; not recording");
+    else if (dir[0] != '/')
+      complain(kEnvPartsDir, dir, "must be an absolute path; not recording");
+    else
+      std::strcpy(config.parts_dir, dir);
+  }
+
+  config.buffer_bytes_per_thread = kDefaultBufferBytes;
+  if (const char* text = get(kEnvBufferSize); text != nullptr) {
+    size_t bytes = 0;
+    if (!parse_byte_size(text, bytes))
+      complain(kEnvBufferSize, text, "not a size (e.g. 8M); using 8M");
+    else if (bytes < kMinBufferBytes || bytes > kMaxBufferBytes)
+      complain(kEnvBufferSize, text, "outside 64K..1G; using 8M");
+    else
+      config.buffer_bytes_per_thread = round_up_to_power_of_two(bytes);
+  }
+
+  config.flush_interval_ms = kDefaultFlushIntervalMs;
+  if (const char* text = get(kEnvFlushInterval); text != nullptr) {
+    uint64_t ms = 0;
+    if (!parse_u64(text, ms) || ms == 0)
+      complain(kEnvFlushInterval, text, "not a positive number of milliseconds; using 100");
+    else if (ms > kMaxFlushIntervalMs) {
+      complain(kEnvFlushInterval, text, "above the 200 ms limit; using 200");
+      config.flush_interval_ms = kMaxFlushIntervalMs;
+    } else
+      config.flush_interval_ms = static_cast<uint32_t>(ms);
+  }
+
+  const char* timing = get(kEnvGpuTiming);
+  if (!parse_gpu_timing(timing ? timing : kDefaultGpuTiming, config.gpu_timing)) {
+    complain(kEnvGpuTiming, timing, "expected events or none; using events");
+    config.gpu_timing = GpuTiming::kEvents;
+  }
+
+  const char* trace = get(kEnvTrace);
+  if (!parse_trace_domains(trace ? trace : kDefaultTrace, config.trace_domains)) {
+    complain(kEnvTrace, trace, "expected a comma list of cuda,memory,nccl,nvtx; tracing all");
+    config.trace_domains = kTraceAll;
+  }
+
+  if (const char* text = get(kEnvVerbose); text != nullptr && !parse_bool(text, config.verbose))
+    complain(kEnvVerbose, text, "expected 0 or 1; quiet");
+
+  if (const char* text = get(kEnvExecParent); text != nullptr && *text != '\0') {
+    if (!parse_exec_parent(text, config.exec_parent_pid, config.exec_parent_section))
+      complain(kEnvExecParent, text, "expected <pid>:<hex section>; ignored");
+  }
+
+  // Rank variables: torchrun, then MPI and Slurm equivalents. Garbage is ignored
+  // quietly: these belong to the job, not to us.
+  const char* const rank_names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+  for (const char* name : rank_names)
+    if (parse_i32(get(name), config.rank)) break;
+  const char* const local_names[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
+  for (const char* name : local_names)
+    if (parse_i32(get(name), config.local_rank)) break;
+  const char* const size_names[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+  for (const char* name : size_names)
+    if (parse_i32(get(name), config.world_size)) break;
+}
+
+}  // namespace proflaunch

@@ -1,0 +1,81 @@
+// The shim's configuration: one struct, filled once at load from PROFLAUNCH_*
+// variables (the launcher sets them). Each setting sits next to its variable
+// and default in config.cpp. A bad value never stops the program: it yields
+// one warning and the default.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace proflaunch {
+
+// Trace domains (PROFLAUNCH_TRACE). The hooks consult these; the core only
+// carries them.
+enum TraceDomain : uint32_t {
+  kTraceCuda = 1u << 0,    // driver and runtime API calls, launches, copies, syncs
+  kTraceMemory = 1u << 1,  // allocations
+  kTraceNccl = 1u << 2,
+  kTraceNvtx = 1u << 3,
+  kTraceAll = kTraceCuda | kTraceMemory | kTraceNccl | kTraceNvtx,
+};
+
+enum class GpuTiming : uint8_t { kEvents, kNone };
+
+inline constexpr size_t kMaxPathBytes = 4096;
+
+struct Config {
+  // Where each process writes <pid>-<section>.part. Empty: the shim does not
+  // record (it was preloaded without the launcher).
+  char parts_dir[kMaxPathBytes] = {};
+  size_t buffer_bytes_per_thread = 0;  // power of two
+  uint32_t flush_interval_ms = 0;      // a SIGKILL loses at most this much
+  GpuTiming gpu_timing = GpuTiming::kEvents;
+  uint32_t trace_domains = kTraceAll;
+  bool verbose = false;
+  // Set by a traced process's exec hook for the image it execs:
+  // "<pid>:<section id hex>". Tells the new image which section it continues.
+  uint32_t exec_parent_pid = 0;
+  uint64_t exec_parent_section = 0;
+  // Rank variables, for ProcessInfo (-1 when unset).
+  int32_t rank = -1;
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+};
+
+// Environment variable names, shared with the launcher.
+inline constexpr const char* kEnvPartsDir = "PROFLAUNCH_PARTS_DIR";
+inline constexpr const char* kEnvBufferSize = "PROFLAUNCH_BUFFER_SIZE";
+inline constexpr const char* kEnvFlushInterval = "PROFLAUNCH_FLUSH_INTERVAL_MS";
+inline constexpr const char* kEnvGpuTiming = "PROFLAUNCH_GPU_TIMING";
+inline constexpr const char* kEnvTrace = "PROFLAUNCH_TRACE";
+inline constexpr const char* kEnvVerbose = "PROFLAUNCH_VERBOSE";
+inline constexpr const char* kEnvExecParent = "PROFLAUNCH_EXEC_PARENT";
+
+// Limits and defaults (config.cpp explains the choices).
+inline constexpr size_t kDefaultBufferBytes = size_t{8} << 20;
+inline constexpr size_t kMinBufferBytes = size_t{64} << 10;
+inline constexpr size_t kMaxBufferBytes = size_t{1} << 30;
+inline constexpr uint32_t kDefaultFlushIntervalMs = 100;
+inline constexpr uint32_t kMaxFlushIntervalMs = 200;
+
+// Looks a variable up; nullptr when unset. Lets tests parse without touching
+// the real environment.
+using GetEnvFn = const char* (*)(const char* name, void* context);
+
+// Reports one problem with one variable (the caller turns it into a warning).
+using ConfigWarningFn = void (*)(const char* variable, const char* value, const char* problem,
+                                 void* context);
+
+// Fills `config` from the variables. Never fails: bad values warn and keep the
+// default. No allocation, so it can run in a constructor before malloc hooks
+// of other tools are ready.
+void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context,
+                  ConfigWarningFn warn, void* warn_context);
+
+// Parsers shared with the launcher and tests. Return false on bad input.
+bool parse_byte_size(const char* text, size_t& bytes);  // "8M", "65536", "1g", "512k"
+bool parse_trace_domains(const char* text, uint32_t& domains);  // "cuda,nvtx", "all"
+bool parse_gpu_timing(const char* text, GpuTiming& timing);     // "events" | "none"
+const char* trace_domain_name(TraceDomain domain);
+
+}  // namespace proflaunch

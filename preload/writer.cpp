@@ -1,0 +1,427 @@
+#include "preload/writer.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "preload/chunk_builder.h"
+#include "preload/clock.h"
+#include "preload/definitions.h"
+#include "preload/guard.h"
+#include "preload/log.h"
+#include "preload/part_file.h"
+#include "preload/runtime.h"
+#include "preload/thread_registry.h"
+
+namespace proflaunch {
+namespace {
+
+using namespace format;
+
+// Shared between the writer and everyone who asks it for something.
+struct Control {
+  std::atomic<uint32_t> requested{0};
+  std::atomic<uint32_t> completed{0};  // futex word: the newest request served
+  std::atomic<bool> end_section{false};
+  std::atomic<bool> stop{false};
+  std::atomic<bool> running{false};
+  std::atomic<bool> section_ended{false};
+  std::atomic<int> wake_fd{-1};
+  std::atomic<int> part_fd{-1};  // for the fork child to close its copy
+  // Guards starting the thread and handing over a new section. fork takes it.
+  std::mutex mutex;
+  bool start_failed = false;
+  bool has_pending_section = false;
+  SectionIdentity pending_section;
+};
+Control g_control;
+
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+void wake_waiters() { futex(&g_control.completed, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr); }
+
+class Writer {
+ public:
+  bool init(const SectionIdentity& section) noexcept {
+    const Config& config = runtime::config();
+    section_ = section;
+    flush_interval_ns_ = uint64_t{config.flush_interval_ms} * 1000000u;
+    // Drain often enough that rings stay far from full, rarely enough that an
+    // idle process costs nothing measurable (~100 wakeups/s).
+    uint32_t period_ms = config.flush_interval_ms / 4;
+    drain_period_ms_ = period_ms < 1 ? 1 : (period_ms > 10 ? 10 : period_ms);
+    return events_.init(kChunkContentBytes) && encoder_.init(kChunkContentBytes);
+  }
+
+  void run() noexcept {
+    mark_profiler_thread();
+    prctl(PR_SET_NAME, "proflaunch-wr", 0, 0, 0);
+    bool ended = false;
+    bool busy = false;
+    while (true) {
+      if (!busy) wait_for_wake();
+      const uint32_t request = g_control.requested.load(std::memory_order_acquire);
+      const bool stop = g_control.stop.load(std::memory_order_acquire);
+      const bool end = g_control.end_section.exchange(false, std::memory_order_acq_rel) || stop;
+      if (ended && adopt_pending_section()) ended = false;
+      busy = false;
+      if (!ended) {
+        busy = drain_rings(end);
+        const bool urgent = end || request != g_control.completed.load(std::memory_order_relaxed);
+        if (urgent || flush_due()) flush_events();
+        if (end) {
+          end_section();
+          ended = true;
+        }
+      }
+      g_control.section_ended.store(ended, std::memory_order_release);
+      g_control.completed.store(request, std::memory_order_release);
+      wake_waiters();
+      if (stop) break;
+    }
+    g_control.running.store(false, std::memory_order_release);
+    wake_waiters();
+  }
+
+ private:
+  void wait_for_wake() noexcept {
+    const int fd = g_control.wake_fd.load(std::memory_order_relaxed);
+    if (fd >= 0) {
+      pollfd wake{fd, POLLIN, 0};
+      if (poll(&wake, 1, static_cast<int>(drain_period_ms_)) > 0) {
+        uint64_t count;
+        [[maybe_unused]] ssize_t n = read(fd, &count, sizeof count);
+      }
+      return;
+    }
+    const timespec period{0, static_cast<long>(drain_period_ms_) * 1000000};
+    nanosleep(&period, nullptr);
+  }
+
+  bool adopt_pending_section() noexcept {
+    std::lock_guard<std::mutex> lock(g_control.mutex);
+    if (!g_control.has_pending_section) return false;
+    g_control.has_pending_section = false;
+    section_ = g_control.pending_section;
+    written_ = dropped_ = lost_to_write_failure_ = 0;
+    file_.reset();
+    definitions_begin_section();
+    return true;
+  }
+
+  bool flush_due() const noexcept {
+    if (events_.empty()) return false;
+    return now_ns() - events_.first_append_ns() + uint64_t{drain_period_ms_} * 1000000u >=
+           flush_interval_ns_;
+  }
+
+  // Returns true when a chunk filled up (more may be waiting: no sleep).
+  bool drain_rings(bool final_drain) noexcept {
+    bool filled = false;
+    const uint64_t now = now_ns();
+    RegisteredBuffer* buffer = registry_first();
+    while (buffer != nullptr) {
+      RegisteredBuffer* next = buffer->next.load(std::memory_order_acquire);
+      // Read before draining: once retired, the thread's last records are visible.
+      const bool retired = buffer->retired.load(std::memory_order_acquire);
+      filled |= drain_ring(buffer->ring, now);
+      if (retired || final_drain) stage_pending_loss(buffer->ring, now);
+      if (retired && !buffer->ring.has_records()) registry_release(buffer);
+      buffer = next;
+    }
+    return filled;
+  }
+
+  bool drain_ring(ThreadBuffer& ring, uint64_t now) noexcept {
+    bool filled = false;
+    while (true) {
+      bool full = false;
+      const DrainResult result = ring.drain([&](const void* record, uint16_t bytes) {
+        if (events_.append(ring.tid(), record, bytes, now)) return true;
+        full = true;
+        return false;
+      });
+      if (result.corrupt)
+        warn_once(Warning::kCorruptRing,
+                  "a thread buffer held a malformed record; the rest of it was discarded");
+      if (!full) return filled;
+      filled = true;
+      flush_events();
+    }
+  }
+
+  void stage_pending_loss(ThreadBuffer& ring, uint64_t now) noexcept {
+    const ThreadBuffer::PendingLoss loss = ring.take_pending_loss();
+    if (loss.count == 0) return;
+    LostRecord record{};
+    record.header = header_for<LostRecord>();
+    record.reason = static_cast<uint32_t>(LostReason::kBufferFull);
+    record.first_ns = loss.first_ns;
+    record.last_ns = loss.last_ns;
+    record.count = loss.count;
+    if (!events_.append(ring.tid(), &record, sizeof record, now)) {
+      flush_events();
+      events_.append(ring.tid(), &record, sizeof record, now);
+    }
+  }
+
+  // The part is created by the first Events chunk, and starts with the
+  // section's ProcessInfo and every definition made so far.
+  bool ensure_file_open() noexcept {
+    if (file_.failed()) return false;
+    if (file_.is_open()) return true;
+    const Config& config = runtime::config();
+    if (!file_.open(config.parts_dir, section_.pid, section_.id)) return false;
+    g_control.part_fd.store(file_.descriptor(), std::memory_order_relaxed);
+    const ProcessInfoRecord info = build_process_info(section_, config);
+    try {
+      scratch_.assign(reinterpret_cast<const uint8_t*>(&info),
+                      reinterpret_cast<const uint8_t*>(&info) + sizeof info);
+    } catch (...) {
+      file_.mark_failed("out of memory for");
+      return false;
+    }
+    if (!take_pending_definitions(scratch_)) {
+      file_.mark_failed("out of memory for");
+      return false;
+    }
+    return write_definitions(scratch_);
+  }
+
+  bool write_pending_definitions() noexcept {
+    scratch_.clear();
+    if (!take_pending_definitions(scratch_)) {
+      file_.mark_failed("out of memory for");
+      return false;
+    }
+    return write_definitions(scratch_);
+  }
+
+  bool write_definitions(const std::vector<uint8_t>& content) noexcept {
+    size_t offset = 0;
+    while (offset < content.size()) {
+      const size_t piece = whole_records_prefix(content.data() + offset, content.size() - offset,
+                                                kChunkContentBytes);
+      if (piece == 0) break;  // malformed tail: never produced by definitions.cpp
+      if (!write_chunk(ChunkKind::kDefinitions, content.data() + offset, piece)) return false;
+      offset += piece;
+    }
+    return true;
+  }
+
+  bool write_chunk(ChunkKind kind, const void* content, size_t bytes) noexcept {
+    const size_t encoded = encoder_.encode(kind, section_.id, content, bytes);
+    if (encoded == 0) {
+      file_.mark_failed("cannot compress a chunk for");
+      return false;
+    }
+    return file_.append(encoder_.data(), encoded);
+  }
+
+  void flush_events() noexcept {
+    if (events_.empty()) return;
+    const uint64_t events = events_.event_records();
+    const uint64_t lost = events_.lost_records();
+    const bool ok = ensure_file_open() && write_pending_definitions() &&
+                    write_chunk(ChunkKind::kEvents, events_.content(), events_.content_bytes());
+    if (ok)
+      written_ += events;
+    else
+      lost_to_write_failure_ += events;
+    dropped_ += lost;
+    events_.clear();
+  }
+
+  void end_section() noexcept {
+    drain_rings(/*final_drain=*/true);
+    flush_events();
+    if (file_.is_open() && !file_.failed() && write_pending_definitions()) {
+      SectionEndRecord end{};
+      end.header = header_for<SectionEndRecord>();
+      end.end_ns = now_ns();
+      end.records_written = written_;
+      end.records_dropped = dropped_;
+      write_chunk(ChunkKind::kDefinitions, &end, sizeof end);
+    }
+    if (runtime::config().verbose) report();
+    file_.close();
+    g_control.part_fd.store(-1, std::memory_order_relaxed);
+  }
+
+  void report() noexcept {
+    char line[kMaxPathBytes + 256];
+    char section_hex[17];
+    format_hex64(section_.id, section_hex);
+    if (file_.is_open())
+      std::snprintf(line, sizeof line,
+                    "pid %u section %s: %llu records written, %llu dropped, %llu lost to a "
+                    "failed write (%s)",
+                    section_.pid, section_hex, static_cast<unsigned long long>(written_),
+                    static_cast<unsigned long long>(dropped_),
+                    static_cast<unsigned long long>(lost_to_write_failure_), file_.path());
+    else
+      std::snprintf(line, sizeof line, "pid %u section %s: nothing recorded, no part written",
+                    section_.pid, section_hex);
+    print_line(line);
+  }
+
+  SectionIdentity section_;
+  uint64_t flush_interval_ns_ = 0;
+  uint32_t drain_period_ms_ = 10;
+  EventChunkBuilder events_;
+  ChunkWriterBuffer encoder_;
+  PartFile file_;
+  std::vector<uint8_t> scratch_;
+  uint64_t written_ = 0;
+  uint64_t dropped_ = 0;
+  uint64_t lost_to_write_failure_ = 0;
+};
+
+void* writer_main(void* writer) {
+  static_cast<Writer*>(writer)->run();
+  // The Writer is never freed: a fork child may hold a copy of the pointer,
+  // and the process is ending anyway.
+  return nullptr;
+}
+
+int move_descriptor_high(int fd) {
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+  if (high < 0) return fd;
+  close(fd);
+  return high;
+}
+
+}  // namespace
+
+bool writer_ensure_started() noexcept {
+  if (g_control.running.load(std::memory_order_acquire)) return true;
+  std::lock_guard<std::mutex> lock(g_control.mutex);
+  if (g_control.running.load(std::memory_order_relaxed)) return true;
+  if (g_control.start_failed || !runtime::recording()) return false;
+
+  if (g_control.wake_fd.load(std::memory_order_relaxed) < 0) {
+    const int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd >= 0) g_control.wake_fd.store(move_descriptor_high(fd), std::memory_order_relaxed);
+  }
+  auto* writer = new (std::nothrow) Writer();
+  if (writer == nullptr || !writer->init(runtime::section())) {
+    g_control.start_failed = true;
+    delete writer;
+    warn_once(Warning::kWriterThread, "out of memory for the writer; not recording");
+    return false;
+  }
+
+  // The thread inherits this mask: every signal blocked, SIGXFSZ included, so
+  // a file size limit turns into EFBIG and no program handler runs on it.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  g_control.stop.store(false, std::memory_order_relaxed);
+  g_control.running.store(true, std::memory_order_release);
+  pthread_t thread;
+  const int error = pthread_create(&thread, &attributes, writer_main, writer);
+  pthread_attr_destroy(&attributes);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (error != 0) {
+    g_control.running.store(false, std::memory_order_release);
+    g_control.start_failed = true;
+    delete writer;
+    warn_once(Warning::kWriterThread, "cannot start the writer thread; not recording");
+    return false;
+  }
+  return true;
+}
+
+void writer_wake() noexcept {
+  const int fd = g_control.wake_fd.load(std::memory_order_relaxed);
+  if (fd < 0) return;
+  const int saved_errno = errno;
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(fd, &one, sizeof one);
+  errno = saved_errno;
+}
+
+bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept {
+  if (tls_guard_depth >= kProfilerThreadDepth) return false;  // the writer cannot wait for itself
+  if (!g_control.running.load(std::memory_order_acquire)) return false;
+  const int saved_errno = errno;
+  if (goal == FlushGoal::kEndSection) g_control.end_section.store(true, std::memory_order_release);
+  if (goal == FlushGoal::kStop) g_control.stop.store(true, std::memory_order_release);
+  const uint32_t ticket = g_control.requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+  writer_wake();
+
+  const uint64_t deadline_ns = now_ns() + uint64_t{timeout_ms} * 1000000u;
+  bool served = false;
+  while (true) {
+    const uint32_t completed = g_control.completed.load(std::memory_order_acquire);
+    if (static_cast<int32_t>(completed - ticket) >= 0) {
+      served = true;
+      break;
+    }
+    if (!g_control.running.load(std::memory_order_acquire)) break;
+    const uint64_t now = now_ns();
+    if (now >= deadline_ns) break;
+    uint64_t wait_ns = deadline_ns - now;
+    if (wait_ns > 10000000u) wait_ns = 10000000u;  // re-check `running` now and then
+    const timespec timeout{0, static_cast<long>(wait_ns)};
+    futex(&g_control.completed, FUTEX_WAIT_PRIVATE, completed, &timeout);
+  }
+  errno = saved_errno;
+  return served;
+}
+
+void writer_begin_section(const SectionIdentity& section) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(g_control.mutex);
+    g_control.pending_section = section;
+    g_control.has_pending_section = true;
+  }
+  writer_wake();
+}
+
+bool writer_section_ended() noexcept {
+  return g_control.section_ended.load(std::memory_order_acquire);
+}
+
+void writer_lock_before_fork() noexcept { g_control.mutex.lock(); }
+
+void writer_unlock_after_fork_in_parent() noexcept { g_control.mutex.unlock(); }
+
+void writer_reset_after_fork_in_child() noexcept {
+  // Both descriptors are the parent's objects: the child's copies go, the
+  // parent's stay untouched.
+  const int part_fd = g_control.part_fd.exchange(-1, std::memory_order_relaxed);
+  if (part_fd >= 0) close(part_fd);
+  const int wake_fd = g_control.wake_fd.exchange(-1, std::memory_order_relaxed);
+  if (wake_fd >= 0) close(wake_fd);
+  g_control.requested.store(0, std::memory_order_relaxed);
+  g_control.completed.store(0, std::memory_order_relaxed);
+  g_control.end_section.store(false, std::memory_order_relaxed);
+  g_control.stop.store(false, std::memory_order_relaxed);
+  g_control.running.store(false, std::memory_order_relaxed);
+  g_control.section_ended.store(false, std::memory_order_relaxed);
+  g_control.start_failed = false;
+  g_control.has_pending_section = false;
+  g_control.mutex.unlock();
+}
+
+}  // namespace proflaunch

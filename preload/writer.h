@@ -1,0 +1,49 @@
+// The writer thread: drains every thread's ring, stages records into ~1 MiB
+// Events chunks, compresses them (zstd level 1) and appends them to the
+// section's part file, with the pending definitions ahead of them. It flushes
+// at least once per flush interval, so a SIGKILL loses at most that window.
+//
+// All of its signals are blocked and it is guarded for life: nothing it does
+// is recorded, and no signal handler of the program ever runs on it.
+//
+// Other threads talk to it through atomics, an eventfd and a futex only, so
+// the synchronous requests below work from signal handlers, vfork-free exec
+// paths and _exit alike.
+#pragma once
+
+#include <cstdint>
+
+#include "preload/section.h"
+
+namespace proflaunch {
+
+// Starts the thread on the first record of the process (or of a fork child).
+bool writer_ensure_started() noexcept;
+
+// Wakes the writer early (a thread exited). Async-signal-safe.
+void writer_wake() noexcept;
+
+enum class FlushGoal : uint8_t {
+  kFlush,       // everything committed so far reaches the file (crash)
+  kEndSection,  // ... then SectionEnd; the section is over (exec)
+  kStop,        // ... then the thread exits (process exit)
+};
+
+// Asks the writer to reach `goal` and waits at most `timeout_ms`. Returns true
+// when it did. Returns false at once when no writer runs (nothing recorded).
+// Async-signal-safe (atomics, eventfd, futex, clock_gettime).
+bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept;
+
+// After a failed exec: the writer, whose section ended, continues with `section`.
+void writer_begin_section(const SectionIdentity& section) noexcept;
+
+// Whether the writer ended its section and waits for a new one.
+bool writer_section_ended() noexcept;
+
+// fork: the child gets no writer (one starts on its first record), its own
+// wake descriptor, and forgets the parent's part file.
+void writer_lock_before_fork() noexcept;
+void writer_unlock_after_fork_in_parent() noexcept;
+void writer_reset_after_fork_in_child() noexcept;
+
+}  // namespace proflaunch

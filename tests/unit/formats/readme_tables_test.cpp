@@ -1,0 +1,225 @@
+// formats/README.md documents every record with a field table. This test
+// reads those tables and checks them against the structs in records.h: kind
+// numbers, total sizes, and each field's offset and size. The README cannot
+// drift from the code without this failing.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/record_kinds.h"
+#include "formats/records.h"
+
+namespace proflaunch::format {
+namespace {
+
+struct FieldFact {
+  size_t offset;
+  size_t bytes;
+};
+
+struct StructFact {
+  size_t bytes;
+  int kind;  // -1: not a record
+  std::map<std::string, FieldFact> fields;
+};
+
+#define FIELD(Type, name) \
+  { #name, FieldFact{offsetof(Type, name), sizeof(std::declval<Type&>().name)} }
+
+#define SPAN_FIELDS(Type)                                                         \
+  FIELD(Type, span.begin_ns), FIELD(Type, span.end_ns),                          \
+      FIELD(Type, span.correlation_id), FIELD(Type, span.result), FIELD(Type, span.api), \
+      FIELD(Type, span.flags)
+
+template <typename T>
+StructFact record(std::map<std::string, FieldFact> fields) {
+  return StructFact{sizeof(T), static_cast<int>(RecordKindOf<T>::value), std::move(fields)};
+}
+
+std::map<std::string, StructFact> facts_from_code() {
+  std::map<std::string, StructFact> facts;
+  facts["FileHeader"] = StructFact{
+      sizeof(FileHeader), -1,
+      {FIELD(FileHeader, magic), FIELD(FileHeader, format_version), FIELD(FileHeader, header_bytes),
+       FIELD(FileHeader, required_features), FIELD(FileHeader, optional_features),
+       FIELD(FileHeader, reserved)}};
+  facts["ChunkHeader"] = StructFact{
+      sizeof(ChunkHeader), -1,
+      {FIELD(ChunkHeader, magic), FIELD(ChunkHeader, kind), FIELD(ChunkHeader, flags),
+       FIELD(ChunkHeader, section_id), FIELD(ChunkHeader, payload_bytes),
+       FIELD(ChunkHeader, header_crc32)}};
+  facts["RecordHeader"] = StructFact{
+      sizeof(RecordHeader), -1, {FIELD(RecordHeader, kind), FIELD(RecordHeader, bytes)}};
+  facts["ApiSpan"] = StructFact{
+      sizeof(ApiSpan), -1,
+      {FIELD(ApiSpan, begin_ns), FIELD(ApiSpan, end_ns), FIELD(ApiSpan, correlation_id),
+       FIELD(ApiSpan, result), FIELD(ApiSpan, api), FIELD(ApiSpan, flags)}};
+  facts["ProcessInfo"] = record<ProcessInfoRecord>(
+      {FIELD(ProcessInfoRecord, header), FIELD(ProcessInfoRecord, pid),
+       FIELD(ProcessInfoRecord, ppid), FIELD(ProcessInfoRecord, rank),
+       FIELD(ProcessInfoRecord, local_rank), FIELD(ProcessInfoRecord, world_size),
+       FIELD(ProcessInfoRecord, flags), FIELD(ProcessInfoRecord, monotonic_ns),
+       FIELD(ProcessInfoRecord, realtime_ns), FIELD(ProcessInfoRecord, boottime_ns),
+       FIELD(ProcessInfoRecord, parent_section_id), FIELD(ProcessInfoRecord, host_string),
+       FIELD(ProcessInfoRecord, command_line_string), FIELD(ProcessInfoRecord, executable_string),
+       FIELD(ProcessInfoRecord, tool_version_string)});
+  facts["StringDef"] =
+      record<StringDefRecord>({FIELD(StringDefRecord, header), FIELD(StringDefRecord, id)});
+  facts["ApiDef"] = record<ApiDefRecord>(
+      {FIELD(ApiDefRecord, header), FIELD(ApiDefRecord, api), FIELD(ApiDefRecord, domain),
+       FIELD(ApiDefRecord, vendor), FIELD(ApiDefRecord, name_string)});
+  facts["FunctionDef"] = record<FunctionDefRecord>(
+      {FIELD(FunctionDefRecord, header), FIELD(FunctionDefRecord, name_string),
+       FIELD(FunctionDefRecord, handle), FIELD(FunctionDefRecord, since_ns)});
+  facts["ThreadInfo"] = record<ThreadInfoRecord>(
+      {FIELD(ThreadInfoRecord, header), FIELD(ThreadInfoRecord, tid),
+       FIELD(ThreadInfoRecord, name_string), FIELD(ThreadInfoRecord, since_ns)});
+  facts["DeviceInfo"] = record<DeviceInfoRecord>(
+      {FIELD(DeviceInfoRecord, header), FIELD(DeviceInfoRecord, device),
+       FIELD(DeviceInfoRecord, vendor), FIELD(DeviceInfoRecord, reserved),
+       FIELD(DeviceInfoRecord, name_string), FIELD(DeviceInfoRecord, multiprocessor_count),
+       FIELD(DeviceInfoRecord, total_memory_bytes), FIELD(DeviceInfoRecord, uuid)});
+  facts["SectionEnd"] = record<SectionEndRecord>(
+      {FIELD(SectionEndRecord, header), FIELD(SectionEndRecord, reserved),
+       FIELD(SectionEndRecord, end_ns), FIELD(SectionEndRecord, records_written),
+       FIELD(SectionEndRecord, records_dropped)});
+  facts["ThreadBatch"] =
+      record<ThreadBatchRecord>({FIELD(ThreadBatchRecord, header), FIELD(ThreadBatchRecord, tid)});
+  facts["Lost"] = record<LostRecord>({FIELD(LostRecord, header), FIELD(LostRecord, reason),
+                                      FIELD(LostRecord, first_ns), FIELD(LostRecord, last_ns),
+                                      FIELD(LostRecord, count)});
+  facts["ApiCall"] = record<ApiCallRecord>(
+      {FIELD(ApiCallRecord, header), FIELD(ApiCallRecord, reserved), SPAN_FIELDS(ApiCallRecord)});
+  facts["KernelLaunch"] = record<KernelLaunchRecord>(
+      {FIELD(KernelLaunchRecord, header), FIELD(KernelLaunchRecord, device),
+       SPAN_FIELDS(KernelLaunchRecord), FIELD(KernelLaunchRecord, function),
+       FIELD(KernelLaunchRecord, stream), FIELD(KernelLaunchRecord, context),
+       FIELD(KernelLaunchRecord, grid.x), FIELD(KernelLaunchRecord, grid.y),
+       FIELD(KernelLaunchRecord, grid.z), FIELD(KernelLaunchRecord, block.x),
+       FIELD(KernelLaunchRecord, block.y), FIELD(KernelLaunchRecord, block.z),
+       FIELD(KernelLaunchRecord, dynamic_shared_bytes), FIELD(KernelLaunchRecord, launch_flags)});
+  facts["MemoryCopy"] = record<MemoryCopyRecord>(
+      {FIELD(MemoryCopyRecord, header), FIELD(MemoryCopyRecord, device),
+       SPAN_FIELDS(MemoryCopyRecord), FIELD(MemoryCopyRecord, bytes),
+       FIELD(MemoryCopyRecord, stream), FIELD(MemoryCopyRecord, context),
+       FIELD(MemoryCopyRecord, src), FIELD(MemoryCopyRecord, dst),
+       FIELD(MemoryCopyRecord, direction), FIELD(MemoryCopyRecord, src_kind),
+       FIELD(MemoryCopyRecord, dst_kind), FIELD(MemoryCopyRecord, reserved),
+       FIELD(MemoryCopyRecord, peer_device)});
+  facts["MemorySet"] = record<MemorySetRecord>(
+      {FIELD(MemorySetRecord, header), FIELD(MemorySetRecord, device),
+       SPAN_FIELDS(MemorySetRecord), FIELD(MemorySetRecord, bytes), FIELD(MemorySetRecord, stream),
+       FIELD(MemorySetRecord, context), FIELD(MemorySetRecord, dst), FIELD(MemorySetRecord, value),
+       FIELD(MemorySetRecord, element_bytes), FIELD(MemorySetRecord, dst_kind),
+       FIELD(MemorySetRecord, reserved)});
+  facts["Synchronize"] = record<SynchronizeRecord>(
+      {FIELD(SynchronizeRecord, header), FIELD(SynchronizeRecord, device),
+       SPAN_FIELDS(SynchronizeRecord), FIELD(SynchronizeRecord, stream),
+       FIELD(SynchronizeRecord, event), FIELD(SynchronizeRecord, context),
+       FIELD(SynchronizeRecord, target), FIELD(SynchronizeRecord, reserved)});
+  facts["ObjectLifecycle"] = record<ObjectLifecycleRecord>(
+      {FIELD(ObjectLifecycleRecord, header), FIELD(ObjectLifecycleRecord, device),
+       SPAN_FIELDS(ObjectLifecycleRecord), FIELD(ObjectLifecycleRecord, handle),
+       FIELD(ObjectLifecycleRecord, context), FIELD(ObjectLifecycleRecord, id),
+       FIELD(ObjectLifecycleRecord, flags), FIELD(ObjectLifecycleRecord, priority),
+       FIELD(ObjectLifecycleRecord, object), FIELD(ObjectLifecycleRecord, action),
+       FIELD(ObjectLifecycleRecord, reserved)});
+  facts["GpuActivity"] = record<GpuActivityRecord>(
+      {FIELD(GpuActivityRecord, header), FIELD(GpuActivityRecord, device),
+       FIELD(GpuActivityRecord, correlation_id), FIELD(GpuActivityRecord, start_ns),
+       FIELD(GpuActivityRecord, end_ns), FIELD(GpuActivityRecord, stream),
+       FIELD(GpuActivityRecord, kind), FIELD(GpuActivityRecord, source),
+       FIELD(GpuActivityRecord, reserved)});
+  return facts;
+}
+
+struct DocumentedRow {
+  size_t offset;
+  size_t bytes;
+  std::string field;
+};
+
+struct DocumentedStruct {
+  int kind = -1;
+  size_t bytes = 0;
+  std::vector<DocumentedRow> rows;
+};
+
+std::string trim(const std::string& text) {
+  const size_t begin = text.find_first_not_of(' ');
+  const size_t end = text.find_last_not_of(' ');
+  return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
+}
+
+std::map<std::string, DocumentedStruct> tables_from_readme(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  const std::regex heading(R"(^### (\w+) \((?:kind (\d+), )?(\d+) bytes(?:, embedded)?\)$)");
+  const std::regex row(R"(^\| *(\d+) *\| *(\d+) *\| *([\w.]+) *\|.*$)");
+  std::map<std::string, DocumentedStruct> tables;
+  std::string line, current;
+  while (std::getline(in, line)) {
+    std::smatch match;
+    if (std::regex_match(line, match, heading)) {
+      current = match[1];
+      DocumentedStruct& table = tables[current];
+      table.kind = match[2].matched ? std::stoi(match[2]) : -1;
+      table.bytes = std::stoul(match[3]);
+    } else if (line.rfind("## ", 0) == 0) {
+      current.clear();
+    } else if (!current.empty() && std::regex_match(line, match, row)) {
+      tables[current].rows.push_back(
+          DocumentedRow{std::stoul(match[1]), std::stoul(match[2]), trim(match[3])});
+    }
+  }
+  return tables;
+}
+
+TEST(ReadmeTables, MatchTheStructsInRecordsH) {
+  const auto documented = tables_from_readme(PROFLAUNCH_FORMATS_README);
+  const auto code = facts_from_code();
+
+  for (const auto& [name, fact] : code) {
+    SCOPED_TRACE(name);
+    auto found = documented.find(name);
+    ASSERT_NE(found, documented.end()) << "README has no table for " << name;
+    const DocumentedStruct& table = found->second;
+    EXPECT_EQ(table.bytes, fact.bytes) << "size in the heading";
+    EXPECT_EQ(table.kind, fact.kind) << "kind in the heading";
+    ASSERT_FALSE(table.rows.empty());
+
+    size_t expected_offset = 0;
+    for (const DocumentedRow& row : table.rows) {
+      SCOPED_TRACE(row.field);
+      EXPECT_EQ(row.offset, expected_offset) << "rows must be contiguous";
+      expected_offset = row.offset + row.bytes;
+      auto field = fact.fields.find(row.field);
+      ASSERT_NE(field, fact.fields.end()) << "README field not in the struct (or not in this test)";
+      EXPECT_EQ(row.offset, field->second.offset);
+      EXPECT_EQ(row.bytes, field->second.bytes);
+    }
+    EXPECT_EQ(expected_offset, fact.bytes) << "rows must cover the whole struct";
+    EXPECT_EQ(table.rows.size(), fact.fields.size()) << "every struct field documented once";
+  }
+}
+
+TEST(ReadmeTables, EveryKnownRecordKindIsDocumented) {
+  const auto documented = tables_from_readme(PROFLAUNCH_FORMATS_README);
+  for (RecordKind kind : kKnownRecordKinds) {
+    const std::string name(*record_kind_name(static_cast<uint16_t>(kind)));
+    auto found = documented.find(name);
+    ASSERT_NE(found, documented.end()) << name;
+    EXPECT_EQ(found->second.kind, static_cast<int>(kind)) << name;
+    EXPECT_EQ(found->second.bytes, *fixed_record_bytes(static_cast<uint16_t>(kind))) << name;
+  }
+}
+
+}  // namespace
+}  // namespace proflaunch::format
