@@ -1,0 +1,94 @@
+// What every CUDA hook does around the real call: timestamps, correlation id,
+// and attribution to the runtime call that led to it.
+//
+// One operation is recorded once. The runtime reaches the driver through the
+// hooked driver functions (it gets them from cuGetProcAddress, which hands out
+// our wrappers), so the DRIVER hook is the one that records. A runtime hook
+// only opens a RuntimeFrame: the driver hook that runs inside it records the
+// operation under the runtime API's name (kApiViaRuntime) with the runtime
+// call's start time, and marks the frame consumed. If the runtime call never
+// reached a recording driver hook (it failed validation, or did something
+// the shim does not trace), the runtime hook records an ApiCall itself.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "formats/records.h"
+#include "preload/clock.h"
+#include "preload/cuda/cuda_apis.h"
+
+namespace proflaunch::cuda {
+
+struct RuntimeFrame {
+  uint16_t api = 0;  // 0: no runtime call in progress on this thread
+  uint16_t flags = 0;
+  bool consumed = false;
+  uint64_t begin_ns = 0;
+  uint64_t kernel_name_hint = 0;  // host stub of a runtime launch, for naming
+};
+
+extern __thread __attribute__((tls_model("initial-exec"))) RuntimeFrame tls_runtime_frame;
+
+// Unique within the section: the thread id in the top bits, a per-thread count below.
+uint64_t next_correlation_id() noexcept;
+
+// A driver call being recorded. Construct right before the real call.
+class DriverCall {
+ public:
+  DriverCall(Api api, uint16_t flags) noexcept
+      : begin_ns_(now_ns()), correlation_(next_correlation_id()), api_(api_id(api)), flags_(flags) {}
+
+  uint64_t correlation() const noexcept { return correlation_; }
+
+  // Fills a record's span after the real call returned `result`, taking the
+  // name and start of an enclosing runtime call.
+  void finish(format::ApiSpan& span, int32_t result) noexcept {
+    span.end_ns = now_ns();
+    span.correlation_id = correlation_;
+    span.result = result;
+    RuntimeFrame& frame = tls_runtime_frame;
+    if (frame.api != 0 && !frame.consumed) {
+      frame.consumed = true;
+      span.begin_ns = frame.begin_ns;
+      span.api = frame.api;
+      span.flags = static_cast<uint16_t>(flags_ | frame.flags | format::kApiViaRuntime);
+    } else {
+      span.begin_ns = begin_ns_;
+      span.api = api_;
+      span.flags = flags_;
+    }
+  }
+
+ private:
+  uint64_t begin_ns_;
+  uint64_t correlation_;
+  uint16_t api_;
+  uint16_t flags_;
+};
+
+// The stream as records carry it: the implicit streams normalized (see
+// kStreamLegacy / kStreamPerThread in records.h). A NULL stream passed to a
+// _ptsz/_ptds variant is the calling thread's per-thread default stream.
+inline uint64_t stream_handle(CUstream stream, bool per_thread_variant) noexcept {
+  if (stream == nullptr) return per_thread_variant ? format::kStreamPerThread : format::kStreamLegacy;
+  if (stream == CU_STREAM_LEGACY) return format::kStreamLegacy;
+  if (stream == CU_STREAM_PER_THREAD) return format::kStreamPerThread;
+  return reinterpret_cast<uint64_t>(stream);
+}
+
+// The stream an operation really runs on, as a driver handle the shim can
+// pass to its own calls (event records): a NULL stream means the per-thread
+// default stream in a per-thread variant, and the legacy stream otherwise.
+inline CUstream effective_stream(CUstream stream, bool per_thread_variant) noexcept {
+  if (stream == nullptr) return per_thread_variant ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+  return stream;
+}
+
+inline uint16_t variant_flags(bool per_thread_variant, bool async) noexcept {
+  return static_cast<uint16_t>((per_thread_variant ? format::kApiPerThreadStream : 0) |
+                               (async ? format::kApiAsync : 0));
+}
+
+}  // namespace proflaunch::cuda

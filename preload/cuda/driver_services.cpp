@@ -1,0 +1,85 @@
+#include "preload/cuda/driver_services.h"
+
+#include <atomic>
+
+#include "preload/cuda/devices.h"
+#include "preload/intercept/real_symbols.h"
+
+namespace proflaunch::cuda {
+namespace {
+
+DriverServices g_services;
+std::atomic<bool> g_complete{false};
+
+template <typename Fn>
+void resolve(Fn*& member, const char* name, bool& complete) {
+  if (__atomic_load_n(&member, __ATOMIC_ACQUIRE) == nullptr) {
+    auto* found = reinterpret_cast<Fn*>(intercept::resolve_real_symbol(name, "libcuda.so"));
+    __atomic_store_n(&member, found, __ATOMIC_RELEASE);
+  }
+  complete = complete && member != nullptr;
+}
+
+// Optional functions (newer drivers only) do not hold back completeness.
+template <typename Fn>
+void resolve_optional(Fn*& member, const char* name) {
+  bool ignored = true;
+  resolve(member, name, ignored);
+}
+
+struct ContextCache {
+  CUcontext context;
+  int device;
+};
+__thread __attribute__((tls_model("initial-exec"))) ContextCache tls_context_cache{nullptr, -1};
+
+}  // namespace
+
+const DriverServices& driver_services() noexcept {
+  if (g_complete.load(std::memory_order_acquire)) return g_services;
+  bool complete = true;
+  resolve(g_services.ctx_get_current, "cuCtxGetCurrent", complete);
+  resolve(g_services.ctx_set_current, "cuCtxSetCurrent", complete);
+  resolve(g_services.ctx_get_device, "cuCtxGetDevice", complete);
+  resolve(g_services.func_get_name, "cuFuncGetName", complete);
+  resolve(g_services.pointer_get_attribute, "cuPointerGetAttribute", complete);
+  resolve(g_services.device_get_name, "cuDeviceGetName", complete);
+  resolve(g_services.device_get_attribute, "cuDeviceGetAttribute", complete);
+  resolve(g_services.device_total_mem, "cuDeviceTotalMem_v2", complete);
+  resolve(g_services.event_create, "cuEventCreate", complete);
+  resolve(g_services.event_record, "cuEventRecord", complete);
+  resolve(g_services.event_query, "cuEventQuery", complete);
+  resolve(g_services.event_synchronize, "cuEventSynchronize", complete);
+  resolve(g_services.event_destroy, "cuEventDestroy_v2", complete);
+  resolve(g_services.stream_create, "cuStreamCreate", complete);
+  resolve(g_services.stream_destroy, "cuStreamDestroy_v2", complete);
+  // cuEventElapsedTime_v2 (12.8+) has the same signature; older drivers only the first.
+  resolve_optional(g_services.event_elapsed_time, "cuEventElapsedTime_v2");
+  resolve(g_services.event_elapsed_time, "cuEventElapsedTime", complete);
+  resolve_optional(g_services.kernel_get_name, "cuKernelGetName");
+  resolve_optional(g_services.stream_get_id, "cuStreamGetId");
+  resolve_optional(g_services.device_get_uuid, "cuDeviceGetUuid_v2");
+  if (complete) g_complete.store(true, std::memory_order_release);
+  return g_services;
+}
+
+int current_device(CUcontext* context) noexcept {
+  const DriverServices& driver = driver_services();
+  CUcontext current = nullptr;
+  if (driver.ctx_get_current == nullptr || driver.ctx_get_current(&current) != CUDA_SUCCESS ||
+      current == nullptr) {
+    *context = nullptr;
+    return -1;
+  }
+  *context = current;
+  ContextCache& cache = tls_context_cache;
+  if (cache.context != current) {
+    CUdevice device = -1;
+    if (driver.ctx_get_device == nullptr || driver.ctx_get_device(&device) != CUDA_SUCCESS) device = -1;
+    cache = ContextCache{current, device};
+    ensure_device_defined(device);
+  }
+  return cache.device;
+}
+
+}  // namespace proflaunch::cuda

@@ -1,0 +1,111 @@
+#include "preload/cuda/function_names.h"
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+
+#include "preload/cuda/api_call.h"
+#include "preload/cuda/driver_services.h"
+#include "preload/definitions.h"
+
+namespace proflaunch::cuda {
+namespace {
+
+// Open addressing over handle values, never shrinking. 64 Ki slots (512 KiB
+// of zero pages until touched) is far beyond the distinct kernels of real
+// programs; when full, new handles are named on every launch instead.
+constexpr size_t kNamedSlots = size_t{1} << 16;
+std::atomic<uint64_t> g_named[kNamedSlots];
+
+size_t slot_of(uint64_t handle) {
+  return static_cast<size_t>((handle >> 4) * 0x9E3779B97F4A7C15ull >> 48) & (kNamedSlots - 1);
+}
+
+bool is_named(uint64_t handle) {
+  for (size_t i = slot_of(handle), probes = 0; probes < 64; i = (i + 1) & (kNamedSlots - 1), ++probes) {
+    const uint64_t v = g_named[i].load(std::memory_order_acquire);
+    if (v == handle) return true;
+    if (v == 0) return false;
+  }
+  return false;
+}
+
+void mark_named(uint64_t handle) {
+  for (size_t i = slot_of(handle), probes = 0; probes < 64; i = (i + 1) & (kNamedSlots - 1), ++probes) {
+    uint64_t expected = 0;
+    if (g_named[i].compare_exchange_strong(expected, handle, std::memory_order_acq_rel) ||
+        expected == handle)
+      return;
+  }
+}
+
+// Host stubs and runtime kernels: registration time only, small, under a lock.
+constexpr size_t kMaxStubs = 8192;
+struct StubName {
+  const void* key;
+  const char* name;  // the runtime keeps registration strings alive while registered
+};
+std::mutex g_stub_mutex;
+StubName g_stubs[kMaxStubs];
+size_t g_stub_count = 0;
+
+const char* lookup_stub(const void* key) {
+  for (size_t i = g_stub_count; i-- > 0;)
+    if (g_stubs[i].key == key) return g_stubs[i].name;
+  return nullptr;
+}
+
+void add_stub(const void* key, const char* name) {
+  if (g_stub_count < kMaxStubs) g_stubs[g_stub_count++] = StubName{key, name};
+}
+
+const char* driver_name_of(uint64_t handle) {
+  const DriverServices& driver = driver_services();
+  const char* name = nullptr;
+  if (driver.func_get_name != nullptr &&
+      driver.func_get_name(&name, reinterpret_cast<CUfunction>(handle)) == CUDA_SUCCESS && name)
+    return name;
+  // cuLaunchKernel also accepts a CUkernel in place of a CUfunction.
+  if (driver.kernel_get_name != nullptr &&
+      driver.kernel_get_name(&name, reinterpret_cast<CUkernel>(handle)) == CUDA_SUCCESS && name)
+    return name;
+  return nullptr;
+}
+
+}  // namespace
+
+void name_function(uint64_t handle, const char* name) noexcept {
+  if (handle == 0 || name == nullptr) return;
+  define_function(handle, name);
+  mark_named(handle);
+}
+
+void ensure_function_named(uint64_t handle) noexcept {
+  if (__builtin_expect(is_named(handle), 1)) return;
+  const char* name = driver_name_of(handle);
+  if (name == nullptr) {
+    std::lock_guard<std::mutex> lock(g_stub_mutex);
+    name = lookup_stub(reinterpret_cast<const void*>(tls_runtime_frame.kernel_name_hint));
+  }
+  if (name != nullptr) name_function(handle, name);
+  else mark_named(handle);  // nameless: do not ask again on every launch
+}
+
+void remember_host_stub(const void* host_function, const char* device_name) noexcept {
+  std::lock_guard<std::mutex> lock(g_stub_mutex);
+  add_stub(host_function, device_name);
+}
+
+void remember_runtime_kernel(const void* kernel, const void* host_function) noexcept {
+  std::lock_guard<std::mutex> lock(g_stub_mutex);
+  if (const char* name = lookup_stub(host_function)) add_stub(kernel, name);
+}
+
+const char* host_stub_name(const void* key) noexcept {
+  std::lock_guard<std::mutex> lock(g_stub_mutex);
+  return lookup_stub(key);
+}
+
+}  // namespace proflaunch::cuda

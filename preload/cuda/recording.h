@@ -1,0 +1,15 @@
+// Whether a CUDA hook records this call: the shim is recording, the cuda
+// domain is selected, and no profiler frame is active on this thread.
+#pragma once
+
+#include "preload/config.h"
+#include "preload/emit.h"
+#include "preload/runtime.h"
+
+namespace proflaunch::cuda {
+
+inline bool cuda_domain_recording() noexcept {
+  return runtime::recording() && (trace_domains() & kTraceCuda) != 0;
+}
+
+}  // namespace proflaunch::cuda

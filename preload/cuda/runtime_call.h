@@ -1,0 +1,39 @@
+// The frame a runtime hook opens around the real runtime call (see
+// api_call.h for how it and the driver hooks share the recording).
+#pragma once
+
+#include <cstdint>
+
+#include "preload/cuda/api_call.h"
+#include "preload/cuda/recording.h"
+
+namespace proflaunch::cuda {
+
+// Runs `call_real` inside a RuntimeFrame for `api`. If no recording driver
+// hook ran inside it, records an ApiCall for the runtime call itself (a call
+// the runtime rejected before reaching the driver: its error is recorded).
+// Nested runtime calls (the runtime calling itself through the PLT) pass
+// through.
+template <typename CallReal>
+auto traced_runtime(Api api, uint16_t flags, const void* kernel_name_hint, CallReal&& call_real) {
+  RuntimeFrame& frame = tls_runtime_frame;
+  if (inside_profiler() || frame.api != 0 || !cuda_domain_recording()) return call_real();
+  frame = RuntimeFrame{api_id(api), flags, false, now_ns(), reinterpret_cast<uint64_t>(kernel_name_hint)};
+  const auto result = call_real();
+  const RuntimeFrame done = frame;
+  frame = RuntimeFrame{};
+  if (!done.consumed) {
+    if (auto* record = emit<format::ApiCallRecord>()) {
+      record->span.begin_ns = done.begin_ns;
+      record->span.end_ns = now_ns();
+      record->span.correlation_id = next_correlation_id();
+      record->span.result = static_cast<int32_t>(result);
+      record->span.api = done.api;
+      record->span.flags = done.flags;
+      commit();
+    }
+  }
+  return result;
+}
+
+}  // namespace proflaunch::cuda
