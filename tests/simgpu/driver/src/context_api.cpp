@@ -4,6 +4,7 @@
 #include "api_guard.h"
 #include "context.h"
 #include "driver_state.h"
+#include "mempool.h"
 
 using namespace simgpu;
 
@@ -224,6 +225,7 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
     CUctx_st* context = nullptr;
     if (CUresult result = context_or_current(ctx, context); result != CUDA_SUCCESS) return result;
     synchronize_context(context);
+    trim_pools_after_synchronize();
     return CUDA_SUCCESS;
   });
 }

@@ -2,6 +2,7 @@
 #include "context.h"
 #include "driver_state.h"
 #include "event.h"
+#include "mempool.h"
 
 using namespace simgpu;
 
@@ -90,6 +91,7 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
   return api_call([&] {
     if (!hEvent || !state().events.contains(hEvent)) return CUDA_ERROR_INVALID_HANDLE;
     if (CompletionRef completion = recorded_completion(hEvent)) completion->wait();
+    trim_pools_after_synchronize();
     return CUDA_SUCCESS;
   });
 }

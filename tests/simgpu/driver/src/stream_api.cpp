@@ -7,6 +7,7 @@
 #include "context.h"
 #include "driver_state.h"
 #include "event.h"
+#include "mempool.h"
 
 using namespace simgpu;
 
@@ -30,6 +31,7 @@ CUresult synchronize_stream(CUstream hStream, NullStream null_means) {
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
   if (CompletionRef pending = last_submitted(stream)) pending->wait();
+  trim_pools_after_synchronize();
   return CUDA_SUCCESS;
 }
 
