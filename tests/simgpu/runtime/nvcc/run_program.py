@@ -29,6 +29,9 @@ def parse_arguments():
                         help="a line of the proxy driver's log (SIMGPU_PROXY_LOG) must match")
     parser.add_argument("--proxy-reject", action="append", default=[], metavar="REGEX",
                         help="no line of the proxy driver's log may match")
+    parser.add_argument("--skip-if-failed-and-proxy-log", nargs=2, metavar=("REGEX", "REASON"),
+                        help="if the program fails and the proxy log matches REGEX, the failure "
+                             "is a known limitation of the simulator: skip with REASON")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     return parser.parse_args()
 
@@ -67,7 +70,7 @@ def main():
 
     environment = dict(os.environ)
     log_path = None
-    if arguments.proxy_expect or arguments.proxy_reject:
+    if arguments.proxy_expect or arguments.proxy_reject or arguments.skip_if_failed_and_proxy_log:
         handle, log_path = tempfile.mkstemp(prefix="simgpu-proxy-", suffix=".log")
         os.close(handle)
         environment["SIMGPU_PROXY_LOG"] = log_path
@@ -89,10 +92,18 @@ def main():
         elif not float(low) <= float(match.group(1)) <= float(high):
             failures.append(f"{match.group(0)!r}: {match.group(1)} not in [{low}, {high}]")
 
+    log = ""
     if log_path is not None:
         with open(log_path, encoding="utf-8") as log_file:
             log = log_file.read()
         os.unlink(log_path)
+        known_limitation = arguments.skip_if_failed_and_proxy_log
+        if (known_limitation and completed.returncode != arguments.expect_exit
+                and any_line_matches(known_limitation[0], log)):
+            print(f"SKIP: {known_limitation[1]}")
+            print("proxy driver log (calls):")
+            print("\n".join(line for line in log.splitlines() if line.startswith("call ")))
+            return SKIP
         for pattern in arguments.proxy_expect:
             if not any_line_matches(pattern, log):
                 failures.append(f"proxy log has no line matching {pattern!r}")

@@ -26,7 +26,7 @@ namespace {
 
 struct Proxy {
   size_t (*request_count)(const char*, unsigned long long) = nullptr;
-  int (*lowest_requested_version)() = nullptr;
+  int (*requested_version)(const char*, unsigned long long) = nullptr;
   size_t (*calls_to)(const char*) = nullptr;
 };
 
@@ -36,8 +36,8 @@ Proxy loaded_proxy() {
   if (handle == nullptr) return proxy;
   proxy.request_count = reinterpret_cast<decltype(proxy.request_count)>(
       dlsym(handle, "simgpu_proxy_request_count"));
-  proxy.lowest_requested_version = reinterpret_cast<decltype(proxy.lowest_requested_version)>(
-      dlsym(handle, "simgpu_proxy_lowest_requested_version"));
+  proxy.requested_version = reinterpret_cast<decltype(proxy.requested_version)>(
+      dlsym(handle, "simgpu_proxy_requested_version"));
   proxy.calls_to =
       reinterpret_cast<decltype(proxy.calls_to)>(dlsym(handle, "simgpu_proxy_calls_to"));
   return proxy;
@@ -64,17 +64,26 @@ TEST(DriverRouting, DriverIsLoadedOnlyWhenTheFirstCallNeedsIt) {
   ASSERT_NE(proxy.request_count, nullptr) << "the runtime did not load the proxy libcuda.so.1";
 }
 
-TEST(DriverRouting, EveryDriverFunctionIsRequestedThroughGetProcAddressForCuda13) {
+// Like the real runtime: each function once, at the version that introduced
+// the ABI it calls, flags 0; stream-ordered ones again with the per-thread
+// flag at the version of their _ptds/_ptsz variant.
+TEST(DriverRouting, EachFunctionIsRequestedAtItsAbiVersionPerStreamMode) {
+  constexpr unsigned long long kLegacy = 0;
+  constexpr unsigned long long kPerThread = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
   Proxy proxy = loaded_proxy();
   ASSERT_NE(proxy.request_count, nullptr);
-  EXPECT_EQ(proxy.request_count("cuInit", CU_GET_PROC_ADDRESS_LEGACY_STREAM), 1u);
-  EXPECT_EQ(proxy.request_count("cuMemAlloc", CU_GET_PROC_ADDRESS_LEGACY_STREAM), 1u);
-  EXPECT_EQ(proxy.request_count("cuMemcpyHtoDAsync", CU_GET_PROC_ADDRESS_LEGACY_STREAM), 1u);
-  EXPECT_EQ(
-      proxy.request_count("cuMemcpyHtoDAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM), 1u);
-  EXPECT_EQ(proxy.request_count("cuLaunchKernel", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM),
-            1u);
-  EXPECT_EQ(proxy.lowest_requested_version(), 13000);
+  EXPECT_EQ(proxy.request_count("cuInit", kLegacy), 1u);
+  EXPECT_EQ(proxy.requested_version("cuInit", kLegacy), 2000);
+  EXPECT_EQ(proxy.requested_version("cuMemAlloc", kLegacy), 3020);
+  EXPECT_EQ(proxy.requested_version("cuMemcpyHtoDAsync", kLegacy), 3020);
+  EXPECT_EQ(proxy.requested_version("cuMemcpyHtoDAsync", kPerThread), 7000);
+  EXPECT_EQ(proxy.requested_version("cuLaunchKernel", kLegacy), 4000);
+  EXPECT_EQ(proxy.requested_version("cuLaunchKernel", kPerThread), 7000);
+  EXPECT_EQ(proxy.requested_version("cuMemAllocAsync", kPerThread), 11020);
+  // No per-thread variant exists, so none is asked for.
+  EXPECT_EQ(proxy.request_count("cuMemAlloc", kPerThread), 0u);
+  EXPECT_EQ(proxy.request_count("cuMemcpyHtoD", kLegacy), 1u);
+  EXPECT_EQ(proxy.request_count("cuMemcpyHtoD", kPerThread), 1u);
 }
 
 class DriverVariants : public ::testing::Test {

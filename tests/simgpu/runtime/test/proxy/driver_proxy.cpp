@@ -85,19 +85,42 @@ struct Forwarder<Result (*)(Arguments...), Slot> {
   }
 };
 
-// The functions whose variant the tests check; slot = 2 * index + variant.
-#define SIMGPU_PROXY_WRAPPED(X)                                                           \
-  X(0, cuMemcpyHtoD) X(1, cuMemcpyHtoDAsync) X(2, cuMemcpyDtoH) X(3, cuMemsetD8)          \
-  X(4, cuMemsetD8Async) X(5, cuStreamSynchronize) X(6, cuEventRecord) X(7, cuLaunchKernel) \
-  X(8, cuMemcpyAsync) X(9, cuStreamQuery)
+// The functions whose variant the tests check, with the lowest requested
+// version whose ABI matches cuda.h's prototype (the wrapper's type); older
+// ABIs are handed through unwrapped. Slot = 2 * index + variant.
+#define SIMGPU_PROXY_WRAPPED(X)                                                              \
+  X(0, cuMemcpyHtoD, 3020) X(1, cuMemcpyHtoDAsync, 3020) X(2, cuMemcpyDtoH, 3020)            \
+  X(3, cuMemsetD8, 3020) X(4, cuMemsetD8Async, 3020) X(5, cuStreamSynchronize, 2000)         \
+  X(6, cuEventRecord, 2000) X(7, cuLaunchKernel, 4000) X(8, cuMemcpyAsync, 4000)             \
+  X(9, cuStreamQuery, 2000)
 
-void* wrap(const char* name, bool per_thread, void* function) {
+// cuGetExportTable hands out private, undocumented interface tables (the real
+// runtime and NVIDIA's libraries use them). The proxy logs which table was
+// asked for and what the driver answered, so a test can say exactly what a
+// program needed that the simulator does not have.
+decltype(&::cuGetExportTable) real_get_export_table = nullptr;
+
+CUresult logging_get_export_table(const void** table, const CUuuid* id) {
+  CUresult result = real_get_export_table(table, id);
+  char entry[64] = "export-table ";
+  for (int i = 0; i < 16 && id != nullptr; ++i) {
+    std::snprintf(entry + 13 + 2 * i, 3, "%02x", static_cast<unsigned char>(id->bytes[i]));
+  }
+  note_call(std::string(entry) + " -> " + std::to_string(static_cast<int>(result)));
+  return result;
+}
+
+void* wrap(const char* name, int version, bool per_thread, void* function) {
   const int variant = per_thread ? 1 : 0;
-#define SIMGPU_PROXY_WRAP_CASE(index, function_name)                                          \
-  if (std::strcmp(name, #function_name) == 0) {                                              \
-    return variant == 0                                                                       \
-               ? Forwarder<decltype(&::function_name), 2 * (index)>::install(function)       \
-               : Forwarder<decltype(&::function_name), 2 * (index) + 1>::install(function); \
+  if (std::strcmp(name, "cuGetExportTable") == 0) {
+    real_get_export_table = reinterpret_cast<decltype(&::cuGetExportTable)>(function);
+    return reinterpret_cast<void*>(&logging_get_export_table);
+  }
+#define SIMGPU_PROXY_WRAP_CASE(index, function_name, lowest_version)                            \
+  if (std::strcmp(name, #function_name) == 0 && version >= (lowest_version)) {                 \
+    return variant == 0                                                                         \
+               ? Forwarder<decltype(&::function_name), 2 * (index)>::install(function)         \
+               : Forwarder<decltype(&::function_name), 2 * (index) + 1>::install(function);   \
   }
   SIMGPU_PROXY_WRAPPED(SIMGPU_PROXY_WRAP_CASE)
 #undef SIMGPU_PROXY_WRAP_CASE
@@ -136,9 +159,9 @@ __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(
     proxy.requests.push_back(Request{symbol != nullptr ? symbol : "", cudaVersion, flags});
   }
   CUresult result = target(symbol, pfn, cudaVersion, flags, symbolStatus);
-  // Only the CUDA 12+ ABI matches the wrappers' signatures (cuda.h's macros).
-  if (result == CUDA_SUCCESS && pfn != nullptr && *pfn != nullptr && cudaVersion >= 12000) {
-    *pfn = wrap(symbol, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0, *pfn);
+  if (result == CUDA_SUCCESS && pfn != nullptr && *pfn != nullptr && symbol != nullptr) {
+    *pfn = wrap(symbol, cudaVersion,
+                (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0, *pfn);
   }
   return result;
 }
@@ -155,14 +178,15 @@ __attribute__((visibility("default"))) std::size_t simgpu_proxy_request_count(
   return count;
 }
 
-__attribute__((visibility("default"))) int simgpu_proxy_lowest_requested_version() {
+// The version of the first request for `name` with `flags`, 0 if none.
+__attribute__((visibility("default"))) int simgpu_proxy_requested_version(
+    const char* name, unsigned long long flags) {
   ProxyState& proxy = state();
   std::lock_guard<std::mutex> lock(proxy.mutex);
-  int lowest = 0;
   for (const Request& request : proxy.requests) {
-    if (lowest == 0 || request.version < lowest) lowest = request.version;
+    if (request.name == name && request.flags == flags) return request.version;
   }
-  return lowest;
+  return 0;
 }
 
 __attribute__((visibility("default"))) std::size_t simgpu_proxy_calls_to(const char* symbol) {
