@@ -59,6 +59,7 @@
   X(cuStreamWaitEvent, 3020, 7000) X(cuStreamGetPriority, 5050, 7000)                          \
   X(cuStreamGetFlags, 5050, 7000) X(cuStreamGetId, 12000, 12000)                               \
   X(cuStreamGetDevice, 12080, 12080) X(cuStreamAddCallback, 5000, 7000)                        \
+  X(cuStreamIsCapturing, 10000, 10000) X(cuThreadExchangeStreamCaptureMode, 10010, 0)          \
   X(cuLaunchHostFunc, 10000, 10000) X(cuEventCreate, 2000, 0) X(cuEventRecord, 2000, 7000)     \
   X(cuEventRecordWithFlags, 11010, 11010) X(cuEventQuery, 2000, 0)                             \
   X(cuEventSynchronize, 2000, 0) X(cuEventElapsedTime, 12080, 0) X(cuEventDestroy, 4000, 0)    \

@@ -196,6 +196,26 @@ TEST_F(RuntimeStreams, StreamCallbacksGetTheirStreamStatusAndData) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+TEST_F(RuntimeStreams, NoStreamIsEverCapturingBecauseCaptureIsUnsupported) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaErrorNotSupported);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorNotSupported);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+  ASSERT_EQ(cudaStreamIsCapturing(stream, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  unsigned long long id = 99;
+  status = cudaStreamCaptureStatusActive;
+  ASSERT_EQ(cudaStreamGetCaptureInfo(stream, &status, &id), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  ASSERT_EQ(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+  EXPECT_EQ(mode, cudaStreamCaptureModeGlobal);  // the documented initial mode
+  ASSERT_EQ(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+  EXPECT_EQ(mode, cudaStreamCaptureModeRelaxed);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
 TEST_F(RuntimeStreams, PerThreadDefaultStreamEntryPoints) {
   std::vector<uint8_t> back(4096, 0);
   ASSERT_EQ(cudaMemcpyAsync_ptsz(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice,
