@@ -2,9 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
 
 #include "errors.h"
 
@@ -38,7 +38,8 @@ void resolve(decltype(&::cuGetProcAddress_v2) get_proc_address, const char* name
   CUdriverProcAddressQueryResult query_status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   void* function = nullptr;
   CUresult result = get_proc_address(name, &function, version, flags, &query_status);
-  if (result != CUDA_SUCCESS || query_status != CU_GET_PROC_ADDRESS_SUCCESS || function == nullptr) {
+  if (result != CUDA_SUCCESS || query_status != CU_GET_PROC_ADDRESS_SUCCESS ||
+      function == nullptr) {
     if (debug_enabled()) {
       std::fprintf(stderr,
                    "simgpu libcudart: driver has no %s (version %d, flags %llu): CUresult %d, "
@@ -62,11 +63,11 @@ void resolve_tables(decltype(&::cuGetProcAddress_v2) get_proc_address, DriverApi
 #undef SIMGPU_RUNTIME_RESOLVE_LEGACY
 
   *per_thread = *legacy;
-#define SIMGPU_RUNTIME_RESOLVE_PER_THREAD(name, version, per_thread_version)                 \
-  if (per_thread_version != 0) {                                                            \
-    resolve(get_proc_address, #name, per_thread_version,                                    \
-            CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,                                  \
-            reinterpret_cast<void**>(&per_thread->name));                                   \
+#define SIMGPU_RUNTIME_RESOLVE_PER_THREAD(name, version, per_thread_version) \
+  if (per_thread_version != 0) {                                             \
+    resolve(get_proc_address, #name, per_thread_version,                     \
+            CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,                   \
+            reinterpret_cast<void**>(&per_thread->name));                    \
   }
   SIMGPU_RUNTIME_DRIVER_FUNCTIONS(SIMGPU_RUNTIME_RESOLVE_PER_THREAD)
 #undef SIMGPU_RUNTIME_RESOLVE_PER_THREAD

@@ -8,8 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#define SIMGPU_RUNTIME_PER_THREAD_VARIANT(legacy, suffixed) \
-  extern "C" decltype(::legacy) suffixed;
+#define SIMGPU_RUNTIME_PER_THREAD_VARIANT(legacy, suffixed) extern "C" decltype(::legacy) suffixed;
 
 // Synchronous copies and memsets: _ptds.
 SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaMemcpy, cudaMemcpy_ptds)

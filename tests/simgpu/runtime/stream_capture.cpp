@@ -55,7 +55,8 @@ cudaError_t capture_info(DefaultStream mode, cudaStream_t stream, cudaStreamCapt
 
 extern "C" {
 
-cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus* pCaptureStatus) {
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                  enum cudaStreamCaptureStatus* pCaptureStatus) {
   return is_capturing(DefaultStream::legacy, stream, pCaptureStatus);
 }
 cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,

@@ -19,9 +19,9 @@ template <typename Function>
 Function driver_function(const char* name) {
   void* function = nullptr;
   cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-  EXPECT_EQ(cudaGetDriverEntryPointByVersion(name, &function, CUDART_VERSION, cudaEnableDefault,
-                                             &status),
-            cudaSuccess)
+  EXPECT_EQ(
+      cudaGetDriverEntryPointByVersion(name, &function, CUDART_VERSION, cudaEnableDefault, &status),
+      cudaSuccess)
       << name;
   EXPECT_EQ(status, cudaDriverEntryPointSuccess) << name;
   return reinterpret_cast<Function>(function);

@@ -34,8 +34,8 @@ Proxy loaded_proxy() {
   Proxy proxy;
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (handle == nullptr) return proxy;
-  proxy.request_count = reinterpret_cast<decltype(proxy.request_count)>(
-      dlsym(handle, "simgpu_proxy_request_count"));
+  proxy.request_count =
+      reinterpret_cast<decltype(proxy.request_count)>(dlsym(handle, "simgpu_proxy_request_count"));
   proxy.requested_version = reinterpret_cast<decltype(proxy.requested_version)>(
       dlsym(handle, "simgpu_proxy_requested_version"));
   proxy.calls_to =
@@ -116,44 +116,52 @@ TEST_F(DriverVariants, LegacyEntryPointsReachTheLegacyDriverFunctions) {
   };
   EXPECT_EQ(calls_added("cuMemcpyHtoD_v2", copy), 1u);
   EXPECT_EQ(calls_added("cuMemcpyHtoD_v2_ptds", copy), 0u);
-  EXPECT_EQ(calls_added("cuMemcpyHtoDAsync_v2", [&] {
-              ASSERT_EQ(cudaMemcpyAsync(device_, host_.data(), kBytes, cudaMemcpyHostToDevice,
-                                        nullptr),
-                        cudaSuccess);
-            }),
+  EXPECT_EQ(calls_added("cuMemcpyHtoDAsync_v2",
+                        [&] {
+                          ASSERT_EQ(cudaMemcpyAsync(device_, host_.data(), kBytes,
+                                                    cudaMemcpyHostToDevice, nullptr),
+                                    cudaSuccess);
+                        }),
             1u);
-  EXPECT_EQ(calls_added("cuMemsetD8_v2", [&] { ASSERT_EQ(cudaMemset(device_, 0, kBytes), cudaSuccess); }),
-            1u);
-  EXPECT_EQ(calls_added("cuMemsetD8Async",
-                        [&] { ASSERT_EQ(cudaMemsetAsync(device_, 0, kBytes, nullptr), cudaSuccess); }),
-            1u);
+  EXPECT_EQ(
+      calls_added("cuMemsetD8_v2", [&] { ASSERT_EQ(cudaMemset(device_, 0, kBytes), cudaSuccess); }),
+      1u);
+  EXPECT_EQ(
+      calls_added("cuMemsetD8Async",
+                  [&] { ASSERT_EQ(cudaMemsetAsync(device_, 0, kBytes, nullptr), cudaSuccess); }),
+      1u);
   EXPECT_EQ(calls_added("cuStreamSynchronize",
                         [&] { ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess); }),
             1u);
-  EXPECT_EQ(calls_added("cuMemcpyDtoH_v2", [&] {
-              ASSERT_EQ(cudaMemcpy(host_.data(), device_, kBytes, cudaMemcpyDefault), cudaSuccess);
-            }),
+  EXPECT_EQ(calls_added("cuMemcpyDtoH_v2",
+                        [&] {
+                          ASSERT_EQ(cudaMemcpy(host_.data(), device_, kBytes, cudaMemcpyDefault),
+                                    cudaSuccess);
+                        }),
             1u);
 }
 
 TEST_F(DriverVariants, PerThreadEntryPointsReachThePtdsAndPtszDriverFunctions) {
-  EXPECT_EQ(calls_added("cuMemcpyHtoD_v2_ptds", [&] {
-              ASSERT_EQ(cudaMemcpy_ptds(device_, host_.data(), kBytes, cudaMemcpyHostToDevice),
-                        cudaSuccess);
-            }),
+  EXPECT_EQ(calls_added("cuMemcpyHtoD_v2_ptds",
+                        [&] {
+                          ASSERT_EQ(cudaMemcpy_ptds(device_, host_.data(), kBytes,
+                                                    cudaMemcpyHostToDevice),
+                                    cudaSuccess);
+                        }),
             1u);
-  EXPECT_EQ(calls_added("cuMemcpyHtoDAsync_v2_ptsz", [&] {
-              ASSERT_EQ(cudaMemcpyAsync_ptsz(device_, host_.data(), kBytes,
-                                             cudaMemcpyHostToDevice, nullptr),
-                        cudaSuccess);
-            }),
+  EXPECT_EQ(calls_added("cuMemcpyHtoDAsync_v2_ptsz",
+                        [&] {
+                          ASSERT_EQ(cudaMemcpyAsync_ptsz(device_, host_.data(), kBytes,
+                                                         cudaMemcpyHostToDevice, nullptr),
+                                    cudaSuccess);
+                        }),
             1u);
   EXPECT_EQ(calls_added("cuMemsetD8_v2_ptds",
                         [&] { ASSERT_EQ(cudaMemset_ptds(device_, 1, kBytes), cudaSuccess); }),
             1u);
-  EXPECT_EQ(calls_added("cuMemsetD8Async_ptsz", [&] {
-              ASSERT_EQ(cudaMemsetAsync_ptsz(device_, 1, kBytes, nullptr), cudaSuccess);
-            }),
+  EXPECT_EQ(calls_added(
+                "cuMemsetD8Async_ptsz",
+                [&] { ASSERT_EQ(cudaMemsetAsync_ptsz(device_, 1, kBytes, nullptr), cudaSuccess); }),
             1u);
   cudaEvent_t event = nullptr;
   ASSERT_EQ(cudaEventCreate(&event), cudaSuccess);
@@ -179,16 +187,19 @@ TEST_F(DriverVariants, DriverEntryPointsHandOutTheVariantTheFlagAsksFor) {
   ASSERT_NE(legacy, nullptr);
   ASSERT_NE(per_thread, nullptr);
   auto address = reinterpret_cast<CUdeviceptr>(device_);
-  EXPECT_EQ(calls_added("cuMemcpyHtoDAsync_v2", [&] {
-              ASSERT_EQ(reinterpret_cast<CopyAsync>(legacy)(address, host_.data(), kBytes, nullptr),
-                        CUDA_SUCCESS);
-            }),
+  EXPECT_EQ(calls_added("cuMemcpyHtoDAsync_v2",
+                        [&] {
+                          ASSERT_EQ(reinterpret_cast<CopyAsync>(legacy)(address, host_.data(),
+                                                                        kBytes, nullptr),
+                                    CUDA_SUCCESS);
+                        }),
             1u);
-  EXPECT_EQ(calls_added("cuMemcpyHtoDAsync_v2_ptsz", [&] {
-              ASSERT_EQ(
-                  reinterpret_cast<CopyAsync>(per_thread)(address, host_.data(), kBytes, nullptr),
-                  CUDA_SUCCESS);
-            }),
+  EXPECT_EQ(calls_added("cuMemcpyHtoDAsync_v2_ptsz",
+                        [&] {
+                          ASSERT_EQ(reinterpret_cast<CopyAsync>(per_thread)(address, host_.data(),
+                                                                            kBytes, nullptr),
+                                    CUDA_SUCCESS);
+                        }),
             1u);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }

@@ -44,7 +44,8 @@ std::vector<DynamicSymbol> dynamic_symbols(const std::string& library) {
     std::istringstream fields(line);
     std::string num, value, size, type, bind, visibility, index, name;
     if (!(fields >> num >> value >> size >> type >> bind >> visibility >> index >> name)) continue;
-    if (num.empty() || num.back() != ':' || !std::isdigit(static_cast<unsigned char>(num[0]))) continue;
+    if (num.empty() || num.back() != ':' || !std::isdigit(static_cast<unsigned char>(num[0])))
+      continue;
     DynamicSymbol symbol;
     symbol.defined = index != "UND";
     std::size_t at = name.find('@');

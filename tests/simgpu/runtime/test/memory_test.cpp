@@ -92,17 +92,16 @@ TEST_F(RuntimeMemory, AsyncCopiesAndMemsetsOnTwoStreams) {
   uint8_t* second = static_cast<uint8_t*>(device_buffer(bytes));
   std::vector<uint8_t> first_back(bytes);
   std::vector<uint8_t> second_back(bytes);
-  ASSERT_EQ(cudaMemcpyAsync(first, first_source.data(), bytes, cudaMemcpyHostToDevice, first_stream),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpyAsync(first, first_source.data(), bytes, cudaMemcpyHostToDevice, first_stream),
+      cudaSuccess);
   ASSERT_EQ(cudaMemsetAsync(first, 0x5C, 16, first_stream), cudaSuccess);
   ASSERT_EQ(cudaMemcpyAsync(first_back.data(), first, bytes, cudaMemcpyDeviceToHost, first_stream),
             cudaSuccess);
-  ASSERT_EQ(
-      cudaMemcpyAsync(second, second_source.data(), bytes, cudaMemcpyDefault, second_stream),
-      cudaSuccess);
-  ASSERT_EQ(
-      cudaMemcpyAsync(second_back.data(), second, bytes, cudaMemcpyDefault, second_stream),
-      cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(second, second_source.data(), bytes, cudaMemcpyDefault, second_stream),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(second_back.data(), second, bytes, cudaMemcpyDefault, second_stream),
+            cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(first_stream), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(second_stream), cudaSuccess);
   std::fill(first_source.begin(), first_source.begin() + 16, 0x5C);
@@ -135,9 +134,9 @@ TEST_F(RuntimeMemory, PitchedTwoDimensionalCopiesAndMemset) {
     std::fill_n(source.begin() + static_cast<std::ptrdiff_t>(row * width_bytes + 20), 10, 0);
   }
   EXPECT_EQ(back, source);
-  EXPECT_EQ(cudaMemcpy2D(back.data(), 10, device, pitch, width_bytes, height,
-                         cudaMemcpyDeviceToHost),
-            cudaErrorInvalidPitchValue);
+  EXPECT_EQ(
+      cudaMemcpy2D(back.data(), 10, device, pitch, width_bytes, height, cudaMemcpyDeviceToHost),
+      cudaErrorInvalidPitchValue);
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidPitchValue);
 }
 

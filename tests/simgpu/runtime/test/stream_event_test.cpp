@@ -108,8 +108,9 @@ TEST_F(RuntimeStreams, WaitEventOrdersWorkAcrossStreams) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking), cudaSuccess);
   cudaEvent_t produced = nullptr;
   ASSERT_EQ(cudaEventCreateWithFlags(&produced, cudaEventDisableTiming), cudaSuccess);
-  ASSERT_EQ(cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice, producer),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice, producer),
+      cudaSuccess);
   ASSERT_EQ(cudaEventRecord(produced, producer), cudaSuccess);
   ASSERT_EQ(cudaStreamWaitEvent(consumer, produced, 0), cudaSuccess);
   cudaEvent_t consumed = nullptr;
@@ -129,9 +130,9 @@ TEST_F(RuntimeStreams, DeviceSynchronizeWaitsForEveryStream) {
   cudaStream_t streams[2] = {};
   for (cudaStream_t& stream : streams) {
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    ASSERT_EQ(cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes / 2, cudaMemcpyHostToDevice,
-                              stream),
-              cudaSuccess);
+    ASSERT_EQ(
+        cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes / 2, cudaMemcpyHostToDevice, stream),
+        cudaSuccess);
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   for (cudaStream_t stream : streams) {
@@ -162,8 +163,8 @@ TEST_F(RuntimeStreams, HostFunctionsRunAfterThePrecedingWork) {
             cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   ASSERT_NE(observation.ran_at_ns.load(), 0);
-  auto waited = std::chrono::nanoseconds(observation.ran_at_ns.load()) -
-                enqueued_at.time_since_epoch();
+  auto waited =
+      std::chrono::nanoseconds(observation.ran_at_ns.load()) - enqueued_at.time_since_epoch();
   // The copy ahead of it is modelled at ~8 ms.
   EXPECT_GT(waited, std::chrono::milliseconds(4));
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
@@ -218,9 +219,9 @@ TEST_F(RuntimeStreams, NoStreamIsEverCapturingBecauseCaptureIsUnsupported) {
 
 TEST_F(RuntimeStreams, PerThreadDefaultStreamEntryPoints) {
   std::vector<uint8_t> back(4096, 0);
-  ASSERT_EQ(cudaMemcpyAsync_ptsz(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice,
-                                 nullptr),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpyAsync_ptsz(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice, nullptr),
+      cudaSuccess);
   EXPECT_EQ(cudaStreamQuery_ptsz(nullptr), cudaErrorNotReady);
   // The legacy default stream is a different stream, but it synchronizes
   // with blocking streams, the per-thread one included: a legacy-stream

@@ -48,8 +48,8 @@ decltype(&::cuGetProcAddress_v2) target_get_proc_address() {
                    path != nullptr ? path : "(unset)", dlerror());
       return nullptr;
     }
-    proxy.target = reinterpret_cast<decltype(&::cuGetProcAddress_v2)>(
-        dlsym(handle, "cuGetProcAddress_v2"));
+    proxy.target =
+        reinterpret_cast<decltype(&::cuGetProcAddress_v2)>(dlsym(handle, "cuGetProcAddress_v2"));
   }
   return proxy.target;
 }
@@ -77,9 +77,8 @@ struct Forwarder<Result (*)(Arguments...), Slot> {
 
   static void* install(void* function) {
     Dl_info info{};
-    real_symbol = dladdr(function, &info) != 0 && info.dli_sname != nullptr
-                      ? info.dli_sname
-                      : "unknown";
+    real_symbol =
+        dladdr(function, &info) != 0 && info.dli_sname != nullptr ? info.dli_sname : "unknown";
     real = reinterpret_cast<Result (*)(Arguments...)>(function);
     return reinterpret_cast<void*>(&call);
   }
@@ -88,11 +87,19 @@ struct Forwarder<Result (*)(Arguments...), Slot> {
 // The functions whose variant the tests check, with the lowest requested
 // version whose ABI matches cuda.h's prototype (the wrapper's type); older
 // ABIs are handed through unwrapped. Slot = 2 * index + variant.
-#define SIMGPU_PROXY_WRAPPED(X)                                                              \
-  X(0, cuMemcpyHtoD, 3020) X(1, cuMemcpyHtoDAsync, 3020) X(2, cuMemcpyDtoH, 3020)            \
-  X(3, cuMemsetD8, 3020) X(4, cuMemsetD8Async, 3020) X(5, cuStreamSynchronize, 2000)         \
-  X(6, cuEventRecord, 2000) X(7, cuLaunchKernel, 4000) X(8, cuMemcpyAsync, 4000)             \
+// clang-format off
+#define SIMGPU_PROXY_WRAPPED(X)         \
+  X(0, cuMemcpyHtoD, 3020)              \
+  X(1, cuMemcpyHtoDAsync, 3020)         \
+  X(2, cuMemcpyDtoH, 3020)              \
+  X(3, cuMemsetD8, 3020)                \
+  X(4, cuMemsetD8Async, 3020)           \
+  X(5, cuStreamSynchronize, 2000)       \
+  X(6, cuEventRecord, 2000)             \
+  X(7, cuLaunchKernel, 4000)            \
+  X(8, cuMemcpyAsync, 4000)             \
   X(9, cuStreamQuery, 2000)
+// clang-format on
 
 // cuGetExportTable hands out private, undocumented interface tables (the real
 // runtime and NVIDIA's libraries use them). The proxy logs which table was
@@ -116,11 +123,11 @@ void* wrap(const char* name, int version, bool per_thread, void* function) {
     real_get_export_table = reinterpret_cast<decltype(&::cuGetExportTable)>(function);
     return reinterpret_cast<void*>(&logging_get_export_table);
   }
-#define SIMGPU_PROXY_WRAP_CASE(index, function_name, lowest_version)                            \
-  if (std::strcmp(name, #function_name) == 0 && version >= (lowest_version)) {                 \
-    return variant == 0                                                                         \
-               ? Forwarder<decltype(&::function_name), 2 * (index)>::install(function)         \
-               : Forwarder<decltype(&::function_name), 2 * (index) + 1>::install(function);   \
+#define SIMGPU_PROXY_WRAP_CASE(index, function_name, lowest_version)                        \
+  if (std::strcmp(name, #function_name) == 0 && version >= (lowest_version)) {              \
+    return variant == 0                                                                     \
+               ? Forwarder<decltype(&::function_name), 2 * (index)>::install(function)      \
+               : Forwarder<decltype(&::function_name), 2 * (index) + 1>::install(function); \
   }
   SIMGPU_PROXY_WRAPPED(SIMGPU_PROXY_WRAP_CASE)
 #undef SIMGPU_PROXY_WRAP_CASE
@@ -160,8 +167,8 @@ __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(
   }
   CUresult result = target(symbol, pfn, cudaVersion, flags, symbolStatus);
   if (result == CUDA_SUCCESS && pfn != nullptr && *pfn != nullptr && symbol != nullptr) {
-    *pfn = wrap(symbol, cudaVersion,
-                (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0, *pfn);
+    *pfn = wrap(symbol, cudaVersion, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0,
+                *pfn);
   }
   return result;
 }
