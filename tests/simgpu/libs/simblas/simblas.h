@@ -26,7 +26,13 @@ typedef enum {
   SIMBLAS_STATUS_ARCH_MISMATCH = 8,    // the FP16 GEMM needs compute capability 9.0+
   SIMBLAS_STATUS_EXECUTION_FAILED = 13,
   SIMBLAS_STATUS_INTERNAL_ERROR = 14,
+  SIMBLAS_STATUS_NOT_SUPPORTED = 15,   // both operands transposed
 } simblasStatus_t;
+
+typedef enum {
+  SIMBLAS_OP_N = 0,
+  SIMBLAS_OP_T = 1,
+} simblasOperation_t;
 
 typedef struct simblasContext* simblasHandle_t;
 
@@ -39,23 +45,30 @@ SIMBLAS_API simblasStatus_t simblasDestroy(simblasHandle_t handle);
 SIMBLAS_API simblasStatus_t simblasSetStream(simblasHandle_t handle, CUstream stream);
 SIMBLAS_API simblasStatus_t simblasGetStream(simblasHandle_t handle, CUstream* stream);
 
-// C = alpha * A * B + beta * C with A m x k, B k x n, C m x n (FP32).
-// Depending on the shape this launches ampere_sgemm_128x64_nn, a CUTLASS
-// kernel, or a split-K CUTLASS kernel followed by splitKreduce_kernel.
-SIMBLAS_API simblasStatus_t simblasSgemm(simblasHandle_t handle, int m, int n, int k, const float* alpha,
-                             const float* A, int lda, const float* B, int ldb, const float* beta,
-                             float* C, int ldc);
+// C = alpha * op(A) * op(B) + beta * C (FP32), op(A) m x k, op(B) k x n,
+// C m x n; the cuBLAS signature. Depending on the shape this launches
+// ampere_sgemm_128x64_<ab>, a CUTLASS kernel, or a split-K CUTLASS kernel
+// followed by splitKreduce_kernel (<ab> = nn, nt or tn; tt is not supported).
+SIMBLAS_API simblasStatus_t simblasSgemm(simblasHandle_t handle, simblasOperation_t transa,
+                                         simblasOperation_t transb, int m, int n, int k,
+                                         const float* alpha, const float* A, int lda,
+                                         const float* B, int ldb, const float* beta, float* C,
+                                         int ldc);
 
 // Same with FP16 storage (IEEE half bit patterns) and FP32 accumulation:
-// launches the sm90 xmma GEMM.
-SIMBLAS_API simblasStatus_t simblasGemmF16(simblasHandle_t handle, int m, int n, int k, const float* alpha,
-                               const uint16_t* A, int lda, const uint16_t* B, int ldb,
-                               const float* beta, uint16_t* C, int ldc);
+// launches the sm90 xmma GEMM, which needs compute capability 9.0.
+SIMBLAS_API simblasStatus_t simblasGemmF16(simblasHandle_t handle, simblasOperation_t transa,
+                                           simblasOperation_t transb, int m, int n, int k,
+                                           const float* alpha, const uint16_t* A, int lda,
+                                           const uint16_t* B, int ldb, const float* beta,
+                                           uint16_t* C, int ldc);
 
-// The kernel simblasSgemm would launch first for this shape with ldc == m (its device
-// name, mangled where the device symbol is mangled). Lets callers and tests
-// know what to expect without looking inside the library.
-SIMBLAS_API const char* simblasSgemmKernelName(int m, int n, int k);
+// The device name of the kernel simblasSgemm launches first for this shape
+// with ldc == m (mangled where the device symbol is mangled), or null for an
+// unsupported layout. Lets callers and tests know what to expect without
+// looking inside the library.
+SIMBLAS_API const char* simblasSgemmKernelName(simblasOperation_t transa, simblasOperation_t transb,
+                                               int m, int n, int k);
 
 SIMBLAS_API const char* simblasGetStatusString(simblasStatus_t status);
 

@@ -10,15 +10,21 @@ namespace {
 // (context-independent, as CUDA 12+ libraries do); each handle then asks
 // for the functions in its own context.
 CUlibrary g_library = nullptr;
-CUkernel g_kernels[kKernelCount] = {};
+CUkernel g_gemm_kernels[kGemmFamilyCount][kOperandLayoutCount] = {};
+CUkernel g_split_k_reduce_kernel = nullptr;
 CUresult g_library_status = CUDA_ERROR_NOT_INITIALIZED;
 std::once_flag g_library_once;
 
 void load_library(const DriverEntryPoints* d) {
   CUresult rc = d->library_load_data(&g_library, simblas_fatbin, nullptr, nullptr, 0, nullptr,
                                      nullptr, 0);
-  for (int id = 0; rc == CUDA_SUCCESS && id < kKernelCount; ++id)
-    rc = d->library_get_kernel(&g_kernels[id], g_library, kernel_symbol(KernelId(id)));
+  for (int family = 0; family < kGemmFamilyCount; ++family)
+    for (int layout = 0; layout < kOperandLayoutCount; ++layout)
+      if (rc == CUDA_SUCCESS)
+        rc = d->library_get_kernel(&g_gemm_kernels[family][layout], g_library,
+                                   gemm_kernel_symbol(GemmFamily(family), OperandLayout(layout)));
+  if (rc == CUDA_SUCCESS)
+    rc = d->library_get_kernel(&g_split_k_reduce_kernel, g_library, kSplitKReduceSymbol);
   g_library_status = rc;
 }
 
@@ -55,9 +61,12 @@ extern "C" simblasStatus_t simblasCreate(simblasHandle_t* handle) {
 
   std::call_once(g_library_once, load_library, d);
   if (g_library_status != CUDA_SUCCESS) return SIMBLAS_STATUS_INTERNAL_ERROR;
-  for (int id = 0; id < kKernelCount; ++id)
-    if (d->kernel_get_function(&h.functions[id], g_kernels[id]) != CUDA_SUCCESS)
-      return SIMBLAS_STATUS_INTERNAL_ERROR;
+  CUresult rc = d->kernel_get_function(&h.split_k_reduce, g_split_k_reduce_kernel);
+  for (int family = 0; family < kGemmFamilyCount; ++family)
+    for (int layout = 0; layout < kOperandLayoutCount; ++layout)
+      if (rc == CUDA_SUCCESS)
+        rc = d->kernel_get_function(&h.gemm[family][layout], g_gemm_kernels[family][layout]);
+  if (rc != CUDA_SUCCESS) return SIMBLAS_STATUS_INTERNAL_ERROR;
 
   if (d->mem_alloc(&h.workspace, kWorkspaceBytes) != CUDA_SUCCESS)
     return SIMBLAS_STATUS_ALLOC_FAILED;
@@ -95,6 +104,7 @@ extern "C" const char* simblasGetStatusString(simblasStatus_t status) {
     case SIMBLAS_STATUS_ARCH_MISMATCH: return "SIMBLAS_STATUS_ARCH_MISMATCH";
     case SIMBLAS_STATUS_EXECUTION_FAILED: return "SIMBLAS_STATUS_EXECUTION_FAILED";
     case SIMBLAS_STATUS_INTERNAL_ERROR: return "SIMBLAS_STATUS_INTERNAL_ERROR";
+    case SIMBLAS_STATUS_NOT_SUPPORTED: return "SIMBLAS_STATUS_NOT_SUPPORTED";
   }
   return "unknown simblas status";
 }

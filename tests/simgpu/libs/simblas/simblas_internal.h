@@ -13,16 +13,13 @@ extern "C" const size_t simblas_fatbin_bytes;
 
 namespace simblas {
 
-enum KernelId {
-  kAmpereSgemm,
-  kSm90XmmaGemmF16,
-  kCutlassSgemm,
-  kSplitKReduce,
-  kKernelCount,
-};
+// GEMM kernel families; each has one kernel per operand layout.
+enum GemmFamily { kAmpereSgemm, kSm90XmmaGemmF16, kCutlassSgemm, kGemmFamilyCount };
+enum OperandLayout { kLayoutNN, kLayoutNT, kLayoutTN, kOperandLayoutCount };
 
-// Device symbol of each kernel as it appears in the fatbin.
-const char* kernel_symbol(KernelId id);
+// Device symbols as they appear in the fatbin.
+const char* gemm_kernel_symbol(GemmFamily family, OperandLayout layout);
+extern const char* const kSplitKReduceSymbol;
 
 // Split-K partial sums live in the handle's workspace (4 MiB, cuBLAS's
 // default size on most architectures).
@@ -37,7 +34,8 @@ struct simblasContext {
   int compute_capability_major;
   CUstream stream;
   CUdeviceptr workspace;
-  CUfunction functions[simblas::kKernelCount];
+  CUfunction gemm[simblas::kGemmFamilyCount][simblas::kOperandLayoutCount];
+  CUfunction split_k_reduce;
 };
 
 #endif
