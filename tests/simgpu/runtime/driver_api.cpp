@@ -1,0 +1,112 @@
+#include "driver_api.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <atomic>
+
+#include "errors.h"
+
+namespace simgpu_runtime {
+namespace {
+
+// Stands in for a driver function that cuGetProcAddress_v2 did not hand out.
+// Every driver function returns CUresult and the x86-64 SysV convention lets
+// the caller pass arguments this function ignores, so one placeholder serves
+// every signature: a runtime call that needs it fails with
+// cudaErrorNotSupported instead of jumping through a null pointer.
+CUresult missing_driver_function() { return CUDA_ERROR_NOT_SUPPORTED; }
+
+std::atomic<bool> exiting{false};
+
+void note_process_exit() { exiting.store(true, std::memory_order_release); }
+
+struct LoadedDriver {
+  cudaError_t status = cudaErrorInsufficientDriver;
+  DriverApi legacy;
+  DriverApi per_thread;
+};
+
+bool debug_enabled() {
+  const char* value = std::getenv("SIMGPU_RUNTIME_DEBUG");
+  return value != nullptr && value[0] != '\0' && value[0] != '0';
+}
+
+void resolve(decltype(&::cuGetProcAddress_v2) get_proc_address, const char* name, void** slot,
+             cuuint64_t flags) {
+  CUdriverProcAddressQueryResult query_status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  void* function = nullptr;
+  CUresult result =
+      get_proc_address(name, &function, kRequestedDriverAbiVersion, flags, &query_status);
+  if (result != CUDA_SUCCESS || query_status != CU_GET_PROC_ADDRESS_SUCCESS || function == nullptr) {
+    if (debug_enabled()) {
+      std::fprintf(stderr, "simgpu libcudart: driver has no %s (flags %llu): CUresult %d, status %d\n",
+                   name, static_cast<unsigned long long>(flags), static_cast<int>(result),
+                   static_cast<int>(query_status));
+    }
+    function = reinterpret_cast<void*>(&missing_driver_function);
+  }
+  *slot = function;
+}
+
+void resolve_table(decltype(&::cuGetProcAddress_v2) get_proc_address, cuuint64_t flags,
+                   DriverApi* api) {
+  api->cuGetProcAddress_v2 = get_proc_address;
+#define SIMGPU_RUNTIME_RESOLVE_DRIVER_MEMBER(name) \
+  resolve(get_proc_address, #name, reinterpret_cast<void**>(&api->name), flags);
+  SIMGPU_RUNTIME_DRIVER_FUNCTIONS(SIMGPU_RUNTIME_RESOLVE_DRIVER_MEMBER)
+#undef SIMGPU_RUNTIME_RESOLVE_DRIVER_MEMBER
+}
+
+void load(LoadedDriver* loaded) {
+  // RTLD_GLOBAL is not needed: nothing else resolves against the driver
+  // through this handle. RTLD_NOW surfaces a broken driver here, not mid-call.
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    if (debug_enabled()) std::fprintf(stderr, "simgpu libcudart: %s\n", dlerror());
+    loaded->status = cudaErrorInsufficientDriver;
+    return;
+  }
+  // exit() runs atexit handlers in reverse order of registration, so this one
+  // runs before the destructors the driver registered while it was loaded.
+  std::atexit(note_process_exit);
+  auto get_proc_address =
+      reinterpret_cast<decltype(&::cuGetProcAddress_v2)>(dlsym(handle, "cuGetProcAddress_v2"));
+  if (get_proc_address == nullptr) {
+    loaded->status = cudaErrorInsufficientDriver;
+    return;
+  }
+  resolve_table(get_proc_address, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &loaded->legacy);
+  resolve_table(get_proc_address, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                &loaded->per_thread);
+  CUresult init_result = loaded->legacy.cuInit(0);
+  loaded->status = init_result == CUDA_SUCCESS ? cudaSuccess : runtime_error_from(init_result);
+}
+
+// Never destroyed: the driver stays loaded until the process exits, and
+// static destructors of other objects may still call into the runtime.
+LoadedDriver* loaded_driver() {
+  static LoadedDriver* loaded = [] {
+    auto* instance = new LoadedDriver;
+    load(instance);
+    return instance;
+  }();
+  return loaded;
+}
+
+}  // namespace
+
+cudaError_t load_driver(DefaultStream mode, const DriverApi** api) {
+  LoadedDriver* loaded = loaded_driver();
+  *api = mode == DefaultStream::per_thread ? &loaded->per_thread : &loaded->legacy;
+  return loaded->status;
+}
+
+bool process_is_exiting() { return exiting.load(std::memory_order_acquire); }
+
+bool driver_lacks(const void* function) {
+  return function == reinterpret_cast<const void*>(&missing_driver_function);
+}
+
+}  // namespace simgpu_runtime
