@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   if (pid == 0) exec_child(child, child_launches);
 
   int status = 0;
-  const bool child_ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool child_ok =
+      waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   const bool parent_ok = run_small_workload(launches);
   std::printf("exec_gpu: child=%s parent_after=%s\n", child_ok ? "ok" : "failed",
               parent_ok ? "ok" : "failed");

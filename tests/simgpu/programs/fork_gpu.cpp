@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
   const int launches = int(options.integer("--launches", 8));
   const std::string child_exit = options.text("--child-exit", "exit");
   if (children < 0 || launches < 0 || (child_exit != "exit" && child_exit != "_exit")) {
-    std::fprintf(stderr, "error: --children/--launches must not be negative, "
-                         "--child-exit must be exit or _exit\n");
+    std::fprintf(stderr,
+                 "error: --children/--launches must not be negative, "
+                 "--child-exit must be exit or _exit\n");
     return 2;
   }
   std::fflush(stdout);  // nothing buffered may be printed twice after fork

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   const double seconds = options.real("--seconds", 60.0);
   const int launches_per_iteration = int(options.integer("--launches-per-iteration", 4));
   if (ready_after < 1 || seconds < 0 || launches_per_iteration < 1) {
-    std::fprintf(stderr, "error: --ready-after and --launches-per-iteration >= 1, --seconds >= 0\n");
+    std::fprintf(stderr,
+                 "error: --ready-after and --launches-per-iteration >= 1, --seconds >= 0\n");
     return 2;
   }
 

@@ -31,7 +31,8 @@ void run_worker(int index, int rounds, int elements, WorkerResult* result) {
 
   check_cuda(cudaSetDevice(0), "cudaSetDevice");
   cudaStream_t stream = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+             "cudaStreamCreateWithFlags");
   const size_t bytes = size_t(elements) * sizeof(float);
   float* host_in = nullptr;
   float* host_back = nullptr;
@@ -46,7 +47,8 @@ void run_worker(int index, int rounds, int elements, WorkerResult* result) {
     for (int e = 0; e < elements; ++e) host_in[e] = float(index * 1000 + round) + float(e % 7);
     check_cuda(cudaMemcpyAsync(device_in, host_in, bytes, cudaMemcpyHostToDevice, stream), "H2D");
     check_cuda(simtorch::fill(device_out, elements, 0.f, stream), "fill launch");
-    check_cuda(simtorch::add(device_out, device_out, device_in, 2.f, elements, stream), "add launch");
+    check_cuda(simtorch::add(device_out, device_out, device_in, 2.f, elements, stream),
+               "add launch");
     // The round trip reads back the input buffer, which the kernels only
     // read: the check holds on the simulator (kernels do not execute) and on
     // a real GPU alike.

@@ -41,10 +41,11 @@ int main(int argc, char** argv) {
   // clears it, and a second read must say success (OOM is not sticky).
   const cudaError_t last = cudaGetLastError();
   const cudaError_t after = cudaGetLastError();
-  std::printf("oom: CUDA out of memory. Tried to allocate %ld MiB (GPU 0; %zu MiB total capacity; "
-              "%zu MiB free at start; %zu MiB already allocated in %zu chunks)\n",
-              chunk_mib, total_bytes >> 20, free_bytes >> 20, (chunks.size() * chunk_bytes) >> 20,
-              chunks.size());
+  std::printf(
+      "oom: CUDA out of memory. Tried to allocate %ld MiB (GPU 0; %zu MiB total capacity; "
+      "%zu MiB free at start; %zu MiB already allocated in %zu chunks)\n",
+      chunk_mib, total_bytes >> 20, free_bytes >> 20, (chunks.size() * chunk_bytes) >> 20,
+      chunks.size());
   if (last != cudaErrorMemoryAllocation || after != cudaSuccess) {
     std::fprintf(stderr, "error: cudaGetLastError after the OOM returned %s then %s\n",
                  cudaGetErrorName(last), cudaGetErrorName(after));

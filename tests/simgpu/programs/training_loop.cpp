@@ -2,8 +2,8 @@
 // PyTorch training step reaches the GPU.
 //
 // Per step:
-//   copy stream    pinned batch -> device (cudaMemcpyAsync), event recorded
-//   compute stream waits for the batch (cudaStreamWaitEvent), then
+//   copy stream     pinned batch -> device (cudaMemcpyAsync), event recorded
+//   compute stream  waits for the batch (cudaStreamWaitEvent), then
 //     forward    GEMM (simblas) -> ReLU (<<<>>>) -> GEMM (simblas)
 //                -> softmax cross-entropy (<<<>>>)
 //     backward   GEMM dW2, GEMM dh, ReLU backward (<<<>>>), GEMM dW1
@@ -13,10 +13,10 @@
 //   back like loss.item() (D2H copy + stream synchronize).
 //
 // On the simulator each kernel takes a fixed modelled time, set here per
-// kernel name (10 us for the loss reset to 2 ms for the largest GEMM); on a
-// real GPU the same program runs unchanged and the costs are not set.
-// Output: one summary line of counts on stdout (deterministic), the wall
-// time and the last loss on stderr.
+// kernel (10 us for the loss reset up to 2 ms for the largest GEMM, about
+// 5 ms per step); on a real GPU the program runs unchanged and the costs are
+// not set. Output: one summary line of counts on stdout (deterministic), the
+// wall time and the last loss on stderr.
 //
 // usage: training_loop [--steps N=200] [--sync-every K=10]
 #include <pthread.h>
@@ -38,64 +38,107 @@ constexpr int kBatch = 256;
 constexpr int kInputs = 512;
 constexpr int kHidden = 2048;
 constexpr int kClasses = 100;
+constexpr size_t kBatchInputBytes = size_t(kInputs) * kBatch * sizeof(float);
+constexpr size_t kBatchLabelBytes = kBatch * sizeof(int);
 
 struct Counters {
   long gemms = 0;
-  long kernels = 0;  // launched through the runtime (<<<>>>)
+  long runtime_kernels = 0;  // launched with <<<>>>
   long h2d_bytes = 0;
   long loss_reads = 0;
 };
 
-float* device_floats(size_t count) {
-  float* data = nullptr;
-  check_cuda(cudaMalloc(&data, count * sizeof(float)), "cudaMalloc");
+template <typename T>
+T* device_array(size_t count) {
+  T* data = nullptr;
+  check_cuda(cudaMalloc(&data, count * sizeof(T)), "cudaMalloc");
+  return data;
+}
+
+template <typename T>
+T* pinned_array(size_t count) {
+  T* data = nullptr;
+  check_cuda(cudaMallocHost(&data, count * sizeof(T)), "cudaMallocHost");
   return data;
 }
 
 // Parameters, gradients and Adam moments live for the whole run.
 struct Model {
-  float* w1 = device_floats(size_t(kHidden) * kInputs);
-  float* w2 = device_floats(size_t(kClasses) * kHidden);
-  float* grad_w1 = device_floats(size_t(kHidden) * kInputs);
-  float* grad_w2 = device_floats(size_t(kClasses) * kHidden);
-  float* exp_avg[2] = {device_floats(size_t(kHidden) * kInputs), device_floats(size_t(kClasses) * kHidden)};
-  float* exp_avg_sq[2] = {device_floats(size_t(kHidden) * kInputs), device_floats(size_t(kClasses) * kHidden)};
+  static constexpr int kW1 = kHidden * kInputs;
+  static constexpr int kW2 = kClasses * kHidden;
+  float* w1 = device_array<float>(kW1);
+  float* w2 = device_array<float>(kW2);
+  float* grad_w1 = device_array<float>(kW1);
+  float* grad_w2 = device_array<float>(kW2);
+  float* exp_avg[2] = {device_array<float>(kW1), device_array<float>(kW2)};
+  float* exp_avg_sq[2] = {device_array<float>(kW1), device_array<float>(kW2)};
 };
 
+// Deterministic small weights, uploaded once (like loading a checkpoint).
 void initialize(const Model& model, cudaStream_t stream, Counters* counters) {
-  // Deterministic small weights, uploaded once (like loading a checkpoint).
-  std::vector<float> w1(size_t(kHidden) * kInputs), w2(size_t(kClasses) * kHidden);
+  std::vector<float> w1(Model::kW1), w2(Model::kW2);
   for (size_t i = 0; i < w1.size(); ++i) w1[i] = float(int(i % 97) - 48) * 1e-3f;
   for (size_t i = 0; i < w2.size(); ++i) w2[i] = float(int(i % 89) - 44) * 1e-3f;
-  check_cuda(cudaMemcpy(model.w1, w1.data(), w1.size() * sizeof(float), cudaMemcpyHostToDevice), "H2D w1");
-  check_cuda(cudaMemcpy(model.w2, w2.data(), w2.size() * sizeof(float), cudaMemcpyHostToDevice), "H2D w2");
-  counters->h2d_bytes += long((w1.size() + w2.size()) * sizeof(float));
+  check_cuda(cudaMemcpy(model.w1, w1.data(), Model::kW1 * sizeof(float), cudaMemcpyHostToDevice),
+             "H2D w1");
+  check_cuda(cudaMemcpy(model.w2, w2.data(), Model::kW2 * sizeof(float), cudaMemcpyHostToDevice),
+             "H2D w2");
+  counters->h2d_bytes += long((Model::kW1 + Model::kW2) * sizeof(float));
+  const int sizes[2] = {Model::kW1, Model::kW2};
   for (int t = 0; t < 2; ++t) {
-    const int count = t == 0 ? kHidden * kInputs : kClasses * kHidden;
-    check_cuda(cudaMemsetAsync(model.exp_avg[t], 0, count * sizeof(float), stream), "memset");
-    check_cuda(cudaMemsetAsync(model.exp_avg_sq[t], 0, count * sizeof(float), stream), "memset");
+    check_cuda(cudaMemsetAsync(model.exp_avg[t], 0, sizes[t] * sizeof(float), stream), "memset");
+    check_cuda(cudaMemsetAsync(model.exp_avg_sq[t], 0, sizes[t] * sizeof(float), stream), "memset");
   }
 }
 
-// Two pinned staging buffers used alternately; each may only be refilled
-// once its previous H2D copy has finished (what PyTorch's pinned-memory
-// allocator tracks with events).
-struct BatchStaging {
-  float* inputs[2];
-  int* labels[2];
-  cudaEvent_t copied[2];
-};
+// Two pinned staging slots used alternately. A slot may only be refilled once
+// its previous H2D copy has finished, which is what PyTorch's pinned-memory
+// allocator tracks with events.
+struct BatchLoader {
+  float* staged_inputs[2] = {pinned_array<float>(kInputs * kBatch),
+                             pinned_array<float>(kInputs * kBatch)};
+  int* staged_labels[2] = {pinned_array<int>(kBatch), pinned_array<int>(kBatch)};
+  cudaEvent_t copied[2] = {};
+  float* inputs = device_array<float>(size_t(kInputs) * kBatch);
+  int* labels = device_array<int>(kBatch);
 
-void fill_batch(BatchStaging& staging, int slot, int step) {
-  for (int i = 0; i < kBatch * kInputs; ++i)
-    staging.inputs[slot][i] = float((i * 7 + step * 13) % 101) * 0.01f;
-  for (int b = 0; b < kBatch; ++b) staging.labels[slot][b] = (b * 31 + step) % kClasses;
-}
+  BatchLoader() {
+    for (cudaEvent_t& event : copied)
+      check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+  }
+
+  // Stages batch `step` and makes `compute` wait for its arrival. The copy
+  // itself waits until `compute` is done with the previous batch.
+  void load(long step, cudaStream_t copy, cudaStream_t compute, Counters* counters) {
+    const int slot = int(step % 2);
+    check_cuda(cudaEventSynchronize(copied[slot]), "cudaEventSynchronize");
+    for (int i = 0; i < kBatch * kInputs; ++i)
+      staged_inputs[slot][i] = float((i * 7 + step * 13) % 101) * 0.01f;
+    for (int b = 0; b < kBatch; ++b) staged_labels[slot][b] = int((b * 31 + step) % kClasses);
+
+    cudaEvent_t previous_step_done = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&previous_step_done, cudaEventDisableTiming),
+               "cudaEventCreate");
+    check_cuda(cudaEventRecord(previous_step_done, compute), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(copy, previous_step_done, 0), "cudaStreamWaitEvent");
+    check_cuda(cudaEventDestroy(previous_step_done), "cudaEventDestroy");
+    check_cuda(cudaMemcpyAsync(inputs, staged_inputs[slot], kBatchInputBytes,
+                               cudaMemcpyHostToDevice, copy),
+               "H2D batch");
+    check_cuda(cudaMemcpyAsync(labels, staged_labels[slot], kBatchLabelBytes,
+                               cudaMemcpyHostToDevice, copy),
+               "H2D labels");
+    check_cuda(cudaEventRecord(copied[slot], copy), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(compute, copied[slot], 0), "cudaStreamWaitEvent");
+    counters->h2d_bytes += long(kBatchInputBytes + kBatchLabelBytes);
+  }
+};
 
 void sgemm(simblasHandle_t blas, simblasOperation_t ta, simblasOperation_t tb, int m, int n, int k,
            const float* a, int lda, const float* b, int ldb, float* c, Counters* counters) {
   const float one = 1.f, zero = 0.f;
-  const simblasStatus_t status = simblasSgemm(blas, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, m);
+  const simblasStatus_t status =
+      simblasSgemm(blas, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, m);
   if (status != SIMBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "error: simblasSgemm failed: %s\n", simblasGetStatusString(status));
     std::exit(1);
@@ -103,6 +146,58 @@ void sgemm(simblasHandle_t blas, simblasOperation_t ta, simblasOperation_t tb, i
   ++counters->gemms;
 }
 
+// Forward and backward for one batch; activations come from, and go back
+// to, the stream-ordered allocator.
+void forward_backward(const Model& model, const BatchLoader& batch, float* loss,
+                      simblasHandle_t blas, cudaStream_t compute, Counters* counters) {
+  const size_t hidden_bytes = size_t(kHidden) * kBatch * sizeof(float);
+  const size_t logits_bytes = size_t(kClasses) * kBatch * sizeof(float);
+  float *pre_activation, *hidden, *logits, *grad_logits, *grad_hidden;
+  check_cuda(cudaMallocAsync(&pre_activation, hidden_bytes, compute), "cudaMallocAsync");
+  check_cuda(cudaMallocAsync(&hidden, hidden_bytes, compute), "cudaMallocAsync");
+  check_cuda(cudaMallocAsync(&logits, logits_bytes, compute), "cudaMallocAsync");
+  check_cuda(cudaMallocAsync(&grad_logits, logits_bytes, compute), "cudaMallocAsync");
+  check_cuda(cudaMallocAsync(&grad_hidden, hidden_bytes, compute), "cudaMallocAsync");
+
+  sgemm(blas, SIMBLAS_OP_N, SIMBLAS_OP_N, kHidden, kBatch, kInputs, model.w1, kHidden,
+        batch.inputs, kInputs, pre_activation, counters);
+  check_cuda(simtorch::relu(hidden, pre_activation, kHidden * kBatch, compute), "relu");
+  sgemm(blas, SIMBLAS_OP_N, SIMBLAS_OP_N, kClasses, kBatch, kHidden, model.w2, kClasses, hidden,
+        kHidden, logits, counters);
+  check_cuda(simtorch::fill(loss, 1, 0.f, compute), "fill");
+  check_cuda(simtorch::cross_entropy(logits, batch.labels, loss, grad_logits, kClasses, kBatch,
+                                     compute),
+             "cross_entropy");
+
+  sgemm(blas, SIMBLAS_OP_N, SIMBLAS_OP_T, kClasses, kHidden, kBatch, grad_logits, kClasses, hidden,
+        kHidden, model.grad_w2, counters);
+  sgemm(blas, SIMBLAS_OP_T, SIMBLAS_OP_N, kHidden, kBatch, kClasses, model.w2, kClasses,
+        grad_logits, kClasses, grad_hidden, counters);
+  check_cuda(simtorch::relu_backward(grad_hidden, grad_hidden, pre_activation, kHidden * kBatch,
+                                     compute),
+             "relu_backward");
+  sgemm(blas, SIMBLAS_OP_N, SIMBLAS_OP_T, kHidden, kInputs, kBatch, grad_hidden, kHidden,
+        batch.inputs, kInputs, model.grad_w1, counters);
+  counters->runtime_kernels += 4;
+
+  for (float* activation : {pre_activation, hidden, logits, grad_logits, grad_hidden})
+    check_cuda(cudaFreeAsync(activation, compute), "cudaFreeAsync");
+}
+
+void optimizer_step(const Model& model, long step, cudaStream_t compute, Counters* counters) {
+  simtorch::AdamTensors tensors{};
+  tensors.count = 2;
+  tensors.params[0] = model.w1, tensors.grads[0] = model.grad_w1, tensors.sizes[0] = Model::kW1;
+  tensors.params[1] = model.w2, tensors.grads[1] = model.grad_w2, tensors.sizes[1] = Model::kW2;
+  for (int t = 0; t < 2; ++t) {
+    tensors.exp_avg[t] = model.exp_avg[t];
+    tensors.exp_avg_sq[t] = model.exp_avg_sq[t];
+  }
+  check_cuda(simtorch::adam_step(tensors, 1e-3f, int(step), compute), "adam_step");
+  ++counters->runtime_kernels;
+}
+
+// Modelled kernel durations on the simulator (no effect on a real GPU).
 void set_kernel_costs() {
   const simtorch::KernelHostFunctions& k = simtorch::kernel_host_functions();
   set_modelled_kernel_duration(k.fill, 10'000);
@@ -135,10 +230,11 @@ int main(int argc, char** argv) {
 
   check_cuda(cudaSetDevice(0), "cudaSetDevice");
   cudaStream_t compute = nullptr, copy = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), "cudaStreamCreate compute");
-  check_cuda(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), "cudaStreamCreate copy");
+  check_cuda(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cuda(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), "cudaStreamCreate");
   simblasHandle_t blas = nullptr;
-  if (simblasCreate(&blas) != SIMBLAS_STATUS_SUCCESS || simblasSetStream(blas, compute) != SIMBLAS_STATUS_SUCCESS) {
+  if (simblasCreate(&blas) != SIMBLAS_STATUS_SUCCESS ||
+      simblasSetStream(blas, compute) != SIMBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "error: simblasCreate failed\n");
     return 1;
   }
@@ -147,92 +243,31 @@ int main(int argc, char** argv) {
   Counters counters;
   const Model model;
   initialize(model, compute, &counters);
-
-  BatchStaging staging{};
-  float* batch_inputs = device_floats(size_t(kInputs) * kBatch);
-  int* batch_labels = nullptr;
-  check_cuda(cudaMalloc(&batch_labels, kBatch * sizeof(int)), "cudaMalloc labels");
-  for (int slot = 0; slot < 2; ++slot) {
-    check_cuda(cudaMallocHost(&staging.inputs[slot], size_t(kInputs) * kBatch * sizeof(float)), "cudaMallocHost");
-    check_cuda(cudaMallocHost(&staging.labels[slot], kBatch * sizeof(int)), "cudaMallocHost");
-    check_cuda(cudaEventCreateWithFlags(&staging.copied[slot], cudaEventDisableTiming), "cudaEventCreate");
-  }
-  float* loss = device_floats(1);
-  float* loss_host = nullptr;
-  check_cuda(cudaMallocHost(&loss_host, sizeof(float)), "cudaMallocHost");
+  BatchLoader batches;
+  float* loss = device_array<float>(1);
+  float* loss_host = pinned_array<float>(1);
   *loss_host = 0.f;
 
-  const size_t hidden_bytes = size_t(kHidden) * kBatch * sizeof(float);
-  const size_t logits_bytes = size_t(kClasses) * kBatch * sizeof(float);
   for (long step = 1; step <= steps; ++step) {
-    // Data loading: refill a staging slot and start its copy. The compute
-    // stream may still be reading the previous batch from batch_inputs, so
-    // the copy waits for the previous step's compute (event on compute).
-    const int slot = int(step % 2);
-    check_cuda(cudaEventSynchronize(staging.copied[slot]), "cudaEventSynchronize");
-    fill_batch(staging, slot, int(step));
-    cudaEvent_t compute_done = nullptr;
-    check_cuda(cudaEventCreateWithFlags(&compute_done, cudaEventDisableTiming), "cudaEventCreate");
-    check_cuda(cudaEventRecord(compute_done, compute), "cudaEventRecord");
-    check_cuda(cudaStreamWaitEvent(copy, compute_done, 0), "cudaStreamWaitEvent");
-    check_cuda(cudaEventDestroy(compute_done), "cudaEventDestroy");
-    check_cuda(cudaMemcpyAsync(batch_inputs, staging.inputs[slot], size_t(kInputs) * kBatch * sizeof(float),
-                               cudaMemcpyHostToDevice, copy), "H2D batch");
-    check_cuda(cudaMemcpyAsync(batch_labels, staging.labels[slot], kBatch * sizeof(int),
-                               cudaMemcpyHostToDevice, copy), "H2D labels");
-    check_cuda(cudaEventRecord(staging.copied[slot], copy), "cudaEventRecord");
-    check_cuda(cudaStreamWaitEvent(compute, staging.copied[slot], 0), "cudaStreamWaitEvent");
-    counters.h2d_bytes += long(size_t(kInputs) * kBatch * sizeof(float) + kBatch * sizeof(int));
-
-    // Forward, with this step's activations from the stream-ordered pool.
-    float *pre_activation, *hidden, *logits, *grad_logits, *grad_hidden;
-    check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&pre_activation), hidden_bytes, compute), "cudaMallocAsync");
-    check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&hidden), hidden_bytes, compute), "cudaMallocAsync");
-    check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&logits), logits_bytes, compute), "cudaMallocAsync");
-    sgemm(blas, SIMBLAS_OP_N, SIMBLAS_OP_N, kHidden, kBatch, kInputs, model.w1, kHidden, batch_inputs, kInputs,
-          pre_activation, &counters);
-    check_cuda(simtorch::relu(hidden, pre_activation, kHidden * kBatch, compute), "relu");
-    sgemm(blas, SIMBLAS_OP_N, SIMBLAS_OP_N, kClasses, kBatch, kHidden, model.w2, kClasses, hidden, kHidden,
-          logits, &counters);
-    check_cuda(simtorch::fill(loss, 1, 0.f, compute), "fill");
-    check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&grad_logits), logits_bytes, compute), "cudaMallocAsync");
-    check_cuda(simtorch::cross_entropy(logits, batch_labels, loss, grad_logits, kClasses, kBatch, compute),
-               "cross_entropy");
-
-    // Backward.
-    check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&grad_hidden), hidden_bytes, compute), "cudaMallocAsync");
-    sgemm(blas, SIMBLAS_OP_N, SIMBLAS_OP_T, kClasses, kHidden, kBatch, grad_logits, kClasses, hidden, kHidden,
-          model.grad_w2, &counters);
-    sgemm(blas, SIMBLAS_OP_T, SIMBLAS_OP_N, kHidden, kBatch, kClasses, model.w2, kClasses, grad_logits, kClasses,
-          grad_hidden, &counters);
-    check_cuda(simtorch::relu_backward(grad_hidden, grad_hidden, pre_activation, kHidden * kBatch, compute),
-               "relu_backward");
-    sgemm(blas, SIMBLAS_OP_N, SIMBLAS_OP_T, kHidden, kInputs, kBatch, grad_hidden, kHidden, batch_inputs, kInputs,
-          model.grad_w1, &counters);
-    for (float* activation : {pre_activation, hidden, logits, grad_logits, grad_hidden})
-      check_cuda(cudaFreeAsync(activation, compute), "cudaFreeAsync");
-
-    // Optimizer.
-    simtorch::AdamTensors tensors{};
-    tensors.count = 2;
-    tensors.params[0] = model.w1, tensors.grads[0] = model.grad_w1, tensors.sizes[0] = kHidden * kInputs;
-    tensors.params[1] = model.w2, tensors.grads[1] = model.grad_w2, tensors.sizes[1] = kClasses * kHidden;
-    for (int t = 0; t < 2; ++t) tensors.exp_avg[t] = model.exp_avg[t], tensors.exp_avg_sq[t] = model.exp_avg_sq[t];
-    check_cuda(simtorch::adam_step(tensors, 1e-3f, int(step), compute), "adam_step");
-    counters.kernels += 5;
-
+    batches.load(step, copy, compute, &counters);
+    forward_backward(model, batches, loss, blas, compute, &counters);
+    optimizer_step(model, step, compute, &counters);
     if (step % sync_every == 0 || step == steps) {  // loss.item()
-      check_cuda(cudaMemcpyAsync(loss_host, loss, sizeof(float), cudaMemcpyDeviceToHost, compute), "D2H loss");
+      check_cuda(cudaMemcpyAsync(loss_host, loss, sizeof(float), cudaMemcpyDeviceToHost, compute),
+                 "D2H loss");
       check_cuda(cudaStreamSynchronize(compute), "cudaStreamSynchronize");
       ++counters.loss_reads;
     }
   }
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  std::printf("training_loop: steps=%ld gemms=%ld runtime_kernels=%ld loss_reads=%ld h2d_bytes=%ld ok\n", steps,
-              counters.gemms, counters.kernels, counters.loss_reads, counters.h2d_bytes);
-  std::fprintf(stderr, "training_loop: wall %.3f s, last loss %.4f\n", wall_s, double(*loss_host));
   simblasDestroy(blas);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::printf("training_loop: steps=%ld gemms=%ld runtime_kernels=%ld loss_reads=%ld "
+              "h2d_bytes=%ld ok\n",
+              steps, counters.gemms, counters.runtime_kernels, counters.loss_reads,
+              counters.h2d_bytes);
+  std::fprintf(stderr, "training_loop: wall %.3f s, last loss %.4f\n", wall_s, double(*loss_host));
   return 0;
 }

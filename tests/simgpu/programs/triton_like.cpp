@@ -57,10 +57,12 @@ int main(int argc, char** argv) {
 
   check_triton(simtritonInit(), "simtritonInit");
   for (int i = 0; i < iterations; ++i) {
-    check_triton(simtritonAddMul(stream, device_address(a), device_address(b), device_address(sum), elements),
+    check_triton(simtritonAddMul(stream, device_address(a), device_address(b), device_address(sum),
+                                 elements),
                  "triton_poi_fused_add_mul_0");
-    check_triton(simtritonSoftmax(stream, device_address(sum), device_address(probabilities), rows, cols),
-                 "triton_red_fused__softmax_1");
+    check_triton(
+        simtritonSoftmax(stream, device_address(sum), device_address(probabilities), rows, cols),
+        "triton_red_fused__softmax_1");
   }
   // Kernels only read a and b: the round trip is exact on real GPUs too.
   check_cuda(cudaMemcpyAsync(host_back.data(), a, bytes, cudaMemcpyDeviceToHost, stream), "D2H");

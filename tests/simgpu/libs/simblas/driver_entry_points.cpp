@@ -15,7 +15,8 @@ template <typename Fn>
 bool resolve(PFN_cuGetProcAddress_v12000 get_proc_address, const char* name, Fn* out) {
   void* fn = nullptr;
   CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  const CUresult rc = get_proc_address(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+  const CUresult rc =
+      get_proc_address(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
   if (rc != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || fn == nullptr) return false;
   *out = reinterpret_cast<Fn>(fn);
   return true;

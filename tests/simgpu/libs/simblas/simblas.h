@@ -23,10 +23,10 @@ typedef enum {
   SIMBLAS_STATUS_NOT_INITIALIZED = 1,  // no driver, or no device
   SIMBLAS_STATUS_ALLOC_FAILED = 3,
   SIMBLAS_STATUS_INVALID_VALUE = 7,
-  SIMBLAS_STATUS_ARCH_MISMATCH = 8,    // the FP16 GEMM needs compute capability 9.0+
+  SIMBLAS_STATUS_ARCH_MISMATCH = 8,  // the FP16 GEMM needs compute capability 9.0+
   SIMBLAS_STATUS_EXECUTION_FAILED = 13,
   SIMBLAS_STATUS_INTERNAL_ERROR = 14,
-  SIMBLAS_STATUS_NOT_SUPPORTED = 15,   // both operands transposed
+  SIMBLAS_STATUS_NOT_SUPPORTED = 15,  // both operands transposed
 } simblasStatus_t;
 
 typedef enum {

@@ -41,10 +41,9 @@ const char* const kGemmSymbols[kGemmFamilyCount][kOperandLayoutCount] = {
 unsigned ceil_div(long a, long b) { return unsigned((a + b - 1) / b); }
 
 bool operand_layout(simblasOperation_t transa, simblasOperation_t transb, OperandLayout* layout) {
-  if (transa == SIMBLAS_OP_N && transb == SIMBLAS_OP_N) *layout = kLayoutNN;
-  else if (transa == SIMBLAS_OP_N && transb == SIMBLAS_OP_T) *layout = kLayoutNT;
-  else if (transa == SIMBLAS_OP_T && transb == SIMBLAS_OP_N) *layout = kLayoutTN;
-  else return false;
+  const bool ta = transa == SIMBLAS_OP_T, tb = transb == SIMBLAS_OP_T;
+  if (ta && tb) return false;
+  *layout = ta ? kLayoutTN : tb ? kLayoutNT : kLayoutNN;
   return true;
 }
 
@@ -69,12 +68,12 @@ simblasStatus_t launch(simblasHandle_t h, CUfunction function, unsigned grid_x, 
 }
 
 // cuBLAS's argument checks: leading dimensions cover the stored matrices.
-bool valid_shape(simblasOperation_t transa, simblasOperation_t transb, int m, int n, int k,
-                 int lda, int ldb, int ldc) {
+bool valid_shape(simblasOperation_t transa, simblasOperation_t transb, int m, int n, int k, int lda,
+                 int ldb, int ldc) {
   const int a_rows = transa == SIMBLAS_OP_N ? m : k;
   const int b_rows = transb == SIMBLAS_OP_N ? k : n;
-  return m >= 0 && n >= 0 && k >= 0 && lda >= std::max(1, a_rows) &&
-         ldb >= std::max(1, b_rows) && ldc >= std::max(1, m);
+  return m >= 0 && n >= 0 && k >= 0 && lda >= std::max(1, a_rows) && ldb >= std::max(1, b_rows) &&
+         ldc >= std::max(1, m);
 }
 
 }  // namespace
@@ -100,9 +99,8 @@ extern "C" const char* simblasSgemmKernelName(simblasOperation_t transa, simblas
 
 extern "C" simblasStatus_t simblasSgemm(simblasHandle_t h, simblasOperation_t transa,
                                         simblasOperation_t transb, int m, int n, int k,
-                                        const float* alpha, const float* A, int lda,
-                                        const float* B, int ldb, const float* beta, float* C,
-                                        int ldc) {
+                                        const float* alpha, const float* A, int lda, const float* B,
+                                        int ldb, const float* beta, float* C, int ldc) {
   if (h == nullptr) return SIMBLAS_STATUS_NOT_INITIALIZED;
   OperandLayout layout;
   if (!operand_layout(transa, transb, &layout)) return SIMBLAS_STATUS_NOT_SUPPORTED;
@@ -122,9 +120,11 @@ extern "C" simblasStatus_t simblasSgemm(simblasHandle_t h, simblasOperation_t tr
   // the workspace (same leading dimension as C), and splitKreduce sums them
   // and applies beta.
   float* partials = reinterpret_cast<float*>(h->workspace);
-  CutlassGemmParams gemm{m,   n,   k,   *alpha, *beta, A, B, splits > 1 ? partials : C,
-                         lda, ldb, ldc, int(ceil_div(k, splits))};
-  void* gemm_params[] = {&gemm};
+  const CutlassGemmParams gemm{.m = m, .n = n, .k = k, .alpha = *alpha, .beta = *beta,
+                               .A = A, .B = B, .C = splits > 1 ? partials : C,
+                               .lda = lda, .ldb = ldb, .ldc = ldc,
+                               .k_per_split = int(ceil_div(k, splits))};
+  void* gemm_params[] = {const_cast<CutlassGemmParams*>(&gemm)};
   const simblasStatus_t status = launch(h, h->gemm[kCutlassSgemm][layout], ceil_div(m, 64),
                                         ceil_div(n, 64), unsigned(splits), 128, gemm_params);
   if (status != SIMBLAS_STATUS_SUCCESS || splits == 1) return status;
@@ -132,8 +132,7 @@ extern "C" simblasStatus_t simblasSgemm(simblasHandle_t h, simblasOperation_t tr
   SplitKParams reduce{m, n, ldc, splits, *beta};
   const float* partials_in = partials;
   void* reduce_params[] = {&reduce, &partials_in, &C};
-  return launch(h, h->split_k_reduce, ceil_div(long(m) * n, 32 * 16), 1, 1, 32 * 16,
-                reduce_params);
+  return launch(h, h->split_k_reduce, ceil_div(long(m) * n, 32 * 16), 1, 1, 32 * 16, reduce_params);
 }
 
 extern "C" simblasStatus_t simblasGemmF16(simblasHandle_t h, simblasOperation_t transa,

@@ -16,8 +16,8 @@ CUresult g_library_status = CUDA_ERROR_NOT_INITIALIZED;
 std::once_flag g_library_once;
 
 void load_library(const DriverEntryPoints* d) {
-  CUresult rc = d->library_load_data(&g_library, simblas_fatbin, nullptr, nullptr, 0, nullptr,
-                                     nullptr, 0);
+  CUresult rc =
+      d->library_load_data(&g_library, simblas_fatbin, nullptr, nullptr, 0, nullptr, nullptr, 0);
   for (int family = 0; family < kGemmFamilyCount; ++family)
     for (int layout = 0; layout < kOperandLayoutCount; ++layout)
       if (rc == CUDA_SUCCESS)
@@ -97,14 +97,22 @@ extern "C" simblasStatus_t simblasGetStream(simblasHandle_t handle, CUstream* st
 
 extern "C" const char* simblasGetStatusString(simblasStatus_t status) {
   switch (status) {
-    case SIMBLAS_STATUS_SUCCESS: return "SIMBLAS_STATUS_SUCCESS";
-    case SIMBLAS_STATUS_NOT_INITIALIZED: return "SIMBLAS_STATUS_NOT_INITIALIZED";
-    case SIMBLAS_STATUS_ALLOC_FAILED: return "SIMBLAS_STATUS_ALLOC_FAILED";
-    case SIMBLAS_STATUS_INVALID_VALUE: return "SIMBLAS_STATUS_INVALID_VALUE";
-    case SIMBLAS_STATUS_ARCH_MISMATCH: return "SIMBLAS_STATUS_ARCH_MISMATCH";
-    case SIMBLAS_STATUS_EXECUTION_FAILED: return "SIMBLAS_STATUS_EXECUTION_FAILED";
-    case SIMBLAS_STATUS_INTERNAL_ERROR: return "SIMBLAS_STATUS_INTERNAL_ERROR";
-    case SIMBLAS_STATUS_NOT_SUPPORTED: return "SIMBLAS_STATUS_NOT_SUPPORTED";
+    case SIMBLAS_STATUS_SUCCESS:
+      return "SIMBLAS_STATUS_SUCCESS";
+    case SIMBLAS_STATUS_NOT_INITIALIZED:
+      return "SIMBLAS_STATUS_NOT_INITIALIZED";
+    case SIMBLAS_STATUS_ALLOC_FAILED:
+      return "SIMBLAS_STATUS_ALLOC_FAILED";
+    case SIMBLAS_STATUS_INVALID_VALUE:
+      return "SIMBLAS_STATUS_INVALID_VALUE";
+    case SIMBLAS_STATUS_ARCH_MISMATCH:
+      return "SIMBLAS_STATUS_ARCH_MISMATCH";
+    case SIMBLAS_STATUS_EXECUTION_FAILED:
+      return "SIMBLAS_STATUS_EXECUTION_FAILED";
+    case SIMBLAS_STATUS_INTERNAL_ERROR:
+      return "SIMBLAS_STATUS_INTERNAL_ERROR";
+    case SIMBLAS_STATUS_NOT_SUPPORTED:
+      return "SIMBLAS_STATUS_NOT_SUPPORTED";
   }
   return "unknown simblas status";
 }

@@ -33,10 +33,10 @@ __device__ void gemm_tile(int m, int n, int k, float alpha, const In* A, int lda
 }
 
 // FP32 SIMT GEMM with 128x64 tiles: the name family of cuBLAS's Ampere sgemm.
-#define SIMBLAS_AMPERE_SGEMM(layout, trans_a, trans_b)                                          \
-  extern "C" __global__ void __launch_bounds__(256) ampere_sgemm_128x64_##layout(              \
-      int m, int n, int k, float alpha, const float* A, int lda, const float* B, int ldb,       \
-      float beta, float* C, int ldc) {                                                          \
+#define SIMBLAS_AMPERE_SGEMM(layout, trans_a, trans_b)                                        \
+  extern "C" __global__ void __launch_bounds__(256)                                           \
+      ampere_sgemm_128x64_##layout(int m, int n, int k, float alpha, const float* A, int lda, \
+                                   const float* B, int ldb, float beta, float* C, int ldc) {  \
     gemm_tile<128, 64, trans_a, trans_b>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 0, k); \
   }
 SIMBLAS_AMPERE_SGEMM(nn, false, false)
@@ -44,13 +44,15 @@ SIMBLAS_AMPERE_SGEMM(nt, false, true)
 SIMBLAS_AMPERE_SGEMM(tn, true, false)
 
 // FP16 storage, FP32 accumulation: the Hopper warp-group GEMM name family.
+// clang-format off
 #define SIMBLAS_SM90_XMMA_GEMM_F16(layout, trans_a, trans_b)                                      \
   extern "C" __global__ void __launch_bounds__(128)                                               \
-      sm90_xmma_gemm_f16f16_f16f32_f32_##layout##_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas( \
-          int m, int n, int k, float alpha, const __half* A, int lda, const __half* B, int ldb,   \
-          float beta, __half* C, int ldc) {                                                       \
-    gemm_tile<128, 128, trans_a, trans_b>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 0, k);  \
+  sm90_xmma_gemm_f16f16_f16f32_f32_##layout##_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas( \
+      int m, int n, int k, float alpha, const __half* A, int lda, const __half* B, int ldb,       \
+      float beta, __half* C, int ldc) {                                                           \
+    gemm_tile<128, 128, trans_a, trans_b>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 0, k);    \
   }
+// clang-format on
 SIMBLAS_SM90_XMMA_GEMM_F16(nn, false, false)
 SIMBLAS_SM90_XMMA_GEMM_F16(nt, false, true)
 SIMBLAS_SM90_XMMA_GEMM_F16(tn, true, false)

@@ -20,8 +20,8 @@ struct DriverSymbols {
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void**, void**);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void**, void**);
 };
 
 struct LoadedModule {
@@ -93,7 +93,8 @@ CUresult ensure_loaded() {
     if ((rc = d.cuDeviceGet(&device, 0)) != CUDA_SUCCESS) return fail(rc, "cuDeviceGet failed");
     if ((rc = d.cuDevicePrimaryCtxRetain(&context, device)) != CUDA_SUCCESS)
       return fail(rc, "cuDevicePrimaryCtxRetain failed");
-    if ((rc = d.cuCtxSetCurrent(context)) != CUDA_SUCCESS) return fail(rc, "cuCtxSetCurrent failed");
+    if ((rc = d.cuCtxSetCurrent(context)) != CUDA_SUCCESS)
+      return fail(rc, "cuCtxSetCurrent failed");
   }
 
   std::lock_guard<std::mutex> lock(g_module_mutex);
@@ -105,8 +106,10 @@ CUresult ensure_loaded() {
   CUmodule module = nullptr;
   if ((rc = d.cuModuleLoadData(&module, simtriton_cubin)) != CUDA_SUCCESS)
     return fail(rc, "cuModuleLoadData failed on the embedded cubin");
-  if ((rc = d.cuModuleGetFunction(&m.add_mul, module, "triton_poi_fused_add_mul_0")) != CUDA_SUCCESS ||
-      (rc = d.cuModuleGetFunction(&m.softmax, module, "triton_red_fused__softmax_1")) != CUDA_SUCCESS)
+  if ((rc = d.cuModuleGetFunction(&m.add_mul, module, "triton_poi_fused_add_mul_0")) !=
+          CUDA_SUCCESS ||
+      (rc = d.cuModuleGetFunction(&m.softmax, module, "triton_red_fused__softmax_1")) !=
+          CUDA_SUCCESS)
     return fail(rc, "cuModuleGetFunction failed");
   if ((rc = d.cuMemAlloc_v2(&m.global_scratch, kGlobalScratchBytes)) != CUDA_SUCCESS)
     return fail(rc, "cuMemAlloc_v2 failed for the global scratch buffer");
@@ -141,7 +144,8 @@ extern "C" CUresult simtritonSoftmax(CUstream stream, CUdeviceptr in, CUdevicept
                                      int cols) {
   CUresult rc = ensure_loaded();
   if (rc != CUDA_SUCCESS) return rc;
-  if (rows <= 0 || cols <= 0) return fail(CUDA_ERROR_INVALID_VALUE, "rows and cols must be positive");
+  if (rows <= 0 || cols <= 0)
+    return fail(CUDA_ERROR_INVALID_VALUE, "rows and cols must be positive");
   CUdeviceptr scratch = g_module.global_scratch;
   void* params[] = {&in, &out, &rows, &cols, &scratch};
   return launch(g_module.softmax, unsigned(rows), 0, stream, params);

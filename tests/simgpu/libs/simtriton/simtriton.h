@@ -22,10 +22,12 @@ extern "C" {
 SIMTRITON_API CUresult simtritonInit(void);
 
 // triton_poi_fused_add_mul_0: out[i] = (in0[i] + in1[i]) * in0[i], i < n.
-SIMTRITON_API CUresult simtritonAddMul(CUstream stream, CUdeviceptr in0, CUdeviceptr in1, CUdeviceptr out, int n);
+SIMTRITON_API CUresult simtritonAddMul(CUstream stream, CUdeviceptr in0, CUdeviceptr in1,
+                                       CUdeviceptr out, int n);
 
 // triton_red_fused__softmax_1: row-wise softmax of a rows x cols matrix.
-SIMTRITON_API CUresult simtritonSoftmax(CUstream stream, CUdeviceptr in, CUdeviceptr out, int rows, int cols);
+SIMTRITON_API CUresult simtritonSoftmax(CUstream stream, CUdeviceptr in, CUdeviceptr out, int rows,
+                                        int cols);
 
 // What went wrong in the last failed call on this thread ("" if nothing).
 SIMTRITON_API const char* simtritonLastError(void);

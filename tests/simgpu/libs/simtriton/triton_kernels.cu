@@ -28,7 +28,8 @@ extern "C" __global__ void triton_red_fused__softmax_1(const float* in_ptr0, flo
   partial[threadIdx.x] = local_max;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + s]);
+    if (threadIdx.x < s)
+      partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + s]);
     __syncthreads();
   }
   const float row_max = partial[0];
@@ -43,5 +44,6 @@ extern "C" __global__ void triton_red_fused__softmax_1(const float* in_ptr0, flo
     __syncthreads();
   }
   const float row_sum = partial[0];
-  for (int r = threadIdx.x; r < r0_numel; r += blockDim.x) out[r] = __expf(in[r] - row_max) / row_sum;
+  for (int r = threadIdx.x; r < r0_numel; r += blockDim.x)
+    out[r] = __expf(in[r] - row_max) / row_sum;
 }

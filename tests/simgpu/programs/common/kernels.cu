@@ -1,6 +1,6 @@
-#include "kernels.h"
-
 #include <math.h>
+
+#include "kernels.h"
 
 namespace simtorch {
 
@@ -62,7 +62,8 @@ __global__ void cross_entropy_loss_forward_backward_kernel(const T* logits, cons
   scratch[threadIdx.x] = local_max;
   __syncthreads();
   for (int s = BLOCK / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) scratch[threadIdx.x] = fmaxf(scratch[threadIdx.x], scratch[threadIdx.x + s]);
+    if (threadIdx.x < s)
+      scratch[threadIdx.x] = fmaxf(scratch[threadIdx.x], scratch[threadIdx.x + s]);
     __syncthreads();
   }
   const T column_max = scratch[0];
@@ -110,7 +111,8 @@ __global__ void multi_tensor_apply_kernel(metadata_t tensors, functor_t adam) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < tensors.sizes[t];
        i += gridDim.x * blockDim.x) {
     const float g = tensors.grads[t][i];
-    const float m = tensors.exp_avg[t][i] = adam.beta1 * tensors.exp_avg[t][i] + (1 - adam.beta1) * g;
+    const float m = tensors.exp_avg[t][i] =
+        adam.beta1 * tensors.exp_avg[t][i] + (1 - adam.beta1) * g;
     const float v = tensors.exp_avg_sq[t][i] =
         adam.beta2 * tensors.exp_avg_sq[t][i] + (1 - adam.beta2) * g * g;
     tensors.params[t][i] -=
@@ -123,16 +125,20 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kVec = 4;
 
-unsigned blocks_for(int count) { return unsigned((count + kThreads * kVec - 1) / (kThreads * kVec)); }
+unsigned blocks_for(int count) {
+  return unsigned((count + kThreads * kVec - 1) / (kThreads * kVec));
+}
 
 using FillKernel = void (*)(int, FillFunctor<float>, Array<float*, 1>);
 using AddKernel = void (*)(int, AddFunctor<float>, Array<float*, 3>);
 using ReluKernel = void (*)(int, ReluFunctor<float>, Array<float*, 2>);
 using ReluBackwardKernel = void (*)(int, ThresholdBackwardFunctor<float>, Array<float*, 3>);
 
-constexpr FillKernel kFill = vectorized_elementwise_kernel<kVec, FillFunctor<float>, Array<float*, 1>>;
+constexpr FillKernel kFill =
+    vectorized_elementwise_kernel<kVec, FillFunctor<float>, Array<float*, 1>>;
 constexpr AddKernel kAdd = vectorized_elementwise_kernel<kVec, AddFunctor<float>, Array<float*, 3>>;
-constexpr ReluKernel kRelu = vectorized_elementwise_kernel<kVec, ReluFunctor<float>, Array<float*, 2>>;
+constexpr ReluKernel kRelu =
+    vectorized_elementwise_kernel<kVec, ReluFunctor<float>, Array<float*, 2>>;
 constexpr ReluBackwardKernel kReluBackward =
     vectorized_elementwise_kernel<kVec, ThresholdBackwardFunctor<float>, Array<float*, 3>>;
 constexpr int kLossBlock = 256;
@@ -151,18 +157,19 @@ cudaError_t fill(float* data, int count, float value, cudaStream_t stream) {
 cudaError_t add(float* out, const float* a, const float* b, float alpha, int count,
                 cudaStream_t stream) {
   kAdd<<<blocks_for(count), kThreads, 0, stream>>>(
-      count, AddFunctor<float>{alpha}, Array<float*, 3>{{out, const_cast<float*>(a), const_cast<float*>(b)}});
+      count, AddFunctor<float>{alpha},
+      Array<float*, 3>{{out, const_cast<float*>(a), const_cast<float*>(b)}});
   return cudaGetLastError();
 }
 
 cudaError_t relu(float* out, const float* in, int count, cudaStream_t stream) {
-  kRelu<<<blocks_for(count), kThreads, 0, stream>>>(count, ReluFunctor<float>{},
-                                                    Array<float*, 2>{{out, const_cast<float*>(in)}});
+  kRelu<<<blocks_for(count), kThreads, 0, stream>>>(
+      count, ReluFunctor<float>{}, Array<float*, 2>{{out, const_cast<float*>(in)}});
   return cudaGetLastError();
 }
 
-cudaError_t relu_backward(float* grad_in, const float* grad_out, const float* activation,
-                          int count, cudaStream_t stream) {
+cudaError_t relu_backward(float* grad_in, const float* grad_out, const float* activation, int count,
+                          cudaStream_t stream) {
   kReluBackward<<<blocks_for(count), kThreads, 0, stream>>>(
       count, ThresholdBackwardFunctor<float>{},
       Array<float*, 3>{{grad_in, const_cast<float*>(grad_out), const_cast<float*>(activation)}});
@@ -187,7 +194,8 @@ cudaError_t adam_step(const AdamTensors& tensors, float learning_rate, int step,
     metadata.sizes[t] = tensors.sizes[t];
   }
   const dim3 grid(64, unsigned(tensors.count));
-  kAdam<<<grid, 512, 0, stream>>>(metadata, AdamFunctor<float>{learning_rate, 0.9f, 0.999f, 1e-8f, step});
+  kAdam<<<grid, 512, 0, stream>>>(metadata,
+                                  AdamFunctor<float>{learning_rate, 0.9f, 0.999f, 1e-8f, step});
   return cudaGetLastError();
 }
 

@@ -20,8 +20,8 @@ cudaError_t add(float* out, const float* a, const float* b, float alpha, int cou
 // out = max(in, 0)
 cudaError_t relu(float* out, const float* in, int count, cudaStream_t stream);
 // grad_in = activation > 0 ? grad_out : 0 (PyTorch's threshold_backward)
-cudaError_t relu_backward(float* grad_in, const float* grad_out, const float* activation,
-                          int count, cudaStream_t stream);
+cudaError_t relu_backward(float* grad_in, const float* grad_out, const float* activation, int count,
+                          cudaStream_t stream);
 // Softmax cross-entropy over column-major logits (classes x batch): writes
 // the mean loss to *loss and d(loss)/d(logits) to grad_logits.
 cudaError_t cross_entropy(const float* logits, const int* labels, float* loss, float* grad_logits,

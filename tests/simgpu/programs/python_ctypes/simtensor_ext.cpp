@@ -27,7 +27,9 @@ SIMTENSOR_API int simtensor_copy(void* device_dst, const void* device_src, size_
   return cudaMemcpy(device_dst, device_src, bytes, cudaMemcpyDeviceToDevice);
 }
 
-SIMTENSOR_API int simtensor_zero(void* device, size_t bytes) { return cudaMemset(device, 0, bytes); }
+SIMTENSOR_API int simtensor_zero(void* device, size_t bytes) {
+  return cudaMemset(device, 0, bytes);
+}
 
 SIMTENSOR_API int simtensor_synchronize(void) { return cudaDeviceSynchronize(); }
 

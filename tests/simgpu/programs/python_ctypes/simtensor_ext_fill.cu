@@ -7,7 +7,8 @@ namespace simtensor {
 
 template <typename T>
 __global__ void fill_kernel(T* data, long count, T value) {
-  for (long i = blockIdx.x * long(blockDim.x) + threadIdx.x; i < count; i += long(gridDim.x) * blockDim.x)
+  for (long i = blockIdx.x * long(blockDim.x) + threadIdx.x; i < count;
+       i += long(gridDim.x) * blockDim.x)
     data[i] = value;
 }
 
