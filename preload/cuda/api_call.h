@@ -21,9 +21,24 @@
 
 namespace proflaunch::cuda {
 
+// What a runtime call does, so that only the driver call doing that (and not
+// the lazy initialization the runtime runs first: cuInit, context retain,
+// module loads) takes the runtime call's name.
+enum class Operation : uint8_t {
+  kOther,  // never takes a runtime call's name
+  kLaunch,
+  kCopy,
+  kSet,
+  kSync,
+  kStreamObject,
+  kEventObject,
+  kEventRecord,
+};
+
 struct RuntimeFrame {
   uint16_t api = 0;  // 0: no runtime call in progress on this thread
   uint16_t flags = 0;
+  Operation operation = Operation::kOther;
   bool consumed = false;
   uint64_t begin_ns = 0;
   uint64_t kernel_name_hint = 0;  // host stub of a runtime launch, for naming
@@ -37,8 +52,12 @@ uint64_t next_correlation_id() noexcept;
 // A driver call being recorded. Construct right before the real call.
 class DriverCall {
  public:
-  DriverCall(Api api, uint16_t flags) noexcept
-      : begin_ns_(now_ns()), correlation_(next_correlation_id()), api_(api_id(api)), flags_(flags) {}
+  DriverCall(Api api, Operation operation, uint16_t flags) noexcept
+      : begin_ns_(now_ns()),
+        correlation_(next_correlation_id()),
+        api_(api_id(api)),
+        flags_(flags),
+        operation_(operation) {}
 
   uint64_t correlation() const noexcept { return correlation_; }
 
@@ -49,7 +68,8 @@ class DriverCall {
     span.correlation_id = correlation_;
     span.result = result;
     RuntimeFrame& frame = tls_runtime_frame;
-    if (frame.api != 0 && !frame.consumed) {
+    if (frame.api != 0 && !frame.consumed && operation_ != Operation::kOther &&
+        frame.operation == operation_) {
       frame.consumed = true;
       span.begin_ns = frame.begin_ns;
       span.api = frame.api;
@@ -66,6 +86,7 @@ class DriverCall {
   uint64_t correlation_;
   uint16_t api_;
   uint16_t flags_;
+  Operation operation_;
 };
 
 // The stream as records carry it: the implicit streams normalized (see

@@ -91,7 +91,7 @@ CUresult traced_copy(Api api, bool per_thread, bool async, CUstream stream, Desc
   const CUstream runs_on = effective_stream(stream, per_thread);
   const uint64_t stream_id = stream_handle(stream, per_thread);
   const TimingToken token = gpu_timing().before(runs_on, context);
-  DriverCall call(api, variant_flags(per_thread, async));
+  DriverCall call(api, Operation::kCopy, variant_flags(per_thread, async));
   const CUresult result = call_real();
   if (auto* record = emit<format::MemoryCopyRecord>()) {
     call.finish(record->span, result);
@@ -123,7 +123,7 @@ CUresult traced_set(Api api, bool per_thread, bool async, CUstream stream, CUdev
   const CUstream runs_on = effective_stream(stream, per_thread);
   const uint64_t stream_id = stream_handle(stream, per_thread);
   const TimingToken token = gpu_timing().before(runs_on, context);
-  DriverCall call(api, variant_flags(per_thread, async));
+  DriverCall call(api, Operation::kSet, variant_flags(per_thread, async));
   const CUresult result = call_real();
   if (auto* record = emit<format::MemorySetRecord>()) {
     call.finish(record->span, result);

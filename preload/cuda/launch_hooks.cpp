@@ -48,7 +48,7 @@ CUresult traced_launch(Api api, bool per_thread, const LaunchShape& shape, CallR
   ensure_function_named(function);
   const uint64_t stream = stream_handle(shape.stream, per_thread);
   const TimingToken token = gpu_timing().before(shape.stream, context);
-  DriverCall call(api, variant_flags(per_thread, /*async=*/true));
+  DriverCall call(api, Operation::kLaunch, variant_flags(per_thread, /*async=*/true));
   const CUresult result = call_real();
   if (auto* record = emit<format::KernelLaunchRecord>()) {
     call.finish(record->span, result);

@@ -58,13 +58,26 @@ struct ObjectShape {
 
 // `describe` runs after the real call (the handle of a creation is its
 // output) and only when recording.
+// Streams and events are what runtime calls create and destroy; contexts,
+// modules and libraries are the runtime's own initialization.
+Operation operation_of(Api api) {
+  switch (api) {
+    case Api::cuStreamCreate:
+    case Api::cuStreamCreateWithPriority:
+    case Api::cuStreamDestroy: return Operation::kStreamObject;
+    case Api::cuEventCreate:
+    case Api::cuEventDestroy: return Operation::kEventObject;
+    default: return Operation::kOther;
+  }
+}
+
 template <typename CallReal, typename Describe>
 CUresult traced_object(Api api, CallReal&& call_real, Describe&& describe) {
   ReentrancyGuard guard;
   if (!guard.outermost() || !cuda_domain_recording()) return call_real();
   CUcontext context = nullptr;
   const int current = current_device(&context);
-  DriverCall call(api, 0);
+  DriverCall call(api, operation_of(api), 0);
   const CUresult result = call_real();
   const ObjectShape shape = describe(result);
   if (auto* record = emit<format::ObjectLifecycleRecord>()) {
@@ -86,7 +99,7 @@ template <typename CallReal>
 CUresult traced_api_call(Api api, bool per_thread, CallReal&& call_real) {
   ReentrancyGuard guard;
   if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-  DriverCall call(api, variant_flags(per_thread, true));
+  DriverCall call(api, Operation::kEventRecord, variant_flags(per_thread, true));
   const CUresult result = call_real();
   if (auto* record = emit<format::ApiCallRecord>()) {
     call.finish(record->span, result);

@@ -15,10 +15,12 @@ namespace proflaunch::cuda {
 // Nested runtime calls (the runtime calling itself through the PLT) pass
 // through.
 template <typename CallReal>
-auto traced_runtime(Api api, uint16_t flags, const void* kernel_name_hint, CallReal&& call_real) {
+auto traced_runtime(Api api, Operation operation, uint16_t flags, const void* kernel_name_hint,
+                    CallReal&& call_real) {
   RuntimeFrame& frame = tls_runtime_frame;
   if (inside_profiler() || frame.api != 0 || !cuda_domain_recording()) return call_real();
-  frame = RuntimeFrame{api_id(api), flags, false, now_ns(), reinterpret_cast<uint64_t>(kernel_name_hint)};
+  frame = RuntimeFrame{api_id(api), flags, operation, false, now_ns(),
+                       reinterpret_cast<uint64_t>(kernel_name_hint)};
   const auto result = call_real();
   const RuntimeFrame done = frame;
   frame = RuntimeFrame{};

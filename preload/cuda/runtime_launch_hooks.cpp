@@ -78,7 +78,7 @@ PROFLAUNCH_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid,
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(__cudaLaunchKernel, kRuntimeLibrary);
   if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernel, kLaunchFlags, kernel,
+  return traced_runtime(Api::cudaLaunchKernel, Operation::kLaunch, kLaunchFlags, kernel,
                         [&] { return real(kernel, grid, block, args, shared, stream); });
 }
 
@@ -87,7 +87,7 @@ PROFLAUNCH_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(__cudaLaunchKernel_ptsz, kRuntimeLibrary);
   if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernel, kLaunchFlagsPerThread, kernel,
+  return traced_runtime(Api::cudaLaunchKernel, Operation::kLaunch, kLaunchFlagsPerThread, kernel,
                         [&] { return real(kernel, grid, block, args, shared, stream); });
 }
 
@@ -96,7 +96,7 @@ PROFLAUNCH_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, 
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cudaLaunchKernel, kRuntimeLibrary);
   if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernel, kLaunchFlags, function,
+  return traced_runtime(Api::cudaLaunchKernel, Operation::kLaunch, kLaunchFlags, function,
                         [&] { return real(function, grid, block, args, shared, stream); });
 }
 
@@ -105,7 +105,7 @@ PROFLAUNCH_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* function, dim3 g
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cudaLaunchKernel_ptsz, kRuntimeLibrary);
   if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernel, kLaunchFlagsPerThread, function,
+  return traced_runtime(Api::cudaLaunchKernel, Operation::kLaunch, kLaunchFlagsPerThread, function,
                         [&] { return real(function, grid, block, args, shared, stream); });
 }
 
@@ -114,7 +114,7 @@ PROFLAUNCH_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* conf
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cudaLaunchKernelExC, kRuntimeLibrary);
   if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernelExC, kLaunchFlags, function,
+  return traced_runtime(Api::cudaLaunchKernelExC, Operation::kLaunch, kLaunchFlags, function,
                         [&] { return real(config, function, args); });
 }
 
@@ -123,7 +123,7 @@ PROFLAUNCH_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cudaLaunchKernelExC_ptsz, kRuntimeLibrary);
   if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernelExC, kLaunchFlagsPerThread, function,
+  return traced_runtime(Api::cudaLaunchKernelExC, Operation::kLaunch, kLaunchFlagsPerThread, function,
                         [&] { return real(config, function, args); });
 }
 
@@ -132,7 +132,7 @@ PROFLAUNCH_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* function, 
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cudaLaunchCooperativeKernel, kRuntimeLibrary);
   if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchCooperativeKernel, kLaunchFlags, function,
+  return traced_runtime(Api::cudaLaunchCooperativeKernel, Operation::kLaunch, kLaunchFlags, function,
                         [&] { return real(function, grid, block, args, shared, stream); });
 }
 
@@ -142,7 +142,7 @@ PROFLAUNCH_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* funct
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cudaLaunchCooperativeKernel_ptsz, kRuntimeLibrary);
   if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchCooperativeKernel, kLaunchFlagsPerThread, function,
+  return traced_runtime(Api::cudaLaunchCooperativeKernel, Operation::kLaunch, kLaunchFlagsPerThread, function,
                         [&] { return real(function, grid, block, args, shared, stream); });
 }
 

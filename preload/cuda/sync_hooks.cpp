@@ -38,7 +38,7 @@ CUresult traced_sync(Api api, bool per_thread, const SyncShape& shape, CUcontext
   CUcontext context = nullptr;
   const int device = current_device(&context);
   if (explicit_context != nullptr) context = explicit_context;
-  DriverCall call(api, variant_flags(per_thread, false));
+  DriverCall call(api, Operation::kSync, variant_flags(per_thread, false));
   const CUresult result = call_real();
   if (auto* record = emit<format::SynchronizeRecord>()) {
     call.finish(record->span, result);
