@@ -258,6 +258,10 @@ enum class LostReason : uint32_t {
   kBufferFull = 1,
   kWriteFailed = 2,    // disk full, EFBIG, EIO: the writer stopped
   kThreadGone = 3,     // a thread exited while the writer was unable to drain it
+  // GpuActivity records that could not be produced: the operation's timing
+  // could not be queued, its context was destroyed first, or the process
+  // ended before the GPU finished it. The launch records themselves exist.
+  kGpuTimingUnresolved = 4,
 };
 
 // Fields shared by every host API record. `result` is the API's return code

@@ -11,6 +11,7 @@ class NoGpuTiming final : public GpuTimingBackend {
   TimingToken before(CUstream, CUcontext) noexcept override { return {}; }
   void after(const TimingToken&, CUstream, const GpuOperation&, bool) noexcept override {}
   void before_context_teardown(CUcontext) noexcept override {}
+  void after_context_teardown(CUcontext, bool) noexcept override {}
 };
 
 NoGpuTiming g_none;

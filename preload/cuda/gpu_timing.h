@@ -24,7 +24,10 @@ struct GpuOperation {
 // Opaque per-operation state a backend carries from before() to after().
 struct TimingToken {
   void* start = nullptr;
+  void* end = nullptr;
   void* context = nullptr;
+  uint64_t submitted_ns = 0;
+  uint32_t clock_generation = 0;
 };
 
 class GpuTimingBackend {
@@ -37,9 +40,13 @@ class GpuTimingBackend {
   // refused it (nothing will run: the backend releases what it took).
   virtual void after(const TimingToken& token, CUstream stream, const GpuOperation& op,
                      bool submitted) noexcept = 0;
-  // A context is about to be destroyed or reset: resolve or give up what
-  // belongs to it while its events still exist. Called on the calling thread.
+  // A context may be destroyed (cuCtxDestroy, primary context release or
+  // reset): resolve what is complete while its events still exist. Called on
+  // the calling thread, before the real call.
   virtual void before_context_teardown(CUcontext context) noexcept = 0;
+  // After it: when `destroyed`, whatever still belongs to the context is
+  // given up (and counted).
+  virtual void after_context_teardown(CUcontext context, bool destroyed) noexcept = 0;
 };
 
 // The backend chosen at start (--gpu-timing). Never null: `none` is a backend

@@ -1,8 +1,201 @@
 #include "preload/cuda/gpu_timing_events.h"
 
-namespace proflaunch::cuda {
+#include <deque>
 
-// Not written yet: the writer thread needs a task hook first.
-GpuTimingBackend* event_timing_backend() noexcept { return nullptr; }
+#include "preload/clock.h"
+#include "preload/cuda/driver_services.h"
+#include "preload/cuda/event_pool.h"
+#include "preload/cuda/gpu_clock.h"
+#include "preload/cuda/pending_operations.h"
+#include "preload/writer.h"
+#include "preload/writer_tasks.h"
+
+namespace proflaunch::cuda {
+namespace {
+
+// How long the last cycle of a section (exit, exec) waits for operations the
+// GPU has not finished yet before counting them as unresolved.
+constexpr uint64_t kFinalWaitNs = 200'000'000;
+constexpr uint32_t kTeardownFlushTimeoutMs = 2000;
+
+class EventTiming final : public GpuTimingBackend {
+ public:
+  TimingToken before(CUstream stream, CUcontext context) noexcept override {
+    if (context == nullptr) return {};
+    const uint32_t generation = ensure_context_clock(context);
+    if (generation == 0) return {};
+    CUevent start = nullptr, end = nullptr;
+    if (!take_event_pair(context, &start, &end)) return {};
+    const uint64_t submitted_ns = now_ns();
+    if (driver_services().event_record(start, stream) != CUDA_SUCCESS) {
+      return_event_pair(context, start, end);
+      return {};
+    }
+    return TimingToken{start, end, context, submitted_ns, generation};
+  }
+
+  void after(const TimingToken& token, CUstream stream, const GpuOperation& op,
+             bool submitted) noexcept override {
+    if (token.start == nullptr) return;
+    auto* context = static_cast<CUcontext>(token.context);
+    auto* start = static_cast<CUevent>(token.start);
+    auto* end = static_cast<CUevent>(token.end);
+    if (!submitted || driver_services().event_record(end, stream) != CUDA_SUCCESS) {
+      return_event_pair(context, start, end);
+      return;
+    }
+    // Pushed after the launch record was committed: the writer's snapshot
+    // rule then keeps the GpuActivity behind its launch in the file.
+    push_pending_operation(PendingOperation{start, end, context, token.submitted_ns, op.correlation_id,
+                                            op.stream, op.device, token.clock_generation, op.kind});
+  }
+
+  void before_context_teardown(CUcontext) noexcept override {
+    // Let the writer resolve everything already complete while the events
+    // still exist.
+    writer_flush_and_wait(FlushGoal::kFlush, kTeardownFlushTimeoutMs);
+  }
+
+  void after_context_teardown(CUcontext context, bool destroyed) noexcept override {
+    if (!destroyed) return;
+    forget_context_clock(context);
+    forget_context_events(context);
+  }
+};
+
+EventTiming g_backend;
+
+// ---- the writer side
+
+struct Unresolved {
+  uint64_t count = 0;
+  uint64_t first_ns = 0;
+  uint64_t last_ns = 0;
+  void add(uint64_t n, uint64_t at_ns) {
+    if (n == 0) return;
+    if (count == 0) first_ns = at_ns;
+    count += n;
+    last_ns = at_ns;
+  }
+};
+
+// Owned by the writer thread.
+std::deque<PendingOperation> g_waiting;
+
+struct StreamKey {
+  CUcontext context;
+  uint64_t stream;
+};
+
+bool is_blocked(const std::deque<StreamKey>& blocked, const PendingOperation& op) {
+  for (const StreamKey& key : blocked)
+    if (key.context == op.context && key.stream == op.stream) return true;
+  return false;
+}
+
+void emit_activity(WriterRecordSink& sink, const PendingOperation& op, const ResolvedTimes& times) {
+  format::GpuActivityRecord record{};
+  record.header = format::header_for<format::GpuActivityRecord>();
+  record.device = op.device;
+  record.correlation_id = op.correlation_id;
+  record.start_ns = times.start_ns;
+  record.end_ns = times.end_ns;
+  record.stream = op.stream;
+  record.kind = static_cast<uint8_t>(op.kind);
+  record.source = static_cast<uint8_t>(format::GpuTimingSource::kEvents);
+  sink.append(&record, sizeof record);
+}
+
+// One pass over the waiting operations: resolves the complete ones. An
+// operation not yet complete blocks the later ones of its stream for this
+// pass (a stream runs in order).
+void resolve_ready(WriterRecordSink& sink, Unresolved& unresolved) {
+  const DriverServices& driver = driver_services();
+  std::deque<StreamKey> blocked;
+  CUcontext current = nullptr;
+  for (auto it = g_waiting.begin(); it != g_waiting.end();) {
+    const PendingOperation& op = *it;
+    if (is_blocked(blocked, op)) {
+      ++it;
+      continue;
+    }
+    if (!context_clock_alive(op.context, op.clock_generation)) {
+      unresolved.add(1, op.submitted_ns);  // its context was destroyed first
+      it = g_waiting.erase(it);
+      continue;
+    }
+    if (op.context != current) {
+      if (driver.ctx_set_current(op.context) != CUDA_SUCCESS) {
+        ++it;
+        continue;
+      }
+      current = op.context;
+    }
+    const CUresult ready = driver.event_query(op.end);
+    if (ready == CUDA_ERROR_NOT_READY) {
+      blocked.push_back(StreamKey{op.context, op.stream});
+      ++it;
+      continue;
+    }
+    ResolvedTimes times{};
+    if (ready == CUDA_SUCCESS && resolve_operation_times(op.context, op.clock_generation, op.start, op.end,
+                                                         op.submitted_ns, &times)) {
+      emit_activity(sink, op, times);
+    } else {
+      unresolved.add(1, op.submitted_ns);
+    }
+    release_event(op.context, op.start);
+    release_event(op.context, op.end);
+    it = g_waiting.erase(it);
+  }
+}
+
+void before_drain() noexcept { snapshot_pending_operations(); }
+
+void run(WriterRecordSink& sink, bool final) noexcept {
+  take_pending_operations([](const PendingOperation& op) { g_waiting.push_back(op); });
+  Unresolved unresolved;
+  unresolved.add(take_queue_overflow_count(), now_ns());
+  if (!g_waiting.empty()) {
+    refresh_context_clocks(now_ns());
+    resolve_ready(sink, unresolved);
+  }
+  if (final) {
+    const uint64_t deadline = now_ns() + kFinalWaitNs;
+    while (!g_waiting.empty() && now_ns() < deadline) {
+      timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+      resolve_ready(sink, unresolved);
+    }
+    for (const PendingOperation& op : g_waiting) unresolved.add(1, op.submitted_ns);
+    g_waiting.clear();
+  }
+  if (unresolved.count != 0) {
+    format::LostRecord lost{};
+    lost.header = format::header_for<format::LostRecord>();
+    lost.reason = static_cast<uint32_t>(format::LostReason::kGpuTimingUnresolved);
+    lost.first_ns = unresolved.first_ns;
+    lost.last_ns = unresolved.last_ns;
+    lost.count = unresolved.count;
+    sink.append(&lost, sizeof lost);
+  }
+}
+
+void reset_in_child() noexcept {
+  // The parent's contexts, events and queues mean nothing in a fork child.
+  new (&g_waiting) std::deque<PendingOperation>();
+  reset_pending_operations_after_fork();
+  reset_event_pool_after_fork();
+  reset_context_clocks_after_fork();
+}
+
+const WriterTask kTask{before_drain, run, reset_in_child};
+
+}  // namespace
+
+GpuTimingBackend* event_timing_backend() noexcept {
+  static const bool registered = writer_register_task(&kTask);
+  return registered ? &g_backend : nullptr;
+}
 
 }  // namespace proflaunch::cuda

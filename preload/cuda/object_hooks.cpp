@@ -133,9 +133,32 @@ void name_if_created(CUresult result, void* handle, const char* name) {
 constexpr int kMaxDevices = 64;
 CUcontext g_primary_context[kMaxDevices];
 
-void teardown_primary(CUdevice device) {
-  if (device >= 0 && device < kMaxDevices && g_primary_context[device] != nullptr)
-    gpu_timing().before_context_teardown(__atomic_load_n(&g_primary_context[device], __ATOMIC_ACQUIRE));
+CUcontext primary_context_of(CUdevice device) {
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  return __atomic_load_n(&g_primary_context[device], __ATOMIC_ACQUIRE);
+}
+
+// Wraps a primary-context release or reset, which may destroy the context
+// (the last release does: the runtime's exit path). The timing backend
+// resolves what it can before, and gives up the rest after, if it is gone.
+template <typename CallReal>
+CUresult primary_context_teardown(CUdevice device, bool always_destroys, CallReal&& call_real) {
+  CUcontext context = proflaunch::inside_profiler() ? nullptr : primary_context_of(device);
+  if (context != nullptr) gpu_timing().before_context_teardown(context);
+  const CUresult result = call_real();
+  if (context != nullptr && result == CUDA_SUCCESS) {
+    bool destroyed = always_destroys;
+    if (!destroyed) {
+      using GetState = CUresult(CUdevice, unsigned int*, int*);
+      static void* slot = nullptr;
+      auto* get_state = real_function<GetState>(slot, "cuDevicePrimaryCtxGetState", kDriverLibrary);
+      unsigned int flags = 0;
+      int active = 1;
+      destroyed = get_state != nullptr && get_state(device, &flags, &active) == CUDA_SUCCESS && !active;
+    }
+    gpu_timing().after_context_teardown(context, destroyed);
+  }
+  return result;
 }
 
 CUresult event_record(bool pt, CUevent event, CUstream stream) {
@@ -236,10 +259,13 @@ PROFLAUNCH_EXPORT CUresult cuCtxDestroy_v2(CUcontext context) {
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cuCtxDestroy_v2, kDriverLibrary);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!proflaunch::inside_profiler()) gpu_timing().before_context_teardown(context);
-  return traced_object(Api::cuCtxDestroy, [&] { return real(context); }, [&](CUresult) {
+  const bool profiled = !proflaunch::inside_profiler();
+  if (profiled) gpu_timing().before_context_teardown(context);
+  const CUresult result = traced_object(Api::cuCtxDestroy, [&] { return real(context); }, [&](CUresult) {
     return ObjectShape{ObjectKind::kContext, LifecycleAction::kDestroy, reinterpret_cast<uint64_t>(context)};
   });
+  if (profiled) gpu_timing().after_context_teardown(context, result == CUDA_SUCCESS);
+  return result;
 }
 
 PROFLAUNCH_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
@@ -260,10 +286,10 @@ PROFLAUNCH_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cuDevicePrimaryCtxRelease_v2, kDriverLibrary);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  // The last release destroys the context (the runtime does this at exit).
-  if (!proflaunch::inside_profiler()) teardown_primary(device);
-  return traced_object(Api::cuDevicePrimaryCtxRelease, [&] { return real(device); }, [&](CUresult) {
-    return ObjectShape{ObjectKind::kContext, LifecycleAction::kDestroy, 0, 0, 0, 0, device};
+  return primary_context_teardown(device, false, [&] {
+    return traced_object(Api::cuDevicePrimaryCtxRelease, [&] { return real(device); }, [&](CUresult) {
+      return ObjectShape{ObjectKind::kContext, LifecycleAction::kDestroy, 0, 0, 0, 0, device};
+    });
   });
 }
 
@@ -271,9 +297,10 @@ PROFLAUNCH_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice device) {
   using namespace pc;
   auto* real = PROFLAUNCH_REAL(cuDevicePrimaryCtxReset_v2, kDriverLibrary);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!proflaunch::inside_profiler()) teardown_primary(device);
-  return traced_object(Api::cuDevicePrimaryCtxReset, [&] { return real(device); }, [&](CUresult) {
-    return ObjectShape{ObjectKind::kContext, LifecycleAction::kDestroy, 0, 0, 0, 0, device};
+  return primary_context_teardown(device, true, [&] {
+    return traced_object(Api::cuDevicePrimaryCtxReset, [&] { return real(device); }, [&](CUresult) {
+      return ObjectShape{ObjectKind::kContext, LifecycleAction::kDestroy, 0, 0, 0, 0, device};
+    });
   });
 }
 

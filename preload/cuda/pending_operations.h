@@ -1,0 +1,66 @@
+// Operations waiting for their GPU times: each recording thread pushes into
+// its own single-producer ring (no lock on the hot path); the writer takes
+// them in order. A thread's ring is adopted by a later thread once its owner
+// exited and it is empty, so thread churn does not grow memory.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "formats/records.h"
+
+namespace proflaunch::cuda {
+
+struct PendingOperation {
+  CUevent start;
+  CUevent end;
+  CUcontext context;
+  uint64_t submitted_ns;  // host time the start event was recorded
+  uint64_t correlation_id;
+  uint64_t stream;        // as recorded
+  int32_t device;
+  uint32_t clock_generation;  // which life of `context` (addresses are reused)
+  format::GpuActivityKind kind;
+};
+
+// Hot path. False when the calling thread's ring is full (the caller counts
+// the operation as unresolved).
+bool push_pending_operation(const PendingOperation& operation) noexcept;
+
+// Writer: fixes, for every ring, how far the next take goes (call before the
+// writer drains the record rings, so an operation is only taken after its
+// launch record was staged).
+void snapshot_pending_operations() noexcept;
+
+// Writer: hands every operation up to the snapshot to `sink`, oldest first
+// per thread, and frees their slots.
+template <typename Sink>
+void take_pending_operations(Sink&& sink) noexcept;
+
+// Unresolved operations that could not even be queued, since the last call.
+uint64_t take_queue_overflow_count() noexcept;
+
+// Fork child: the parent's rings are the parent's.
+void reset_pending_operations_after_fork() noexcept;
+
+// ---- implementation detail of take_pending_operations
+
+struct PendingRing;
+PendingRing* first_pending_ring() noexcept;
+PendingRing* next_pending_ring(PendingRing* ring) noexcept;
+// Returns the next operation up to the snapshot, or null.
+const PendingOperation* peek_pending(PendingRing* ring) noexcept;
+void pop_pending(PendingRing* ring) noexcept;
+
+template <typename Sink>
+void take_pending_operations(Sink&& sink) noexcept {
+  for (PendingRing* ring = first_pending_ring(); ring != nullptr; ring = next_pending_ring(ring)) {
+    while (const PendingOperation* operation = peek_pending(ring)) {
+      sink(*operation);
+      pop_pending(ring);
+    }
+  }
+}
+
+}  // namespace proflaunch::cuda
