@@ -55,7 +55,9 @@ bool init_thread_registry() noexcept {
 }
 
 ThreadBuffer* attach_current_thread() noexcept {
-  if (tls_cannot_record || inside_profiler() || !runtime::recording()) return nullptr;
+  // Hooks hold their own guard here, so only the profiler's threads are refused.
+  if (tls_cannot_record || tls_guard_depth >= kProfilerThreadDepth || !runtime::recording())
+    return nullptr;
   ReentrancyGuard guard;  // mmap, prctl and the definitions mutex below must not record
 
   const uint64_t capacity = runtime::config().buffer_bytes_per_thread;
