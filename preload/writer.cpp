@@ -115,10 +115,14 @@ class Writer {
   }
 
   bool adopt_pending_section() noexcept {
-    std::lock_guard<std::mutex> lock(g_control.mutex);
-    if (!g_control.has_pending_section) return false;
-    g_control.has_pending_section = false;
-    section_ = g_control.pending_section;
+    {
+      std::lock_guard<std::mutex> lock(g_control.mutex);
+      if (!g_control.has_pending_section) return false;
+      g_control.has_pending_section = false;
+      section_ = g_control.pending_section;
+    }
+    // Not under the control mutex: lock order is definitions before control
+    // (runtime.cpp, prepare_fork).
     written_ = dropped_ = lost_to_write_failure_ = 0;
     file_.reset();
     definitions_begin_section();
@@ -311,6 +315,8 @@ int move_descriptor_high(int fd) {
 
 bool writer_ensure_started() noexcept {
   if (g_control.running.load(std::memory_order_acquire)) return true;
+  // Taken before the control mutex: lock order is section before control.
+  const SectionIdentity section = runtime::section();
   std::lock_guard<std::mutex> lock(g_control.mutex);
   if (g_control.running.load(std::memory_order_relaxed)) return true;
   if (g_control.start_failed || !runtime::recording()) return false;
@@ -320,7 +326,7 @@ bool writer_ensure_started() noexcept {
     if (fd >= 0) g_control.wake_fd.store(move_descriptor_high(fd), std::memory_order_relaxed);
   }
   auto* writer = new (std::nothrow) Writer();
-  if (writer == nullptr || !writer->init(runtime::section())) {
+  if (writer == nullptr || !writer->init(section)) {
     g_control.start_failed = true;
     delete writer;
     warn_once(Warning::kWriterThread, "out of memory for the writer; not recording");

@@ -96,6 +96,35 @@ TEST(ShimFork, AForkChildRecordsIntoItsOwnSection) { check_fork("fork"); }
 
 TEST(ShimFork, AForkChildEndingWith_exitStillFinishesItsSection) { check_fork("fork-_exit"); }
 
+TEST(ShimFork, ForkingWhileTheWriterIsBusyNeverDeadlocks) {
+  // 40 forks while two threads flood the rings: if a fork caught one of the
+  // profiler's locks held, the child would hang (and the test time out).
+  TempDir parts;
+  RunOptions options = traced_probe(parts.path(), {"fork-storm", "40", "2"});
+  options.timeout_ms = 60000;
+  options.set_env.emplace_back("PROFLAUNCH_BUFFER_SIZE", "256K");
+  RunningProcess process(options);
+  const pid_t pid = process.pid();
+  const ProcessResult result = process.wait();
+  ASSERT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, "forks done, 0 failed\n");
+
+  std::string error;
+  const TraceContents trace = load_parts(parts.path(), &error);
+  ASSERT_TRUE(trace.all_clean()) << trace.problems();
+  ASSERT_EQ(trace.sections.size(), 41u);
+  const auto parent = trace.sections_of(static_cast<uint32_t>(pid));
+  ASSERT_EQ(parent.size(), 1u);
+  for (const auto& [id, section] : trace.sections) {
+    if (id == parent[0]->id) continue;
+    EXPECT_EQ(section.process->parent_section_id, parent[0]->id);
+    // Only the child's own ten: nothing of the busy threads' rings came along.
+    EXPECT_EQ(calls_by_origin(section), (std::map<uint64_t, uint64_t>{{1, 10}}));
+    EXPECT_TRUE(section.end.has_value());
+  }
+  expect_complete_origin(*parent[0], 0, 40);
+}
+
 void check_exec(const std::string& mode) {
   pid_t pid = 0;
   const TraceContents trace = run_and_load({mode, "700"}, 0, &pid);

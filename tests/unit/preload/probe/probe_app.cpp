@@ -76,6 +76,36 @@ int run_fork(uint64_t count, bool child_uses__exit) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+// Forks again and again while other threads record as fast as they can (so
+// the writer is busy and its locks are often held at the moment of fork).
+// Every child records a few events from the forking thread and _exits.
+int run_fork_storm(uint64_t forks, uint64_t busy_threads) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (uint64_t t = 0; t < busy_threads; ++t)
+    threads.emplace_back([t, &stop] {
+      for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i)
+        probe_event((t + 10) * kOriginStride + i % kOriginStride);
+    });
+  int failures = 0;
+  for (uint64_t f = 0; f < forks; ++f) {
+    probe_event(f);
+    const pid_t child = fork();
+    if (child == 0) {
+      emit_range(1, 10);
+      _exit(0);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+      ++failures;
+  }
+  stop.store(true);
+  for (auto& thread : threads) thread.join();
+  std::printf("forks done, %d failed\n", failures);
+  return failures == 0 ? 0 : 1;
+}
+
 int run_exec(char** argv, uint64_t count, const char* how) {
   emit_range(0, count);
   const std::string count_text = std::to_string(count);
@@ -168,6 +198,7 @@ int main(int argc, char** argv) {
   if (mode == "threads") return run_threads(a, b);
   if (mode == "fork") return run_fork(a, false);
   if (mode == "fork-_exit") return run_fork(a, true);
+  if (mode == "fork-storm") return run_fork_storm(a, b);
   if (mode == "exec") return run_exec(argv, a, "execv");
   if (mode == "exec-clean-env") return run_exec(argv, a, "clean-env");
   if (mode == "exec-execl") return run_exec(argv, a, "execl");
