@@ -166,6 +166,25 @@ int run_signal(int signal_number) {
   return 0;
 }
 
+// Counts the SIGINTs that reach it in the second after "ready". With
+// "own-group" it first leaves the launcher's process group, so a terminal
+// Ctrl-C can only reach it through the launcher.
+std::atomic<int> g_sigint_count{0};
+void count_sigint(int) { g_sigint_count.fetch_add(1); }
+
+int run_count_sigint(bool own_group) {
+  if (own_group) setpgid(0, 0);
+  struct sigaction action {};
+  action.sa_handler = count_sigint;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  probe_event(0);
+  say("ready\n");
+  usleep(1000000);
+  std::printf("sigint count %d\n", g_sigint_count.load());
+  return 0;
+}
+
 // Normal output on both streams and a chosen exit code: traced and untraced
 // runs must be byte-identical.
 int run_output(uint64_t count, int exit_code) {
@@ -225,6 +244,7 @@ int main(int argc, char** argv) {
   if (mode == "flood") return run_flood(a, b);
   if (mode == "sigterm") return run_signal(SIGTERM);
   if (mode == "sigint") return run_signal(SIGINT);
+  if (mode == "count-sigint") return run_count_sigint(argc > 2 && std::string(argv[2]) == "own-group");
   if (mode == "output") return run_output(a, static_cast<int>(number(argc, argv, 3, 0)));
   std::fprintf(stderr, "probe_app: unknown mode %s\n", mode.c_str());
   return 2;

@@ -143,7 +143,17 @@ bool RunningProcess::wait_for_line(const std::string& line, int timeout_ms) {
 
 void RunningProcess::send(int signal_number) { kill(pid_, signal_number); }
 
-ProcessResult RunningProcess::wait() {
+ProcessResult RunningProcess::wait(bool until_output_closes) {
+  if (!until_output_closes) {
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pump(out_fd_, err_fd_, result_.out, result_.err,
+         std::chrono::steady_clock::now() + std::chrono::milliseconds(50), false);
+    result_.status = status;
+    pid_ = -1;
+    return result_;
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
   if (!pump(out_fd_, err_fd_, result_.out, result_.err, deadline, false)) {
     result_.timed_out = true;

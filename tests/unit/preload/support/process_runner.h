@@ -46,7 +46,10 @@ class RunningProcess {
   // Reads stdout until a line equal to `line` arrives; false on timeout/EOF.
   bool wait_for_line(const std::string& line, int timeout_ms);
   void send(int signal_number);
-  ProcessResult wait();
+  // Waits for the process and for its output to end. With
+  // `until_output_closes` false, returns once the process itself is gone,
+  // even if orphaned descendants still hold its stdout/stderr.
+  ProcessResult wait(bool until_output_closes = true);
 
  private:
   void drain(int timeout_ms);
