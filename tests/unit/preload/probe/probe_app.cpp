@@ -61,6 +61,22 @@ int run_threads(uint64_t thread_count, uint64_t per_thread) {
   return 0;
 }
 
+// Many short-lived recording threads, one after another. Prints the process's
+// virtual size at the end: buffers of exited threads must have been freed.
+int run_thread_churn(uint64_t thread_count, uint64_t per_thread) {
+  for (uint64_t t = 1; t <= thread_count; ++t) {
+    std::thread([t, per_thread] { emit_range(t, per_thread); }).join();
+    if (t % 50 == 0) usleep(30000);  // let the writer catch up now and then
+  }
+  usleep(300000);
+  FILE* status = std::fopen("/proc/self/status", "r");
+  char line[256];
+  while (status != nullptr && std::fgets(line, sizeof line, status) != nullptr)
+    if (std::strncmp(line, "VmSize:", 7) == 0) std::printf("%s", line);
+  if (status != nullptr) std::fclose(status);
+  return 0;
+}
+
 int run_fork(uint64_t count, bool child_uses__exit) {
   emit_range(0, count);
   const pid_t child = fork();
@@ -215,6 +231,7 @@ int main(int argc, char** argv) {
     return static_cast<int>(number(argc, argv, 3, 0));
   }
   if (mode == "threads") return run_threads(a, b);
+  if (mode == "thread-churn") return run_thread_churn(a, b);
   if (mode == "fork") return run_fork(a, false);
   if (mode == "fork-_exit") return run_fork(a, true);
   if (mode == "fork-storm") return run_fork_storm(a, b);
