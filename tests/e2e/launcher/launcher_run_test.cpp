@@ -156,5 +156,49 @@ TEST(LauncherEnvironment, TheUsersPreloadsStayAfterTheShim) {
   EXPECT_NE(result.err.find("preload-marker loaded"), std::string::npos);
 }
 
+TEST(LauncherEnvironment, TheRealShimIsFoundNextToTheLauncherAndChangesNothing) {
+  // No PROFLAUNCH_LIBRARY: the launcher finds libproflaunch.so in the build
+  // tree by itself. A Python program that forks, spawns, execs and uses
+  // threads behaves exactly as it does untraced (this shim has no CUDA hooks
+  // yet, so it records nothing and leaves no part).
+  TempDir dir;
+  const std::string script =
+      "import os, subprocess, sys, threading\n"
+      "t = threading.Thread(target=lambda: print('thread', flush=True)); t.start(); t.join()\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    print('child', flush=True); os._exit(4)\n"
+      "print('child status', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)\n"
+      "r = subprocess.run(['sh', '-c', 'echo spawned; echo err >&2; exit 6'])\n"
+      "print('spawned status', r.returncode, flush=True)\n"
+      "r = subprocess.run(['sh', '-c', 'exec echo exec'], env={})\n"
+      "print('stderr line', file=sys.stderr)\n"
+      "sys.exit(9)\n";
+  RunOptions plain;
+  plain.argv = {required_env("PYTHON3"), "-c", script};
+  plain.unset_env = {"LD_PRELOAD"};
+  const ProcessResult untraced = run_process(plain);
+  ASSERT_TRUE(untraced.exited_with(9)) << untraced.describe();
+
+  RunOptions options =
+      launcher_options({"-q", "-o", dir / "real.trace"}, {required_env("PYTHON3"), "-c", script});
+  options.set_env.clear();
+  options.unset_env.push_back("PROFLAUNCH_LIBRARY");
+  const ProcessResult traced = run_process(options);
+  EXPECT_EQ(traced.status, untraced.status);
+  EXPECT_EQ(traced.out, untraced.out);
+  EXPECT_EQ(traced.err, untraced.err);
+  EXPECT_TRUE(file_exists(dir / "real.trace"));
+
+  // ... and it really was loaded, in the program's descendants too.
+  RunOptions maps = launcher_options({"-q", "-o", dir / "maps.trace"},
+                                     {"/bin/sh", "-c", "grep -c '/libproflaunch.so' /proc/self/maps"});
+  maps.set_env.clear();
+  maps.unset_env.push_back("PROFLAUNCH_LIBRARY");
+  const ProcessResult loaded = run_process(maps);
+  ASSERT_TRUE(loaded.exited_with(0)) << loaded.describe();
+  EXPECT_NE(loaded.out, "0\n");
+}
+
 }  // namespace
 }  // namespace proflaunch::testing
