@@ -13,8 +13,9 @@ namespace proflaunch::testing {
 namespace {
 
 const std::set<std::string> kProcessHooks = {
-    "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle",
-    "_exit",  "_Exit", "pthread_setname_np",
+    "execve", "execv",       "execvp",      "execvpe", "execl",
+    "execlp", "execle",      "posix_spawn", "posix_spawnp",
+    "_exit",  "_Exit",       "pthread_setname_np",
 };
 
 std::set<std::string> defined_dynamic_symbols(const std::string& library) {

@@ -174,6 +174,25 @@ TEST(ShimExec, AFailedExecContinuesInANewSection) {
   EXPECT_EQ(sections[1]->end->records_written, 400u);
 }
 
+TEST(ShimSpawn, APosixSpawnedChildIsTracedAndKnowsItsParent) {
+  // Spawned with an empty environment: the hook gives it our settings back.
+  pid_t pid = 0;
+  const TraceContents trace = run_and_load({"spawn", "250"}, 0, &pid);
+  ASSERT_EQ(trace.sections.size(), 2u);
+  const auto parent = trace.sections_of(static_cast<uint32_t>(pid));
+  ASSERT_EQ(parent.size(), 1u);
+  for (const auto& [id, section] : trace.sections) {
+    if (id == parent[0]->id) {
+      EXPECT_EQ(calls_by_origin(section), (std::map<uint64_t, uint64_t>{{0, 250}}));
+      continue;
+    }
+    EXPECT_EQ(section.process->ppid, static_cast<uint32_t>(pid));
+    EXPECT_EQ(section.process->flags, 0u);
+    EXPECT_EQ(section.process->parent_section_id, parent[0]->id);
+    EXPECT_EQ(calls_by_origin(section), (std::map<uint64_t, uint64_t>{{1, 250}}));
+  }
+}
+
 TEST(ShimExit, _exitFlushesAndEndsTheSection) {
   pid_t pid = 0;
   const TraceContents trace = run_and_load({"os-exit", "300"}, 5, &pid);

@@ -6,6 +6,7 @@
 // Usage: probe_app <mode> [numbers...]
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,6 +140,21 @@ int run_exec(char** argv, uint64_t count, const char* how) {
   return 1;
 }
 
+// posix_spawn with an empty environment: the child must still be traced.
+int run_spawn(char** argv, uint64_t count) {
+  emit_range(0, count);
+  const std::string count_text = std::to_string(count);
+  char* child_argv[] = {argv[0], const_cast<char*>("exec-child"),
+                        const_cast<char*>(count_text.c_str()), nullptr};
+  char* empty_environment[] = {nullptr};
+  pid_t child = 0;
+  if (posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, child_argv, empty_environment) != 0)
+    return 1;
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 int run_exec_fail(uint64_t count) {
   emit_range(0, count);
   char* child_argv[] = {const_cast<char*>("missing"), nullptr};
@@ -243,6 +259,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "exec-fail") return run_exec_fail(a);
+  if (mode == "spawn") return run_spawn(argv, a);
   if (mode == "segv") {
     emit_range(0, a);
     *static_cast<volatile int*>(nullptr) = 1;
