@@ -117,6 +117,24 @@ TEST(ShimLimits, AFullDiskStopsTheTraceNotTheProgram) {
   EXPECT_FALSE(section.end.has_value());
 }
 
+TEST(ShimLimits, AProgramThatClosesAllDescriptorsKeepsItsTrace) {
+  // The shim holds no descriptor between writes, so closing "everything but
+  // stdio" neither breaks the trace nor makes us write into the program's files.
+  TempDir parts;
+  const ProcessResult result = run_process(traced_probe(parts.path(), {"close-fds", "500"}));
+  ASSERT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, "closed\n");
+  EXPECT_EQ(result.err, "");
+  std::string error;
+  const TraceContents trace = load_parts(parts.path(), &error);
+  ASSERT_TRUE(trace.all_clean()) << trace.problems();
+  ASSERT_EQ(trace.sections.size(), 1u);
+  const SectionContents& section = trace.sections.begin()->second;
+  EXPECT_EQ(section.calls.size(), 1000u);
+  ASSERT_TRUE(section.end.has_value());
+  EXPECT_EQ(section.end->records_written, 1000u);
+}
+
 TEST(ShimLimits, AnUnwritablePartsDirectoryMeansOneWarningAndAPassThrough) {
   const std::vector<std::string> args = {"output", "5000", "4"};
   const ProcessResult plain = run_process(untraced_probe(args));

@@ -4,6 +4,7 @@
 // emitted them so tests can check where each event ended up:
 //   value = origin * kOriginStride + sequence
 // Usage: probe_app <mode> [numbers...]
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -164,6 +165,18 @@ int run_exec_fail(uint64_t count) {
   return 0;
 }
 
+// A daemon-like program that closes every descriptor but stdio while it
+// records, then opens files of its own (which take the lowest numbers).
+int run_close_fds(uint64_t count) {
+  emit_range(0, count);
+  usleep(150000);  // the part file has been created and written by now
+  for (int fd = 3; fd < 4096; ++fd) close(fd);
+  for (int i = 0; i < 8; ++i) open("/dev/null", O_RDONLY);
+  emit_range(1, count);
+  say("closed\n");
+  return 0;
+}
+
 int run_loop(uint64_t ready_after) {
   for (uint64_t i = 0;; ++i) {
     probe_event(i);
@@ -275,6 +288,7 @@ int main(int argc, char** argv) {
     _exit(5);
   }
   if (mode == "loop") return run_loop(a);
+  if (mode == "close-fds") return run_close_fds(a);
   if (mode == "flood") return run_flood(a, b);
   if (mode == "sigterm") return run_signal(SIGTERM);
   if (mode == "sigint") return run_signal(SIGINT);
