@@ -12,8 +12,8 @@
 //    that saves and restores handlers. A process killed by these loses at
 //    most the flush interval, like SIGKILL.
 //
-// The handler is async-signal-safe: it wakes the writer through its eventfd
-// and waits on a futex for at most kCrashFlushTimeoutMs, never allocating or
+// The handler is async-signal-safe: it wakes the writer through a futex
+// and waits on another for at most kCrashFlushTimeoutMs, never allocating or
 // locking. Then it restores the previous disposition and lets the signal take
 // its original course: a hardware fault re-executes the faulting instruction
 // on return and faults again; a signal sent by a process (kill, abort) is

@@ -71,9 +71,12 @@ bool define_api(uint16_t api, std::string_view name, ApiDomain domain, Vendor ve
   DefinitionStore& s = store();
   try {
     std::lock_guard<std::mutex> lock(s.mutex);
-    const uint32_t name_string = intern_locked(s, name);
     auto found = s.api_names.find(api);
-    if (found != s.api_names.end()) return found->second == name_string;
+    if (found != s.api_names.end()) {
+      auto known = s.string_ids.find(std::string(name));
+      return known != s.string_ids.end() && known->second == found->second;
+    }
+    const uint32_t name_string = intern_locked(s, name);
     ApiDefRecord record{};
     record.header = header_for<ApiDefRecord>();
     record.api = api;

@@ -35,6 +35,7 @@ __attribute__((constructor)) void on_library_load() {
   // Real functions first: a hook may run as soon as the constructor returns.
   init_exec_hooks(own_library_path());
   init_exit_hooks();
+  init_spawn_hooks();
   init_thread_name_hook();
 
   Config config;

@@ -12,49 +12,48 @@
 #include "preload/section.h"
 
 namespace proflaunch {
-namespace {
 
-// Programs that close "all other descriptors" usually walk up from 3, and a
-// new open() takes the lowest free number: keeping ours high makes it
-// unlikely that the program's files and ours trade places.
-constexpr int kHighDescriptorFloor = 512;
-
-}  // namespace
-
-bool PartFile::open(const char* parts_dir, uint32_t pid, uint64_t section_id) noexcept {
+bool PartFile::create(const char* parts_dir, uint32_t pid, uint64_t section_id) noexcept {
   char section_hex[17];
   format_hex64(section_id, section_hex);
   std::snprintf(path_, sizeof path_, "%s/%u-%s.part", parts_dir, pid, section_hex);
 
-  int fd = ::open(path_, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = ::open(path_, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     fail("cannot create", errno);
     return false;
   }
-  const int high = fcntl(fd, F_DUPFD_CLOEXEC, kHighDescriptorFloor);
-  if (high >= 0) {
-    ::close(fd);
-    fd = high;
-  }
-  fd_ = fd;
+  created_ = true;
   const format::FileHeader header = format::make_file_header();
-  return append(&header, sizeof header);
+  const bool ok = write_at_end(fd, &header, sizeof header);
+  ::close(fd);
+  return ok;
 }
 
 bool PartFile::append(const void* bytes, size_t length) noexcept {
-  if (fd_ < 0 || failed_) return false;
+  if (!created_ || failed_) return false;
+  const int fd = ::open(path_, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) {
+    fail("cannot reopen", errno);
+    return false;
+  }
+  const bool ok = write_at_end(fd, bytes, length);
+  ::close(fd);
+  return ok;
+}
+
+bool PartFile::write_at_end(int fd, const void* bytes, size_t length) noexcept {
   const auto* cursor = static_cast<const uint8_t*>(bytes);
   size_t left = length;
   while (left > 0) {
-    const ssize_t n = ::write(fd_, cursor, left);
+    const ssize_t n = ::write(fd, cursor, left);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       // n == 0 does not happen for regular files; treat it as "no space".
       const int error = n < 0 ? errno : ENOSPC;
       // Cut the partial chunk so the part ends on a chunk boundary. Shrinking
       // is allowed under RLIMIT_FSIZE and on a full disk.
-      if (ftruncate(fd_, static_cast<off_t>(good_bytes_)) == 0)
-        lseek(fd_, static_cast<off_t>(good_bytes_), SEEK_SET);
+      [[maybe_unused]] const int ignored = ftruncate(fd, static_cast<off_t>(good_bytes_));
       fail("cannot write", error);
       return false;
     }
@@ -65,13 +64,8 @@ bool PartFile::append(const void* bytes, size_t length) noexcept {
   return true;
 }
 
-void PartFile::close() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 void PartFile::reset() noexcept {
-  close();
+  created_ = false;
   failed_ = false;
   good_bytes_ = 0;
   path_[0] = '\0';

@@ -42,8 +42,11 @@ void set_section(const SectionIdentity& section) {
 
 // fork while another thread holds one of these locks (the writer handing
 // over a chunk, a hook defining a name) would leave it locked forever in the
-// child: take them all first, in one fixed order, and release them on both
-// sides. The writer holds each only for short copies, never while writing.
+// child: take them all first, and release them on both sides. The writer
+// holds each only for short copies, never while writing.
+//
+// Lock order, everywhere: definitions, section, registry, writer control.
+// No code holds one of them while taking one earlier in this list.
 void prepare_fork() {
   g_fork_locked = g_state.load(std::memory_order_acquire) != State::kOff;
   if (!g_fork_locked) return;

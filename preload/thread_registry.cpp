@@ -55,8 +55,7 @@ bool init_thread_registry() noexcept {
 }
 
 ThreadBuffer* attach_current_thread() noexcept {
-  // A hook calls this with its own guard held (depth 1): only the profiler's
-  // own threads are refused here. Nested profiler frames never emit.
+  // Hooks hold their own guard here, so only the profiler's threads are refused.
   if (tls_cannot_record || tls_guard_depth >= kProfilerThreadDepth || !runtime::recording())
     return nullptr;
   ReentrancyGuard guard;  // mmap, prctl and the definitions mutex below must not record

@@ -1,11 +1,8 @@
 #include "preload/writer.h"
 
-#include <fcntl.h>
 #include <linux/futex.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -40,8 +37,10 @@ struct Control {
   std::atomic<bool> stop{false};
   std::atomic<bool> running{false};
   std::atomic<bool> section_ended{false};
-  std::atomic<int> wake_fd{-1};
-  std::atomic<int> part_fd{-1};  // for the fork child to close its copy
+  // Futex word the writer sleeps on between drains; bumped to wake it. A
+  // futex, not an eventfd: no descriptor the program could close or reuse,
+  // nothing to recreate after fork, and waking stays async-signal-safe.
+  std::atomic<uint32_t> wake_word{0};
   // Guards starting the thread and handing over a new section. fork takes it.
   std::mutex mutex;
   bool start_failed = false;
@@ -100,25 +99,28 @@ class Writer {
   }
 
  private:
+  // Sleeps for the drain period, or until someone bumps the wake word. A
+  // bump between two waits is not lost: the kernel compares the word first.
   void wait_for_wake() noexcept {
-    const int fd = g_control.wake_fd.load(std::memory_order_relaxed);
-    if (fd >= 0) {
-      pollfd wake{fd, POLLIN, 0};
-      if (poll(&wake, 1, static_cast<int>(drain_period_ms_)) > 0) {
-        uint64_t count;
-        [[maybe_unused]] ssize_t n = read(fd, &count, sizeof count);
-      }
+    const uint32_t seen = g_control.wake_word.load(std::memory_order_acquire);
+    if (seen != last_wake_word_) {
+      last_wake_word_ = seen;
       return;
     }
     const timespec period{0, static_cast<long>(drain_period_ms_) * 1000000};
-    nanosleep(&period, nullptr);
+    futex(&g_control.wake_word, FUTEX_WAIT_PRIVATE, seen, &period);
+    last_wake_word_ = g_control.wake_word.load(std::memory_order_acquire);
   }
 
   bool adopt_pending_section() noexcept {
-    std::lock_guard<std::mutex> lock(g_control.mutex);
-    if (!g_control.has_pending_section) return false;
-    g_control.has_pending_section = false;
-    section_ = g_control.pending_section;
+    {
+      std::lock_guard<std::mutex> lock(g_control.mutex);
+      if (!g_control.has_pending_section) return false;
+      g_control.has_pending_section = false;
+      section_ = g_control.pending_section;
+    }
+    // Not under the control mutex: lock order is definitions before control
+    // (runtime.cpp, prepare_fork).
     written_ = dropped_ = lost_to_write_failure_ = 0;
     file_.reset();
     definitions_begin_section();
@@ -185,10 +187,9 @@ class Writer {
   // section's ProcessInfo and every definition made so far.
   bool ensure_file_open() noexcept {
     if (file_.failed()) return false;
-    if (file_.is_open()) return true;
+    if (file_.exists()) return true;
     const Config& config = runtime::config();
-    if (!file_.open(config.parts_dir, section_.pid, section_.id)) return false;
-    g_control.part_fd.store(file_.descriptor(), std::memory_order_relaxed);
+    if (!file_.create(config.parts_dir, section_.pid, section_.id)) return false;
     const ProcessInfoRecord info = build_process_info(section_, config);
     try {
       scratch_.assign(reinterpret_cast<const uint8_t*>(&info),
@@ -251,7 +252,7 @@ class Writer {
   void end_section() noexcept {
     drain_rings(/*final_drain=*/true);
     flush_events();
-    if (file_.is_open() && !file_.failed() && write_pending_definitions()) {
+    if (file_.exists() && !file_.failed() && write_pending_definitions()) {
       SectionEndRecord end{};
       end.header = header_for<SectionEndRecord>();
       end.end_ns = now_ns();
@@ -260,15 +261,13 @@ class Writer {
       write_chunk(ChunkKind::kDefinitions, &end, sizeof end);
     }
     if (runtime::config().verbose) report();
-    file_.close();
-    g_control.part_fd.store(-1, std::memory_order_relaxed);
   }
 
   void report() noexcept {
     char line[kMaxPathBytes + 256];
     char section_hex[17];
     format_hex64(section_.id, section_hex);
-    if (file_.is_open())
+    if (file_.exists())
       std::snprintf(line, sizeof line,
                     "pid %u section %s: %llu records written, %llu dropped, %llu lost to a "
                     "failed write (%s)",
@@ -282,6 +281,7 @@ class Writer {
   }
 
   SectionIdentity section_;
+  uint32_t last_wake_word_ = 0;
   uint64_t flush_interval_ns_ = 0;
   uint32_t drain_period_ms_ = 10;
   EventChunkBuilder events_;
@@ -300,27 +300,18 @@ void* writer_main(void* writer) {
   return nullptr;
 }
 
-int move_descriptor_high(int fd) {
-  const int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
-  if (high < 0) return fd;
-  close(fd);
-  return high;
-}
-
 }  // namespace
 
 bool writer_ensure_started() noexcept {
   if (g_control.running.load(std::memory_order_acquire)) return true;
+  // Taken before the control mutex: lock order is section before control.
+  const SectionIdentity section = runtime::section();
   std::lock_guard<std::mutex> lock(g_control.mutex);
   if (g_control.running.load(std::memory_order_relaxed)) return true;
   if (g_control.start_failed || !runtime::recording()) return false;
 
-  if (g_control.wake_fd.load(std::memory_order_relaxed) < 0) {
-    const int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (fd >= 0) g_control.wake_fd.store(move_descriptor_high(fd), std::memory_order_relaxed);
-  }
   auto* writer = new (std::nothrow) Writer();
-  if (writer == nullptr || !writer->init(runtime::section())) {
+  if (writer == nullptr || !writer->init(section)) {
     g_control.start_failed = true;
     delete writer;
     warn_once(Warning::kWriterThread, "out of memory for the writer; not recording");
@@ -352,11 +343,9 @@ bool writer_ensure_started() noexcept {
 }
 
 void writer_wake() noexcept {
-  const int fd = g_control.wake_fd.load(std::memory_order_relaxed);
-  if (fd < 0) return;
   const int saved_errno = errno;
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(fd, &one, sizeof one);
+  g_control.wake_word.fetch_add(1, std::memory_order_acq_rel);
+  futex(&g_control.wake_word, FUTEX_WAKE_PRIVATE, 1, nullptr);
   errno = saved_errno;
 }
 
@@ -407,12 +396,9 @@ void writer_lock_before_fork() noexcept { g_control.mutex.lock(); }
 void writer_unlock_after_fork_in_parent() noexcept { g_control.mutex.unlock(); }
 
 void writer_reset_after_fork_in_child() noexcept {
-  // Both descriptors are the parent's objects: the child's copies go, the
-  // parent's stay untouched.
-  const int part_fd = g_control.part_fd.exchange(-1, std::memory_order_relaxed);
-  if (part_fd >= 0) close(part_fd);
-  const int wake_fd = g_control.wake_fd.exchange(-1, std::memory_order_relaxed);
-  if (wake_fd >= 0) close(wake_fd);
+  // The parent's writer state stays behind in the parent; the child starts
+  // from nothing (no descriptor of the writer is held between writes).
+  g_control.wake_word.store(0, std::memory_order_relaxed);
   g_control.requested.store(0, std::memory_order_relaxed);
   g_control.completed.store(0, std::memory_order_relaxed);
   g_control.end_section.store(false, std::memory_order_relaxed);

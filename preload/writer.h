@@ -6,9 +6,9 @@
 // All of its signals are blocked and it is guarded for life: nothing it does
 // is recorded, and no signal handler of the program ever runs on it.
 //
-// Other threads talk to it through atomics, an eventfd and a futex only, so
-// the synchronous requests below work from signal handlers, vfork-free exec
-// paths and _exit alike.
+// Other threads talk to it through atomics and futexes only (no lock, no
+// descriptor), so the synchronous requests below work from signal handlers,
+// exec hooks and _exit alike.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ enum class FlushGoal : uint8_t {
 
 // Asks the writer to reach `goal` and waits at most `timeout_ms`. Returns true
 // when it did. Returns false at once when no writer runs (nothing recorded).
-// Async-signal-safe (atomics, eventfd, futex, clock_gettime).
+// Async-signal-safe (atomics, futex, clock_gettime).
 bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept;
 
 // After a failed exec: the writer, whose section ended, continues with `section`.

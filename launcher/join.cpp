@@ -1,0 +1,203 @@
+#include "launcher/join.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "formats/chunk_encoder.h"
+#include "formats/file_header_check.h"
+#include "formats/records.h"
+
+namespace proflaunch::launcher {
+namespace {
+
+using namespace format;
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+class OutputFile {
+ public:
+  ~OutputFile() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool open(const std::string& path, std::string* error) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) *error = "cannot create " + path + ": " + errno_text(errno);
+    return fd_ >= 0;
+  }
+  bool write_all(const void* data, size_t bytes, std::string* error) {
+    const auto* cursor = static_cast<const uint8_t*>(data);
+    while (bytes > 0) {
+      const ssize_t n = ::write(fd_, cursor, bytes);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        *error = "cannot write the joined trace: " + errno_text(n < 0 ? errno : ENOSPC);
+        return false;
+      }
+      cursor += n;
+      bytes -= static_cast<size_t>(n);
+      written_ += static_cast<uint64_t>(n);
+    }
+    return true;
+  }
+  bool finish(std::string* error) {
+    if (close(fd_) != 0) {
+      fd_ = -1;
+      *error = "cannot write the joined trace: " + errno_text(errno);
+      return false;
+    }
+    fd_ = -1;
+    return true;
+  }
+  uint64_t written() const { return written_; }
+
+ private:
+  int fd_ = -1;
+  uint64_t written_ = 0;
+};
+
+bool read_exact(int fd, uint64_t offset, void* out, size_t bytes) {
+  auto* cursor = static_cast<uint8_t*>(out);
+  while (bytes > 0) {
+    const ssize_t n = pread(fd, cursor, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    cursor += n;
+    bytes -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Copies the good chunks of one part. Returns false only when the output
+// cannot be written (a damaged part is reported, not an error).
+bool copy_part(const std::string& path, const std::string& name, OutputFile& output,
+               std::vector<uint8_t>& buffer, PartReport& report, std::string* error) {
+  report.part = name;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    report.cut_reason = "cannot open: " + errno_text(errno);
+    return true;
+  }
+  struct stat info {};
+  fstat(fd, &info);
+  const uint64_t size = static_cast<uint64_t>(info.st_size);
+
+  uint8_t header_bytes[sizeof(FileHeader)];
+  std::string header_error;
+  if (size < sizeof header_bytes || !read_exact(fd, 0, header_bytes, sizeof header_bytes) ||
+      !check_file_header(header_bytes, sizeof header_bytes, size, name, &header_error)) {
+    report.bytes_cut = size;
+    report.cut_reason = header_error.empty() ? "too short for a file header" : header_error;
+    close(fd);
+    return true;
+  }
+  FileHeader header;
+  std::memcpy(&header, header_bytes, sizeof header);
+
+  uint64_t offset = header.header_bytes;
+  bool ok = true;
+  while (offset < size) {
+    ChunkHeader chunk;
+    std::string reason;
+    if (size - offset < sizeof chunk) {
+      reason = "truncated chunk header";
+    } else if (!read_exact(fd, offset, &chunk, sizeof chunk)) {
+      reason = "read error";
+    } else if (chunk.magic != kChunkMagic ||
+               chunk.header_crc32 != crc32(&chunk, offsetof(ChunkHeader, header_crc32))) {
+      reason = "bad chunk header";
+    } else if (chunk.payload_bytes > kMaxChunkPayloadBytes) {
+      reason = "chunk larger than the format allows";
+    } else if (size - offset - sizeof chunk < chunk.payload_bytes) {
+      reason = "truncated chunk";
+    }
+    if (!reason.empty()) {
+      report.cut_offset = offset;
+      report.bytes_cut = size - offset;
+      report.cut_reason = reason;
+      break;
+    }
+    const size_t total = sizeof chunk + chunk.payload_bytes;
+    buffer.resize(total);
+    if (!read_exact(fd, offset, buffer.data(), total)) {
+      report.cut_offset = offset;
+      report.bytes_cut = size - offset;
+      report.cut_reason = "read error";
+      break;
+    }
+    if (!output.write_all(buffer.data(), total, error)) {
+      ok = false;
+      break;
+    }
+    ++report.chunks;
+    offset += total;
+  }
+  close(fd);
+  return ok;
+}
+
+std::vector<std::string> part_names(const std::string& dir, std::string* error) {
+  std::vector<std::string> names;
+  DIR* handle = opendir(dir.c_str());
+  if (handle == nullptr) {
+    *error = "cannot read " + dir + ": " + errno_text(errno);
+    return names;
+  }
+  while (dirent* entry = readdir(handle)) {
+    const std::string name = entry->d_name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0) names.push_back(name);
+  }
+  closedir(handle);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+JoinResult join_parts(const std::string& parts_dir, const std::string& output_path,
+                      bool replace_existing) {
+  JoinResult result;
+  struct stat info {};
+  if (!replace_existing && lstat(output_path.c_str(), &info) == 0) {
+    result.error = output_path + " already exists (use --force to replace it)";
+    return result;
+  }
+  const std::vector<std::string> names = part_names(parts_dir, &result.error);
+  if (!result.error.empty()) return result;
+
+  const std::string temporary = output_path + ".joining-" + std::to_string(getpid());
+  OutputFile output;
+  if (!output.open(temporary, &result.error)) return result;
+  const FileHeader header = make_file_header();
+  std::vector<uint8_t> buffer;
+  bool ok = output.write_all(&header, sizeof header, &result.error);
+  for (const std::string& name : names) {
+    if (!ok) break;
+    PartReport report;
+    ok = copy_part(parts_dir + "/" + name, name, output, buffer, report, &result.error);
+    result.parts.push_back(report);
+  }
+  ok = ok && output.finish(&result.error);
+  if (ok && rename(temporary.c_str(), output_path.c_str()) != 0) {
+    result.error = "cannot rename " + temporary + " to " + output_path + ": " + errno_text(errno);
+    ok = false;
+  }
+  if (!ok) {
+    unlink(temporary.c_str());
+    return result;  // the parts stay, for another --join
+  }
+  result.output_bytes = output.written();
+  for (const std::string& name : names) unlink((parts_dir + "/" + name).c_str());
+  rmdir(parts_dir.c_str());  // fails, harmlessly, if something else is in there
+  result.ok = true;
+  return result;
+}
+
+}  // namespace proflaunch::launcher

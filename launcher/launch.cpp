@@ -1,0 +1,173 @@
+#include "launcher/launch.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "launcher/join.h"
+#include "launcher/output_name.h"
+#include "launcher/shim_locator.h"
+#include "launcher/summary.h"
+#include "launcher/traced_child.h"
+#include "preload/config.h"
+
+namespace proflaunch::launcher {
+namespace {
+
+void say(const std::string& line) { std::fprintf(stderr, "proflaunch: %s\n", line.c_str()); }
+
+bool exists(const std::string& path) {
+  struct stat info;
+  return lstat(path.c_str(), &info) == 0;
+}
+
+// Removes the *.part files of a stale parts directory (--force).
+void discard_parts(const std::string& dir) {
+  DIR* handle = opendir(dir.c_str());
+  if (handle == nullptr) return;
+  while (dirent* entry = readdir(handle)) {
+    const std::string name = entry->d_name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0)
+      unlink((dir + "/" + name).c_str());
+  }
+  closedir(handle);
+}
+
+// LD_PRELOAD with the shim first and the user's entries kept, in order.
+std::string preload_value(const std::string& shim) {
+  const char* existing = std::getenv("LD_PRELOAD");
+  if (existing == nullptr || *existing == '\0') return shim;
+  const std::string list = existing;
+  // Already there (a traced process running proflaunch): keep the list as is.
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = list.find_first_of(": ", start);
+    if (list.substr(start, end - start) == shim) return list;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return shim + ":" + list;
+}
+
+// Joins, reports damaged parts, prints the summary. False when the joined
+// file could not be written (the parts are then left for --join).
+bool join_and_report(const std::string& parts_dir, const std::string& output,
+                     const std::string& shown_name, bool replace, bool quiet) {
+  const JoinResult joined = join_parts(parts_dir, output, replace);
+  if (!joined.ok) {
+    say(joined.error + "; the parts are in " + parts_dir);
+    return false;
+  }
+  if (!quiet) {
+    for (const PartReport& part : joined.parts)
+      if (!part.cut_reason.empty())
+        say(part.part + ": " + part.cut_reason + ", " + std::to_string(part.bytes_cut) +
+            " bytes at offset " + std::to_string(part.cut_offset) + " left out");
+    TraceCounts counts;
+    std::string error;
+    if (count_trace(output, &counts, &error))
+      say(summary_line(shown_name, counts).substr(sizeof "proflaunch: " - 1));
+    else
+      say(error);
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_traced(const LaunchOptions& options) {
+  const ShimLocation shim = locate_shim();
+  if (shim.path.empty()) {
+    say(shim.error);
+    return 1;
+  }
+
+  TracedChild child;
+  std::string error;
+  if (!child.start(options.command, &error)) {
+    say(error);
+    return 1;
+  }
+
+  const NameResult name = expand_output_name(options.output_pattern, child.pid());
+  if (!name.error.empty()) {
+    child.abandon();
+    say(name.error);
+    return 2;
+  }
+  const std::string output = absolute_path(name.path);
+  const std::string parts_dir = parts_directory_for(output);
+  if (!options.force && exists(output)) {
+    child.abandon();
+    say(name.path + " already exists: use --force to overwrite it, or another -o (e.g. with %n)");
+    return 1;
+  }
+  if (exists(parts_dir)) {
+    if (!options.force) {
+      child.abandon();
+      say(parts_dir + " exists (left by an interrupted run?): recover it with proflaunch --join " +
+          name.path + ", or pass --force to discard it");
+      return 1;
+    }
+    discard_parts(parts_dir);
+  }
+  if (mkdir(parts_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    const std::string reason = std::strerror(errno);
+    child.abandon();
+    say("cannot create " + parts_dir + ": " + reason);
+    return 1;
+  }
+
+  std::vector<std::pair<std::string, std::string>> environment = {
+      {"LD_PRELOAD", preload_value(shim.path)},
+      {kEnvPartsDir, parts_dir},
+      {kEnvGpuTiming, options.gpu_timing},
+      {kEnvTrace, options.trace_domains},
+  };
+  if (!options.buffer_size.empty()) environment.emplace_back(kEnvBufferSize, options.buffer_size);
+  if (options.flush_interval_ms != 0)
+    environment.emplace_back(kEnvFlushInterval, std::to_string(options.flush_interval_ms));
+  if (options.verbose) environment.emplace_back(kEnvVerbose, "1");
+  // Settings inherited from an outer traced process are not ours.
+  const std::vector<std::string> unset = {kEnvExecParent, kEnvBufferSize, kEnvFlushInterval,
+                                          kEnvVerbose};
+
+  const int exec_errno = child.release(environment, unset);
+  if (exec_errno != 0) {
+    child.wait();
+    rmdir(parts_dir.c_str());
+    const std::string& program = options.command[0];
+    if (exec_errno == ENOENT) {
+      say(program + ": command not found");
+      return 127;
+    }
+    say(program + ": cannot run: " + std::strerror(exec_errno));
+    return 126;
+  }
+
+  const int status = child.wait();
+  join_and_report(parts_dir, output, name.path, options.force, options.quiet);
+  return exit_code_for(status);
+}
+
+int run_join(const JoinOptions& options) {
+  const std::string output = absolute_path(options.output);
+  const std::string parts_dir = parts_directory_for(output);
+  struct stat info;
+  if (stat(parts_dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    say("nothing to join: " + parts_dir + " is not a directory");
+    return 1;
+  }
+  if (!options.force && exists(output)) {
+    say(options.output + " already exists: use --force to replace it");
+    return 1;
+  }
+  return join_and_report(parts_dir, output, options.output, options.force, options.quiet) ? 0 : 1;
+}
+
+}  // namespace proflaunch::launcher

@@ -1,0 +1,35 @@
+// The launcher's two jobs: run a program traced and join its parts, or join
+// the parts an interrupted run left behind.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace proflaunch::launcher {
+
+struct LaunchOptions {
+  std::vector<std::string> command;
+  std::string output_pattern = "proflaunch-%p.trace";
+  bool force = false;
+  std::string gpu_timing = "events";
+  std::string trace_domains = "all";
+  std::string buffer_size;          // empty: the shim's default
+  unsigned flush_interval_ms = 0;   // 0: the shim's default
+  bool verbose = false;
+  bool quiet = false;
+};
+
+// Returns the exit code for the launcher: the program's, 128 + signal when it
+// was killed, 127/126 when it could not be run, 1/2 for the launcher's own
+// failures before the program started.
+int run_traced(const LaunchOptions& options);
+
+struct JoinOptions {
+  std::string output;
+  bool force = false;
+  bool quiet = false;
+};
+
+int run_join(const JoinOptions& options);
+
+}  // namespace proflaunch::launcher

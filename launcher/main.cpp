@@ -1,0 +1,96 @@
+// proflaunch: runs a program with libproflaunch.so injected and joins what
+// its processes recorded into one trace file.
+//
+//   proflaunch [options] -- program [args...]
+//   proflaunch --join OUT
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "launcher/launch.h"
+#include "preload/config.h"
+
+namespace {
+
+constexpr const char* kDescription =
+    "proflaunch [options] -- program [args...]\n\n"
+    "Record what a program does on its GPUs, with no change to the program.\n"
+    "Every process it starts is traced; the trace goes to one file.\n\n"
+    "Examples:\n"
+    "  proflaunch -o run.trace -- python train.py\n"
+    "  proflaunch -o 'rank%q{RANK}.trace' -- python train.py   (one file per rank)\n"
+    "  proflaunch --join run.trace   (after the launcher was killed)\n";
+
+std::string check_trace_domains(const std::string& value) {
+  uint32_t domains = 0;
+  if (proflaunch::parse_trace_domains(value.c_str(), domains)) return "";
+  return "expected a comma list of cuda, memory, nccl, nvtx (or all), got '" + value + "'";
+}
+
+std::string check_buffer_size(const std::string& value) {
+  size_t bytes = 0;
+  if (!proflaunch::parse_byte_size(value.c_str(), bytes))
+    return "expected a size such as 8M or 512K, got '" + value + "'";
+  if (bytes < proflaunch::kMinBufferBytes || bytes > proflaunch::kMaxBufferBytes)
+    return "must be between 64K and 1G";
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  proflaunch::launcher::LaunchOptions launch;
+  std::string join_output;
+
+  CLI::App app(kDescription, "proflaunch");
+  app.set_version_flag("--version", std::string("proflaunch ") + PROFLAUNCH_VERSION);
+  app.prefix_command();  // the first non-option starts the program's command line
+  app.add_option("-o,--output", launch.output_pattern,
+                 "trace file; %p pid of the program, %h host, %q{VAR} an environment "
+                 "variable, %n a counter that makes the name unique, %% a percent sign")
+      ->capture_default_str();
+  app.add_flag("--force", launch.force, "overwrite an existing trace (or stale parts)");
+  app.add_option("--gpu-timing", launch.gpu_timing, "how GPU work is timed")
+      ->check(CLI::IsMember({"events", "none"}))
+      ->capture_default_str();
+  app.add_option("--trace", launch.trace_domains, "what to record: cuda,memory,nccl,nvtx or all")
+      ->check(check_trace_domains)
+      ->capture_default_str();
+  app.add_option("--buffer-size", launch.buffer_size,
+                 "record buffer per thread (default 8M); records beyond it are counted as dropped")
+      ->check(check_buffer_size);
+  app.add_option("--flush-interval", launch.flush_interval_ms,
+                 "milliseconds between flushes to disk (default 100, at most 200): what a "
+                 "SIGKILL can lose")
+      ->check(CLI::Range(1u, 200u));
+  app.add_flag("-v,--verbose", launch.verbose, "one line per traced process on stderr");
+  app.add_flag("-q,--quiet", launch.quiet, "no summary line at the end");
+  app.add_option("--join", join_output,
+                 "assemble OUT from the parts in OUT.parts/ left by an interrupted run");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? 0 : 2;
+  }
+  launch.command = app.remaining();
+  if (!launch.command.empty() && launch.command.front() == "--")
+    launch.command.erase(launch.command.begin());
+
+  if (!join_output.empty()) {
+    if (!launch.command.empty()) {
+      std::fprintf(stderr, "proflaunch: --join takes no program to run\n");
+      return 2;
+    }
+    return proflaunch::launcher::run_join({join_output, launch.force, launch.quiet});
+  }
+  if (launch.command.empty()) {
+    std::fprintf(stderr, "proflaunch: no program given\nusage: proflaunch [options] -- program "
+                         "[args...]   (proflaunch --help for the options)\n");
+    return 2;
+  }
+  return proflaunch::launcher::run_traced(launch);
+}

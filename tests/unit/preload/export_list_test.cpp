@@ -1,0 +1,63 @@
+// The injected libraries export exactly their hooks: no zstd, no C++ runtime,
+// no libunwind `backtrace`, nothing of the core. A stray export would
+// interpose on the program (or be interposed) behind everyone's back.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "tests/unit/preload/support/process_runner.h"
+
+namespace proflaunch::testing {
+namespace {
+
+const std::set<std::string> kProcessHooks = {
+    "execve", "execv",       "execvp",      "execvpe", "execl",
+    "execlp", "execle",      "posix_spawn", "posix_spawnp",
+    "_exit",  "_Exit",       "pthread_setname_np",
+};
+
+std::set<std::string> defined_dynamic_symbols(const std::string& library) {
+  std::set<std::string> names;
+  const std::string command = "nm -D --defined-only '" + library + "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return names;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::string text(line);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    const size_t space = text.rfind(' ');
+    names.insert(space == std::string::npos ? text : text.substr(space + 1));
+  }
+  EXPECT_EQ(pclose(pipe), 0) << command;
+  return names;
+}
+
+TEST(ExportList, LibproflaunchExportsExactlyItsHooks) {
+  EXPECT_EQ(defined_dynamic_symbols(required_env("PROFLAUNCH_SHIM")), kProcessHooks);
+}
+
+TEST(ExportList, TheProbeShimAddsOnlyItsProbeHook) {
+  std::set<std::string> expected = kProcessHooks;
+  expected.insert("probe_event");
+  EXPECT_EQ(defined_dynamic_symbols(required_env("PROBE_SHIM")), expected);
+}
+
+TEST(ExportList, NoUndefinedReferenceCanBindToTheProgramsZstd) {
+  // Weak undefined ZSTD_trace_* hooks in libzstd.a would bind to a program's
+  // definitions at run time; the shim defines them privately.
+  const std::string command = "nm -D '" + required_env("PROFLAUNCH_SHIM") + "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    const std::string text(line);
+    EXPECT_EQ(text.find("ZSTD"), std::string::npos) << text;
+    EXPECT_EQ(text.find(" backtrace"), std::string::npos) << text;
+  }
+  pclose(pipe);
+}
+
+}  // namespace
+}  // namespace proflaunch::testing

@@ -1,0 +1,40 @@
+// The test-only hook: interposes probe_event() exactly as a CUDA hook would
+// interpose a driver call (guard, time, real call, emit, commit).
+#include <dlfcn.h>
+
+#include "formats/records.h"
+#include "preload/emit.h"
+#include "tests/unit/preload/probe/probe.h"
+
+namespace {
+
+using ProbeFunction = void(uint64_t);
+ProbeFunction* g_real_probe_event = nullptr;
+
+}  // namespace
+
+// The id probe records carry in ApiSpan::api.
+extern const uint16_t kProbeApi = 1;
+
+__attribute__((constructor)) static void define_probe_api() {
+  g_real_probe_event = reinterpret_cast<ProbeFunction*>(dlsym(RTLD_NEXT, "probe_event"));
+  proflaunch::define_api(kProbeApi, "probe_event", proflaunch::format::ApiDomain::kOther,
+                         proflaunch::format::Vendor::kUnknown);
+}
+
+extern "C" __attribute__((visibility("default"))) void probe_event(uint64_t value) {
+  proflaunch::ReentrancyGuard guard;
+  if (!guard.outermost()) {
+    if (g_real_probe_event != nullptr) g_real_probe_event(value);
+    return;
+  }
+  const uint64_t begin_ns = proflaunch::now_ns();
+  if (g_real_probe_event != nullptr) g_real_probe_event(value);
+  if (auto* record = proflaunch::emit<proflaunch::format::ApiCallRecord>()) {
+    record->span.begin_ns = begin_ns;
+    record->span.end_ns = proflaunch::now_ns();
+    record->span.correlation_id = value;
+    record->span.api = kProbeApi;
+    proflaunch::commit();
+  }
+}
