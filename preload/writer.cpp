@@ -1,4 +1,5 @@
 #include "preload/writer.h"
+#include "preload/writer_tasks.h"
 
 #include <linux/futex.h>
 #include <pthread.h>
@@ -55,6 +56,9 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
 
 void wake_waiters() { futex(&g_control.completed, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr); }
 
+constexpr int kMaxTasks = 4;
+std::atomic<const WriterTask*> g_tasks[kMaxTasks];
+
 class Writer {
  public:
   bool init(const SectionIdentity& section) noexcept {
@@ -81,7 +85,7 @@ class Writer {
       if (ended && adopt_pending_section()) ended = false;
       busy = false;
       if (!ended) {
-        busy = drain_rings(end);
+        busy = cycle(/*final=*/false);
         const bool urgent = end || request != g_control.completed.load(std::memory_order_relaxed);
         if (urgent || flush_due()) flush_events();
         if (end) {
@@ -132,6 +136,35 @@ class Writer {
     return now_ns() - events_.first_append_ns() + uint64_t{drain_period_ms_} * 1000000u >=
            flush_interval_ns_;
   }
+
+  // One round of work: the tasks' snapshots, the rings, then the tasks (see
+  // writer_tasks.h for why in this order). True when a chunk filled up.
+  bool cycle(bool final) noexcept {
+    for (auto& slot : g_tasks)
+      if (const WriterTask* task = slot.load(std::memory_order_acquire)) task->before_drain();
+    const bool filled = drain_rings(final);
+    TaskSink sink(*this);
+    for (auto& slot : g_tasks)
+      if (const WriterTask* task = slot.load(std::memory_order_acquire)) task->run(sink, final);
+    return filled;
+  }
+
+  // Where tasks append their records: the section's events, as the writer
+  // thread's own.
+  class TaskSink final : public WriterRecordSink {
+   public:
+    explicit TaskSink(Writer& writer) : writer_(writer), tid_(static_cast<uint32_t>(gettid())) {}
+    bool append(const void* record, uint16_t bytes) noexcept override {
+      const uint64_t now = now_ns();
+      if (writer_.events_.append(tid_, record, bytes, now)) return true;
+      writer_.flush_events();
+      return writer_.events_.append(tid_, record, bytes, now);
+    }
+
+   private:
+    Writer& writer_;
+    uint32_t tid_;
+  };
 
   // Returns true when a chunk filled up (more may be waiting: no sleep).
   bool drain_rings(bool final_drain) noexcept {
@@ -250,7 +283,7 @@ class Writer {
   }
 
   void end_section() noexcept {
-    drain_rings(/*final_drain=*/true);
+    cycle(/*final=*/true);
     flush_events();
     if (file_.exists() && !file_.failed() && write_pending_definitions()) {
       SectionEndRecord end{};
@@ -395,7 +428,18 @@ void writer_lock_before_fork() noexcept { g_control.mutex.lock(); }
 
 void writer_unlock_after_fork_in_parent() noexcept { g_control.mutex.unlock(); }
 
+bool writer_register_task(const WriterTask* task) noexcept {
+  for (auto& slot : g_tasks) {
+    const WriterTask* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, task, std::memory_order_acq_rel)) return true;
+    if (expected == task) return true;
+  }
+  return false;
+}
+
 void writer_reset_after_fork_in_child() noexcept {
+  for (auto& slot : g_tasks)
+    if (const WriterTask* task = slot.load(std::memory_order_acquire)) task->reset_in_child();
   // The parent's writer state stays behind in the parent; the child starts
   // from nothing (no descriptor of the writer is held between writes).
   g_control.wake_word.store(0, std::memory_order_relaxed);
