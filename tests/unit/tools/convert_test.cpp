@@ -1,0 +1,400 @@
+// proftrace convert on hand-built traces: what lands where in the Perfetto
+// JSON, and that the result passes the importer-rule checker.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "tests/unit/tools/tool_fixture.h"
+#include "tests/unit/tools/trace_scenarios.h"
+#include "tools/proftrace/perfetto_json/track_layout.h"
+
+namespace proflaunch::testing {
+namespace {
+
+using namespace proflaunch::format;
+using tools::perfetto_json::kGpuPidBase;
+using tools::perfetto_json::kLinuxPidLimit;
+
+constexpr uint64_t kStart = 5'000'000'000;  // the process's monotonic start: the timeline's 0
+constexpr uint64_t kKernel = 0xF00;
+
+void expect_checker_accepts(const ConvertedTrace& converted) {
+  std::string output;
+  EXPECT_EQ(run_checker(converted.json_path, &output), 0) << output;
+}
+
+TEST(Convert, LaunchBecomesAnApiSliceAGpuSliceAndAFlowBetweenThem) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 0x51, 4321, kStart);
+  trace.function(p.section, kKernel, "_Z5scaleIfEvPT_i");
+  trace.thread(p.section, 4322, "worker");
+  ObjectLifecycleRecord created{};
+  created.span = ApiSpan{kStart + 100, kStart + 200, 1, 0, p.stream_create_api, 0};
+  created.handle = 0xABC;
+  created.id = 13;
+  created.object = static_cast<uint8_t>(ObjectKind::kStream);
+  created.action = static_cast<uint8_t>(LifecycleAction::kCreate);
+  trace.event(p.section, 4322, created);
+  trace.event(p.section, 4322, launch(p, 7, kStart + 1000, kStart + 3500, kKernel, 0xABC));
+  trace.event(p.section, 9999, activity(7, kStart + 5000, kStart + 12345, 0xABC, GpuActivityKind::kKernel));
+
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+
+  const JsonValue* api = out.slice_named("cuLaunchKernel");
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ((*api)["cat"].str(), "driver");
+  EXPECT_EQ((*api)["pid"].as_uint(), 4321u);
+  EXPECT_EQ((*api)["tid"].as_uint(), 4322u);
+  EXPECT_EQ((*api)["ts"].str(), "1.000");
+  EXPECT_EQ((*api)["dur"].str(), "2.500");
+  EXPECT_TRUE((*api)["flow_out"].boolean);
+  const JsonValue& args = (*api)["args"];
+  EXPECT_EQ(args["kernel"].str(), "void scale<float>(float*, int)");
+  EXPECT_EQ(args["grid"].str(), "(64,2,1)");
+  EXPECT_EQ(args["block"].str(), "(256,1,1)");
+  EXPECT_EQ(args["shared_bytes"].as_uint(), 1024u);
+  EXPECT_EQ(args["stream"].str(), "13");
+  EXPECT_EQ(args["device"].as_int(), 0);
+  EXPECT_EQ(args["correlation_id"].as_uint(), 7u);
+  EXPECT_FALSE(args.has("result")) << "result is shown only for failed calls";
+
+  const JsonValue* gpu = out.slice_named("void scale<float>(float*, int)");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ((*gpu)["cat"].str(), "gpu.kernel");
+  EXPECT_GE((*gpu)["pid"].as_uint(), kLinuxPidLimit);
+  EXPECT_EQ((*gpu)["ts"].str(), "5.000");
+  EXPECT_EQ((*gpu)["dur"].str(), "7.345");
+  EXPECT_TRUE((*gpu)["flow_in"].boolean);
+  EXPECT_EQ((*gpu)["bind_id"].as_uint(), (*api)["bind_id"].as_uint());
+  EXPECT_EQ((*gpu)["args"]["correlation_id"].as_uint(), 7u);
+
+  EXPECT_EQ(out.process_name(4321), "python train.py");
+  EXPECT_EQ(out.thread_name(4321, 4322), "worker");
+  EXPECT_EQ(out.process_name((*gpu)["pid"].as_uint()).rfind("GPU 0", 0), 0u)
+      << out.process_name((*gpu)["pid"].as_uint());
+  EXPECT_EQ(out.thread_name((*gpu)["pid"].as_uint(), (*gpu)["tid"].as_uint()), "Stream 13 (pid 4321)");
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, FailedCallsCarryTheirResult) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  auto failed = launch(p, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy);
+  failed.span.result = 700;
+  trace.event(p.section, 10, failed);
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const JsonValue* api = out.slice_named("cuLaunchKernel");
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ((*api)["args"]["result"].as_int(), 700);
+  EXPECT_EQ((*api)["args"]["kernel"].str(), "unknown kernel") << "no FunctionDef for the handle";
+}
+
+TEST(Convert, CopiesAndMemsetsShowBytesAndBandwidthFromTheGpuDuration) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.event(p.section, 10, copy(p, 1, kStart + 100, kStart + 200, 2'000'000, kStreamLegacy));
+  trace.event(p.section, 10, memset(p, 2, kStart + 300, kStart + 400, 4096, kStreamLegacy));
+  // 2,000,000 bytes in 1,000 ns = 2000 GB/s; 4096 bytes in 2048 ns = 2 GB/s.
+  trace.event(p.section, 10, activity(1, kStart + 1000, kStart + 2000, kStreamLegacy, GpuActivityKind::kMemoryCopy));
+  trace.event(p.section, 10, activity(2, kStart + 3000, kStart + 5048, kStreamLegacy, GpuActivityKind::kMemorySet));
+
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const JsonValue* memcpy_slice = out.slice_named("Memcpy HtoD");
+  ASSERT_NE(memcpy_slice, nullptr);
+  EXPECT_EQ((*memcpy_slice)["cat"].str(), "gpu.memcpy");
+  EXPECT_EQ((*memcpy_slice)["args"]["bytes"].as_uint(), 2'000'000u);
+  EXPECT_DOUBLE_EQ((*memcpy_slice)["args"]["bandwidth_gbps"].as_double(), 2000.0);
+  EXPECT_EQ((*memcpy_slice)["args"]["src_kind"].str(), "pinned");
+  EXPECT_EQ((*memcpy_slice)["args"]["dst_kind"].str(), "device");
+  const JsonValue* memset_slice = out.slice_named("Memset");
+  ASSERT_NE(memset_slice, nullptr);
+  EXPECT_DOUBLE_EQ((*memset_slice)["args"]["bandwidth_gbps"].as_double(), 2.0);
+
+  const JsonValue* copy_api = out.slice_named("cudaMemcpyAsync");
+  ASSERT_NE(copy_api, nullptr);
+  EXPECT_EQ((*copy_api)["cat"].str(), "runtime");
+  EXPECT_EQ((*copy_api)["args"]["bytes"].as_uint(), 2'000'000u);
+  EXPECT_EQ((*copy_api)["args"]["direction"].str(), "HtoD");
+  EXPECT_EQ((*copy_api)["args"]["stream"].str(), "legacy default");
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, TwoProcessesAndTwoDevicesGetTheirOwnProcessesAndStreamTracks) {
+  TraceBuilder trace;
+  const TracedProcess a = add_process(trace, 0xA, 100, kStart, "node1", "python a.py");
+  const TracedProcess b = add_process(trace, 0xB, 200, kStart + 50, "node1", "python b.py");
+  DeviceSpec gpu0;
+  gpu0.ordinal = 0;
+  gpu0.name = "H100";
+  gpu0.uuid[0] = 0xAA;
+  DeviceSpec gpu1 = gpu0;
+  gpu1.ordinal = 1;
+  gpu1.uuid[0] = 0xBB;
+  trace.device(a.section, gpu0);
+  trace.device(b.section, gpu0);  // the same physical GPU seen by both processes
+  trace.device(b.section, gpu1);
+  trace.function(a.section, kKernel, "_Z1kv");
+  trace.function(b.section, kKernel, "_Z1kv");
+
+  uint64_t id = 1;
+  auto run = [&](const TracedProcess& p, uint32_t tid, uint64_t stream, int32_t device, uint64_t at) {
+    trace.event(p.section, tid, launch(p, id, at, at + 10, kKernel, stream, device));
+    trace.event(p.section, tid, activity(id, at + 20, at + 30, stream, GpuActivityKind::kKernel, device));
+    ++id;
+  };
+  run(a, 100, kStreamLegacy, 0, kStart + 1000);
+  run(a, 100, 0x5555, 0, kStart + 2000);
+  run(b, 201, kStreamPerThread, 0, kStart + 3000);
+  run(b, 202, kStreamPerThread, 0, kStart + 4000);
+  run(b, 201, 0x7777, 1, kStart + 5000);
+
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+
+  std::map<uint64_t, std::set<std::string>> tracks_by_gpu;
+  std::set<uint64_t> flow_ids;
+  for (const JsonValue* slice : out.with_phase('X', "gpu")) {
+    const uint64_t pid = (*slice)["pid"].as_uint();
+    tracks_by_gpu[pid].insert(out.thread_name(pid, (*slice)["tid"].as_uint()));
+    EXPECT_TRUE(flow_ids.insert((*slice)["bind_id"].as_uint()).second) << "flow ids must be unique";
+  }
+  ASSERT_EQ(tracks_by_gpu.size(), 2u) << "one GPU process per physical device";
+  const std::set<std::string> shared_gpu = {"Default stream (pid 100)", "Stream #1 (pid 100)",
+                                            "Per-thread default stream, tid 201 (pid 200)",
+                                            "Per-thread default stream, tid 202 (pid 200)"};
+  const std::set<std::string> second_gpu = {"Stream #1 (pid 200)"};
+  std::set<std::set<std::string>> got;
+  for (const auto& [pid, names] : tracks_by_gpu) {
+    EXPECT_GE(pid, kGpuPidBase);
+    got.insert(names);
+    EXPECT_NE(out.process_name(pid).find("(H100) on node1"), std::string::npos) << out.process_name(pid);
+  }
+  EXPECT_EQ(got, (std::set<std::set<std::string>>{shared_gpu, second_gpu}));
+  EXPECT_EQ(flow_ids.size(), 5u);
+  EXPECT_EQ(out.process_name(100), "python a.py");
+  EXPECT_EQ(out.process_name(200), "python b.py");
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, WithoutGpuTimingApiSlicesRemainAndNoGpuWorkIsInvented) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  for (uint64_t i = 1; i <= 20; ++i)
+    trace.event(p.section, 10, launch(p, i, kStart + i * 100, kStart + i * 100 + 50, kKernel, kStreamLegacy));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(out.with_phase('X', "driver").size(), 20u);
+  EXPECT_TRUE(out.with_phase('X', "gpu").empty());
+  for (const JsonValue* event : out.events) {
+    EXPECT_FALSE(event->has("bind_id"));
+    EXPECT_LT((*event)["pid"].as_uint(), kLinuxPidLimit) << "no GPU process without GPU work";
+  }
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, ActivityWrittenBeforeItsLaunchStillJoins) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.event(p.section, 99, activity(1, kStart + 500, kStart + 900, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 10, launch(p, 1, kStart + 100, kStart + 200, kKernel, kStreamLegacy));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto gpu = out.with_phase('X', "gpu");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_TRUE((*gpu[0])["flow_in"].boolean);
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, JoinWindowBoundsTheWaitAndCountsWhatCouldNotBeJoined) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  // Six launches, then their activities newest first. With a window of 4
+  // entries, launches 1 and 2 are pushed out by launches 5 and 6 before any
+  // activity arrives: activities 6..3 join, activities 2 and 1 cannot.
+  for (uint64_t i = 1; i <= 6; ++i)
+    trace.event(p.section, 10, launch(p, i, kStart + i * 100, kStart + i * 100 + 50, kKernel, kStreamLegacy));
+  for (uint64_t i = 6; i >= 1; --i)
+    trace.event(p.section, 99,
+                activity(i, kStart + 5000 + i * 100, kStart + 5050 + i * 100, kStreamLegacy, GpuActivityKind::kKernel));
+  tools::ConvertCommand command;
+  command.join_window = 4;
+  const ConvertedTrace out = convert_trace(trace, command);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto gpu = out.with_phase('X', "gpu");
+  ASSERT_EQ(gpu.size(), 6u) << "unjoined GPU work is still shown";
+  std::set<uint64_t> joined;
+  for (const JsonValue* slice : gpu)
+    if (slice->has("bind_id")) joined.insert((*slice)["args"]["correlation_id"].as_uint());
+  EXPECT_EQ(joined, (std::set<uint64_t>{3, 4, 5, 6}));
+  EXPECT_EQ(out.with_phase('X', "driver").size(), 6u);
+  EXPECT_NE(out.err.find("2 GPU operations could not be joined"), std::string::npos) << out.err;
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, EqualCorrelationIdsInDifferentSectionsDoNotCrossJoin) {
+  TraceBuilder trace;
+  const TracedProcess a = add_process(trace, 0xA, 100, kStart);
+  const TracedProcess b = add_process(trace, 0xB, 200, kStart);
+  trace.event(a.section, 100, launch(a, 1, kStart + 100, kStart + 200, kKernel, kStreamLegacy));
+  trace.event(b.section, 200, launch(b, 1, kStart + 100, kStart + 200, kKernel, kStreamLegacy));
+  trace.event(b.section, 299, activity(1, kStart + 300, kStart + 400, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  for (const JsonValue* api : out.with_phase('X', "driver"))
+    EXPECT_EQ(api->has("bind_id"), (*api)["pid"].as_uint() == 200u);
+  const auto gpu = out.with_phase('X', "gpu");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ((*gpu[0])["args"]["pid"].as_uint(), 200u);
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, SeveralInputFilesShareOneTimelineWithUniqueFlowIds) {
+  TraceBuilder first, second;
+  const TracedProcess a = add_process(first, 0xA, 100, kStart);
+  const TracedProcess b = add_process(second, 0xB, 200, kStart + 1'000'000);  // starts 1 ms later
+  first.event(a.section, 100, launch(a, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy));
+  first.event(a.section, 100, activity(1, kStart + 30, kStart + 40, kStreamLegacy, GpuActivityKind::kKernel));
+  second.event(b.section, 200, launch(b, 1, kStart + 1'000'010, kStart + 1'000'020, kKernel, kStreamLegacy));
+  second.event(b.section, 200, activity(1, kStart + 1'000'030, kStart + 1'000'040, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out =
+      convert_files({write_trace(first, "100.part"), write_trace(second, "200.part")});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto apis = out.with_phase('X', "driver");
+  ASSERT_EQ(apis.size(), 2u);
+  std::map<uint64_t, std::string> ts_by_pid;
+  std::set<uint64_t> flows;
+  for (const JsonValue* api : apis) {
+    ts_by_pid[(*api)["pid"].as_uint()] = (*api)["ts"].str();
+    flows.insert((*api)["bind_id"].as_uint());
+  }
+  EXPECT_EQ(ts_by_pid[100], "0.010");
+  EXPECT_EQ(ts_by_pid[200], "1000.010");
+  EXPECT_EQ(flows.size(), 2u);
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, PartialOverlapOnOneStreamIsAdjustedSoSlicesNest) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.event(p.section, 10, launch(p, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 2, kStart + 30, kStart + 40, kKernel, kStreamLegacy));
+  trace.event(p.section, 99, activity(1, kStart + 100, kStart + 200, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(2, kStart + 195, kStart + 300, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto gpu = out.with_phase('X', "gpu");
+  ASSERT_EQ(gpu.size(), 2u);
+  const JsonValue& second = (*gpu[1])["args"]["correlation_id"].as_uint() == 2 ? *gpu[1] : *gpu[0];
+  EXPECT_EQ(second["ts"].str(), "0.200");
+  EXPECT_EQ(second["dur"].str(), "0.100");
+  EXPECT_EQ(second["args"]["start_adjusted_ns"].as_int(), 5);
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, LostRecordsBecomeVisibleMarkers) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  LostRecord lost{};
+  lost.reason = static_cast<uint32_t>(LostReason::kBufferFull);
+  lost.first_ns = kStart + 1000;
+  lost.last_ns = kStart + 2000;
+  lost.count = 42;
+  trace.event(p.section, 10, lost);
+  tools::ConvertCommand command;
+  const ConvertedTrace out = convert_trace(trace, command);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto instants = out.with_phase('i');
+  ASSERT_EQ(instants.size(), 1u);
+  EXPECT_EQ((*instants[0])["name"].str(), "LOST 42 records (buffer full)");
+  EXPECT_EQ((*instants[0])["ts"].str(), "1.000");
+  EXPECT_NE(out.err.find("42 records were lost"), std::string::npos) << out.err;
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, SynchronizeAndLifecycleCallsAreSlicesWithTheirDetails) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  SynchronizeRecord sync{};
+  sync.span = ApiSpan{kStart + 100, kStart + 900, 5, 0, p.sync_api, 0};
+  sync.target = static_cast<uint8_t>(SyncTarget::kDevice);
+  trace.event(p.section, 10, sync);
+  ApiCallRecord call{};
+  call.span = ApiSpan{kStart + 1000, kStart + 1100, 6, 2, p.malloc_api, 0};
+  trace.event(p.section, 10, call);
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const JsonValue* sync_slice = out.slice_named("cudaDeviceSynchronize");
+  ASSERT_NE(sync_slice, nullptr);
+  EXPECT_EQ((*sync_slice)["args"]["target"].str(), "device");
+  EXPECT_EQ((*sync_slice)["dur"].str(), "0.800");
+  const JsonValue* malloc_slice = out.slice_named("cudaMalloc");
+  ASSERT_NE(malloc_slice, nullptr);
+  EXPECT_EQ((*malloc_slice)["args"]["result"].as_int(), 2);
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, DamagedInputIsRecoveredWithAWarningAndStrictModeFails) {
+  TraceBuilder trace(TraceBuilder::Options{.chunk_content_bytes = 300});
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.flush();
+  for (uint64_t i = 1; i <= 40; ++i)
+    trace.event(p.section, 10, launch(p, i, kStart + i * 100, kStart + i * 100 + 50, kKernel, kStreamLegacy));
+  std::vector<uint8_t> bytes = trace.bytes();
+  bytes.resize(bytes.size() - 10);
+  const std::string path = temp_path("cut.trace");
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  const ConvertedTrace out = convert_files({path});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_NE(out.err.find("cut.trace"), std::string::npos) << out.err;
+  EXPECT_NE(out.err.find("tail truncated"), std::string::npos) << out.err;
+  const size_t recovered = out.with_phase('X', "driver").size();
+  EXPECT_GT(recovered, 0u);
+  EXPECT_LT(recovered, 40u);
+  expect_checker_accepts(out);
+
+  tools::ConvertCommand strict;
+  strict.strict = true;
+  EXPECT_EQ(convert_files({path}, strict).exit_code, tools::kExitDamagedInput);
+}
+
+TEST(Convert, UnreadableInputsFailWithAMessageNamingTheFile) {
+  const std::string garbage = temp_path("garbage.trace");
+  {
+    std::FILE* f = std::fopen(garbage.c_str(), "wb");
+    std::fputs("this is not a trace at all, just some text that is long enough", f);
+    std::fclose(f);
+  }
+  const ConvertedTrace bad = convert_files({garbage});
+  EXPECT_EQ(bad.exit_code, tools::kExitError);
+  EXPECT_NE(bad.err.find("garbage.trace: not a proflaunch trace"), std::string::npos) << bad.err;
+
+  const ConvertedTrace missing = convert_files({temp_path("missing.trace")});
+  EXPECT_EQ(missing.exit_code, tools::kExitError);
+  EXPECT_NE(missing.err.find("missing.trace: cannot open"), std::string::npos) << missing.err;
+
+  TraceBuilder only_header;
+  const ConvertedTrace empty = convert_files({write_trace(only_header, "header_only.trace")});
+  EXPECT_EQ(empty.exit_code, tools::kExitError);
+  EXPECT_NE(empty.err.find("no complete chunk"), std::string::npos) << empty.err;
+}
+
+TEST(Convert, UnwritableOutputFails) {
+  TraceBuilder trace;
+  add_process(trace, 1, 10, kStart);
+  tools::ConvertCommand command;
+  command.output = "/nonexistent-dir/out.json";
+  const ConvertedTrace out = convert_trace(trace, command);
+  EXPECT_EQ(out.exit_code, tools::kExitError);
+  EXPECT_NE(out.err.find("/nonexistent-dir/out.json"), std::string::npos) << out.err;
+}
+
+}  // namespace
+}  // namespace proflaunch::testing

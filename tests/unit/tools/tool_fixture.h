@@ -1,0 +1,53 @@
+// Test helpers for proftrace: write hand-built traces to temporary files,
+// run a subcommand in-process, capture its output, parse JSON, and run the
+// Perfetto JSON checker (tests/perfetto_json_check.py) on it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/trace_builder.h"
+#include "tests/unit/tools/json_value.h"
+#include "tools/proftrace/commands.h"
+
+namespace proflaunch::testing {
+
+// A file in a per-test temporary directory, removed with it.
+std::string temp_path(const std::string& name);
+std::string write_trace(format::TraceBuilder& trace, const std::string& name);
+
+struct CommandOutput {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+CommandOutput run_info_on(const std::vector<std::string>& files);
+CommandOutput run_dump_on(const std::vector<std::string>& files, bool definitions_only = false);
+
+struct ConvertedTrace {
+  int exit_code = -1;
+  std::string err;
+  std::string json_path;
+  std::string json_text;
+  JsonValue document;
+  std::vector<const JsonValue*> events;
+
+  // Events with this phase (and, when given, whose cat starts with `category`).
+  std::vector<const JsonValue*> with_phase(char phase, const std::string& category = "") const;
+  const JsonValue* slice_named(const std::string& name) const;  // first X event with that name
+  std::string process_name(uint64_t pid) const;                  // "" if none
+  std::string thread_name(uint64_t pid, uint64_t tid) const;
+};
+
+ConvertedTrace convert_files(const std::vector<std::string>& files, tools::ConvertCommand command = {});
+ConvertedTrace convert_trace(format::TraceBuilder& trace, tools::ConvertCommand command = {});
+
+// Runs the checker; returns its exit status and puts its output in `output`.
+int run_checker(const std::string& json_path, std::string* output);
+
+// Runs a shell command; returns the exit status, stdout and stderr.
+CommandOutput run_shell(const std::string& command);
+
+}  // namespace proflaunch::testing

@@ -1,0 +1,122 @@
+// proftrace convert FILE... -o OUT.json
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <memory>
+
+#include "tools/proftrace/commands.h"
+#include "tools/proftrace/perfetto_json/converter.h"
+#include "tools/proftrace/trace_model.h"
+
+namespace proflaunch::tools {
+
+namespace {
+
+void print_summary(const ConvertCommand& command, const perfetto_json::ConvertResult& result,
+                   const TraceModel& model, std::FILE* err) {
+  const auto& join = result.join;
+  if (join.activities_without_operation > 0)
+    std::fprintf(err,
+                 "proftrace: warning: %" PRIu64
+                 " GPU operations could not be joined to the call that issued it (the call is not "
+                 "in the trace, or arrived more than --join-window=%zu records away); they are "
+                 "shown without a flow arrow\n",
+                 join.activities_without_operation, command.join_window);
+  if (join.evicted_by_window > 0 && join.activities_without_operation > 0)
+    std::fprintf(err, "proftrace: note: %" PRIu64 " entries left the join window unmatched; a larger --join-window may join them\n",
+                 join.evicted_by_window);
+  if (result.slices.lost_records > 0)
+    std::fprintf(err, "proftrace: warning: %" PRIu64 " records were lost while tracing (shown as LOST markers)\n",
+                 result.slices.lost_records);
+  for (const auto& [id, section] : model.sections()) {
+    if (section.process && !section.complete())
+      std::fprintf(err,
+                   "proftrace: note: pid %u (%s) did not finish tracing (no SectionEnd): it "
+                   "exited abnormally or was killed; its last events may be missing\n",
+                   section.pid(), section.command_line().c_str());
+  }
+  if (command.quiet) return;
+  std::fprintf(err,
+               "proftrace: wrote %s: %" PRIu64 " events (%" PRIu64 " API calls, %" PRIu64
+               " GPU operations, %" PRIu64 " flows) from %" PRIu64 " records",
+               command.output.c_str(), result.events_written, result.slices.api_slices,
+               result.slices.gpu_slices, result.slices.flows, result.records_read);
+  if (join.operations_without_activity > 0 && result.slices.gpu_slices == 0)
+    std::fprintf(err, "; no GPU timing in the trace");
+  std::fprintf(err, "\n");
+}
+
+}  // namespace
+
+int run_convert(const ConvertCommand& command, std::FILE* err) {
+  try {
+    std::vector<InputTrace> inputs;
+    std::string error;
+    if (!open_inputs(command.inputs, &inputs, &error)) {
+      std::fprintf(err, "proftrace: %s\n", error.c_str());
+      return kExitError;
+    }
+    TraceModel model;
+    load_definitions(inputs, model);
+    for (const auto& input : inputs) {
+      const auto& report = input.definitions_report;
+      if (report.chunks_ok + report.chunks_not_decoded == 0) {
+        std::fprintf(err, "proftrace: %s: no complete chunk could be read (%s)\n", input.path.c_str(),
+                     format::summarize(report).c_str());
+        return kExitError;
+      }
+    }
+
+    const bool to_stdout = command.output == "-";
+    std::FILE* out = to_stdout ? stdout : std::fopen(command.output.c_str(), "wb");
+    if (out == nullptr) {
+      std::fprintf(err, "proftrace: %s: cannot create the output: %s\n", command.output.c_str(),
+                   std::strerror(errno));
+      return kExitError;
+    }
+    perfetto_json::ConvertOptions options;
+    options.join_window = command.join_window;
+    options.show_progress = command.progress;
+    perfetto_json::ConvertResult result;
+    const bool written = perfetto_json::convert(inputs, model, out, options, &result, &error);
+    const bool closed = to_stdout || std::fclose(out) == 0;
+    if (!written || !closed) {
+      std::fprintf(err, "proftrace: %s: %s: %s\n", command.output.c_str(),
+                   written ? "closing the output failed" : error.c_str(), std::strerror(errno));
+      if (!to_stdout) std::remove(command.output.c_str());
+      return kExitError;
+    }
+    const bool damaged = report_recovery(inputs, true, err);
+    print_summary(command, result, model, err);
+    return damaged && command.strict ? kExitDamagedInput : kExitOk;
+  } catch (const std::exception& e) {
+    std::fprintf(err, "proftrace: convert failed: %s\n", e.what());
+    return kExitError;
+  }
+}
+
+void add_convert_command(CLI::App& app, int& exit_code) {
+  auto command = std::make_shared<ConvertCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "convert", "Convert traces to Perfetto JSON (open in ui.perfetto.dev). Several input files, "
+                 "and every process in them, go on one timeline.");
+  sub->add_option("files", command->inputs, "proflaunch trace files (.trace or .part)")
+      ->required();
+  sub->add_option("-o,--output", command->output, "output JSON file, - for stdout")->required();
+  sub->add_option("--join-window", command->join_window,
+                  "how many launches and GPU activities may wait for their partner; bounds memory")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 26));
+  sub->add_flag("--strict", command->strict,
+                "exit with status 3 if an input was damaged (truncated or corrupt) and had to be recovered");
+  sub->add_flag("-q,--quiet", command->quiet, "no summary on stderr (warnings still appear)");
+  sub->callback([command, &exit_code] {
+    command->progress = isatty(STDERR_FILENO) != 0;
+    exit_code = run_convert(*command, stderr);
+  });
+}
+
+}  // namespace proflaunch::tools

@@ -1,0 +1,53 @@
+// The proftrace subcommands. Each lives in its own cmd_<name>.cpp: the
+// options it takes, how it registers with CLI11, and a run function that
+// tests call directly. run_* never throw and return the process exit code.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace proflaunch::tools {
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;         // unreadable input, failed output
+inline constexpr int kExitDamagedInput = 3;  // --strict and the input needed recovery
+
+struct ConvertCommand {
+  std::vector<std::string> inputs;
+  std::string output;  // "-" for stdout
+  size_t join_window = 1 << 17;
+  bool strict = false;
+  bool quiet = false;
+  bool progress = false;  // set from isatty(stderr) by the CLI
+};
+int run_convert(const ConvertCommand& command, std::FILE* err);
+
+struct InfoCommand {
+  std::vector<std::string> inputs;
+};
+int run_info(const InfoCommand& command, std::FILE* out, std::FILE* err);
+
+struct DumpCommand {
+  std::vector<std::string> inputs;
+  bool definitions_only = false;
+};
+int run_dump(const DumpCommand& command, std::FILE* out, std::FILE* err);
+
+// CLI11 wiring; the subcommand stores its exit code in `exit_code`.
+void add_convert_command(CLI::App& app, int& exit_code);
+void add_info_command(CLI::App& app, int& exit_code);
+void add_dump_command(CLI::App& app, int& exit_code);
+
+// Shared by the commands: one line per damaged input ("<file>: recovered ...").
+// Returns true if any input needed recovery.
+struct InputTrace;
+bool report_recovery(const std::vector<InputTrace>& inputs, bool combine_two_passes, std::FILE* err);
+
+}  // namespace proflaunch::tools

@@ -1,0 +1,199 @@
+#include "tools/proftrace/dump_format.h"
+
+#include <charconv>
+
+#include "formats/record_kinds.h"
+#include "tools/proftrace/demangle.h"
+#include "tools/proftrace/json_writer.h"
+#include "tools/proftrace/record_text.h"
+
+namespace proflaunch::tools {
+
+using namespace proflaunch::format;
+
+namespace {
+
+class LineBuilder {
+ public:
+  explicit LineBuilder(std::string& line) : line_(line) {}
+
+  template <typename Number>
+  LineBuilder& num(const char* name, Number value) {
+    field(name);
+    char text[32];
+    line_.append(text, static_cast<size_t>(std::to_chars(text, text + sizeof text, value).ptr - text));
+    return *this;
+  }
+  LineBuilder& hexnum(const char* name, uint64_t value) {
+    field(name);
+    line_ += hex(value);
+    return *this;
+  }
+  LineBuilder& text(const char* name, const std::string& value) {
+    field(name);
+    line_ += value;
+    return *this;
+  }
+  // Quoted and escaped, so names with spaces or odd bytes stay on one line.
+  LineBuilder& quoted(const char* name, std::string_view value) {
+    field(name);
+    line_ += json_quoted(value);
+    return *this;
+  }
+  LineBuilder& dim3(const char* name, const Dim3& d) {
+    field(name);
+    line_ += "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+    return *this;
+  }
+
+ private:
+  void field(const char* name) {
+    line_ += ' ';
+    line_ += name;
+    line_ += '=';
+  }
+  std::string& line_;
+};
+
+void span_fields(LineBuilder& b, const ApiSpan& span, const SectionModel* section) {
+  b.num("begin_ns", span.begin_ns).num("end_ns", span.end_ns);
+  b.num("dur_ns", static_cast<int64_t>(span.end_ns - span.begin_ns));
+  b.text("api", section != nullptr ? section->api_name(span.api) : "api#" + std::to_string(span.api));
+  b.num("correlation_id", span.correlation_id).num("result", span.result).hexnum("flags", span.flags);
+}
+
+std::string string_of(const SectionModel* section, uint32_t id) {
+  if (section == nullptr || id == 0) return "";
+  return std::string(section->string(id));
+}
+
+}  // namespace
+
+void format_record(std::string& line, const RecordView& record, const SectionModel* section) {
+  const auto name = record_kind_name(record.kind);
+  line += name ? std::string(*name) : "kind" + std::to_string(record.kind);
+  LineBuilder b(line);
+  b.hexnum("section", record.section_id);
+  if (section != nullptr && section->process) b.num("pid", section->pid());
+  if (record.tid != 0) b.num("tid", record.tid);
+
+  switch (record.record_kind()) {
+    case RecordKind::kProcessInfo: {
+      const auto r = record.as<ProcessInfoRecord>();
+      b.num("pid", r.pid).num("ppid", r.ppid).num("rank", r.rank).num("local_rank", r.local_rank);
+      b.num("world_size", r.world_size).hexnum("flags", r.flags).num("monotonic_ns", r.monotonic_ns);
+      b.num("realtime_ns", r.realtime_ns).num("boottime_ns", r.boottime_ns);
+      b.hexnum("parent_section", r.parent_section_id);
+      b.quoted("host", string_of(section, r.host_string));
+      b.quoted("command_line", string_of(section, r.command_line_string));
+      b.quoted("executable", string_of(section, r.executable_string));
+      b.quoted("tool_version", string_of(section, r.tool_version_string));
+      break;
+    }
+    case RecordKind::kStringDef:
+      b.num("id", record.as<StringDefRecord>().id).quoted("text", record.tail<StringDefRecord>());
+      break;
+    case RecordKind::kApiDef: {
+      const auto r = record.as<ApiDefRecord>();
+      b.num("api", r.api).text("domain", api_domain_name(r.domain)).text("vendor", vendor_name(r.vendor));
+      b.quoted("name", string_of(section, r.name_string));
+      break;
+    }
+    case RecordKind::kFunctionDef: {
+      const auto r = record.as<FunctionDefRecord>();
+      const std::string mangled = string_of(section, r.name_string);
+      b.hexnum("handle", r.handle).num("since_ns", r.since_ns).quoted("name", mangled);
+      if (demangle(mangled) != mangled) b.quoted("demangled", demangle(mangled));
+      break;
+    }
+    case RecordKind::kThreadInfo: {
+      const auto r = record.as<ThreadInfoRecord>();
+      b.num("thread", r.tid).num("since_ns", r.since_ns).quoted("name", string_of(section, r.name_string));
+      break;
+    }
+    case RecordKind::kDeviceInfo: {
+      const auto r = record.as<DeviceInfoRecord>();
+      std::string uuid;
+      for (uint8_t byte : r.uuid) {
+        const char digits[] = "0123456789abcdef";
+        uuid += digits[byte >> 4];
+        uuid += digits[byte & 15];
+      }
+      b.num("device", r.device).text("vendor", vendor_name(r.vendor));
+      b.quoted("name", string_of(section, r.name_string)).num("sms", r.multiprocessor_count);
+      b.num("memory_bytes", r.total_memory_bytes).text("uuid", uuid);
+      break;
+    }
+    case RecordKind::kSectionEnd: {
+      const auto r = record.as<SectionEndRecord>();
+      b.num("end_ns", r.end_ns).num("records_written", r.records_written).num("records_dropped", r.records_dropped);
+      break;
+    }
+    case RecordKind::kThreadBatch: break;  // its tid is printed above
+    case RecordKind::kLost: {
+      const auto r = record.as<LostRecord>();
+      b.text("reason", "\"" + lost_reason_name(r.reason) + "\"").num("first_ns", r.first_ns);
+      b.num("last_ns", r.last_ns).num("count", r.count);
+      break;
+    }
+    case RecordKind::kApiCall: span_fields(b, record.as<ApiCallRecord>().span, section); break;
+    case RecordKind::kKernelLaunch: {
+      const auto r = record.as<KernelLaunchRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).hexnum("function", r.function);
+      if (section != nullptr) {
+        const std::string_view mangled = section->function_name(r.function, r.span.begin_ns);
+        if (!mangled.empty()) b.quoted("kernel", demangle(mangled));
+      }
+      b.text("stream", stream_handle_text(r.stream)).hexnum("context", r.context);
+      b.dim3("grid", r.grid).dim3("block", r.block).num("shared_bytes", r.dynamic_shared_bytes);
+      b.hexnum("launch_flags", r.launch_flags);
+      break;
+    }
+    case RecordKind::kMemoryCopy: {
+      const auto r = record.as<MemoryCopyRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).num("bytes", r.bytes).text("direction", copy_direction_name(r.direction));
+      b.text("src_kind", memory_kind_name(r.src_kind)).text("dst_kind", memory_kind_name(r.dst_kind));
+      b.hexnum("src", r.src).hexnum("dst", r.dst).text("stream", stream_handle_text(r.stream));
+      b.hexnum("context", r.context).num("peer_device", r.peer_device);
+      break;
+    }
+    case RecordKind::kMemorySet: {
+      const auto r = record.as<MemorySetRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).num("bytes", r.bytes).hexnum("dst", r.dst).num("value", r.value);
+      b.num("element_bytes", static_cast<unsigned>(r.element_bytes)).text("dst_kind", memory_kind_name(r.dst_kind));
+      b.text("stream", stream_handle_text(r.stream)).hexnum("context", r.context);
+      break;
+    }
+    case RecordKind::kSynchronize: {
+      const auto r = record.as<SynchronizeRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).text("target", "\"" + sync_target_name(r.target) + "\"");
+      b.text("stream", stream_handle_text(r.stream)).hexnum("event", r.event).hexnum("context", r.context);
+      break;
+    }
+    case RecordKind::kObjectLifecycle: {
+      const auto r = record.as<ObjectLifecycleRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).text("object", object_kind_name(r.object));
+      b.text("action", lifecycle_action_name(r.action)).hexnum("handle", r.handle);
+      b.hexnum("context", r.context).num("id", r.id).hexnum("creation_flags", r.flags).num("priority", r.priority);
+      break;
+    }
+    case RecordKind::kGpuActivity: {
+      const auto r = record.as<GpuActivityRecord>();
+      b.num("device", r.device).num("correlation_id", r.correlation_id).num("start_ns", r.start_ns);
+      b.num("end_ns", r.end_ns).num("dur_ns", static_cast<int64_t>(r.end_ns - r.start_ns));
+      b.text("stream", stream_handle_text(r.stream)).text("kind", gpu_activity_kind_name(r.kind));
+      b.num("source", static_cast<unsigned>(r.source));
+      break;
+    }
+  }
+  if (const auto fixed = fixed_record_bytes(record.kind); fixed && record.bytes > *fixed &&
+                                                          record.record_kind() != RecordKind::kStringDef)
+    b.num("extra_bytes", record.bytes - *fixed);
+}
+
+}  // namespace proflaunch::tools

@@ -1,0 +1,143 @@
+#include "tools/proftrace/perfetto_json/converter.h"
+
+#include "tools/proftrace/json_writer.h"
+#include "tools/proftrace/perfetto_json/event_stream.h"
+#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/progress.h"
+
+namespace proflaunch::tools::perfetto_json {
+
+using namespace proflaunch::format;
+
+namespace {
+
+// Joined pairs get a flow id unique across the whole output (all inputs).
+class FlowingSink : public JoinSink {
+ public:
+  explicit FlowingSink(SliceWriter& slices) : slices_(slices) {}
+  void joined(const HostOperation& operation, const DeviceActivity& activity) override {
+    const uint64_t flow = next_flow_id_++;
+    slices_.operation(operation, flow);
+    slices_.gpu_work(&operation, activity, flow);
+  }
+  void operation_alone(const HostOperation& operation) override { slices_.operation(operation, 0); }
+  void activity_alone(const DeviceActivity& activity) override {
+    slices_.gpu_work(nullptr, activity, 0);
+  }
+
+ private:
+  SliceWriter& slices_;
+  uint64_t next_flow_id_ = 1;
+};
+
+class EventsVisitor : public RecordVisitor {
+ public:
+  EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join, Progress& progress,
+                JsonWriter& writer, uint64_t bytes_before)
+      : layout_(layout), slices_(slices), join_(join), progress_(progress), writer_(writer),
+        bytes_before_(bytes_before) {}
+
+  void on_chunk(const ChunkInfo& chunk) override {
+    section_ = &layout_.section(chunk.section_id);
+    progress_.update(bytes_before_ + chunk.file_offset, records_);
+  }
+
+  bool keep_going() override { return !writer_.failed(); }
+
+  void on_record(const RecordView& record) override {
+    ++records_;
+    SectionContext& section = *section_;
+    switch (record.record_kind()) {
+      case RecordKind::kApiCall: slices_.api_call(section, record.tid, record.as<ApiCallRecord>()); break;
+      case RecordKind::kSynchronize:
+        slices_.synchronize(section, record.tid, record.as<SynchronizeRecord>());
+        break;
+      case RecordKind::kObjectLifecycle: {
+        const auto lifecycle = record.as<ObjectLifecycleRecord>();
+        if (lifecycle.object == static_cast<uint8_t>(ObjectKind::kStream) &&
+            lifecycle.action == static_cast<uint8_t>(LifecycleAction::kCreate))
+          layout_.note_stream_id(section, lifecycle.handle, lifecycle.id);
+        slices_.lifecycle(section, record.tid, lifecycle);
+        break;
+      }
+      case RecordKind::kLost: slices_.lost(section, record.tid, record.as<LostRecord>()); break;
+      case RecordKind::kKernelLaunch: {
+        HostOperation op{&section, record.tid, RecordKind::kKernelLaunch, {}};
+        op.launch = record.as<KernelLaunchRecord>();
+        join_.add(op);
+        break;
+      }
+      case RecordKind::kMemoryCopy: {
+        HostOperation op{&section, record.tid, RecordKind::kMemoryCopy, {}};
+        op.copy = record.as<MemoryCopyRecord>();
+        join_.add(op);
+        break;
+      }
+      case RecordKind::kMemorySet: {
+        HostOperation op{&section, record.tid, RecordKind::kMemorySet, {}};
+        op.set = record.as<MemorySetRecord>();
+        join_.add(op);
+        break;
+      }
+      case RecordKind::kGpuActivity:
+        join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
+        break;
+      default: break;  // definitions, ThreadBatch
+    }
+  }
+
+  uint64_t records() const { return records_; }
+
+ private:
+  TrackLayout& layout_;
+  SliceWriter& slices_;
+  CorrelationJoin& join_;
+  Progress& progress_;
+  JsonWriter& writer_;
+  uint64_t bytes_before_;
+  SectionContext* section_ = nullptr;
+  uint64_t records_ = 0;
+};
+
+}  // namespace
+
+bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE* out,
+             const ConvertOptions& options, ConvertResult* result, std::string* error) {
+  JsonWriter writer(out);
+  EventStream events(writer);
+  events.begin();
+  TrackLayout layout(model, events);
+  layout.write_host_metadata();
+  SliceWriter slices(events, layout);
+  FlowingSink sink(slices);
+  CorrelationJoin join(sink, options.join_window);
+
+  uint64_t total_bytes = 0;
+  for (const auto& input : inputs) total_bytes += input.reader->file_bytes();
+  Progress progress(options.show_progress, "converting", total_bytes);
+
+  uint64_t bytes_before = 0;
+  for (auto& input : inputs) {
+    EventsVisitor visitor(layout, slices, join, progress, writer, bytes_before);
+    input.events_report = input.reader->read(visitor, ChunkSelection::kEventsOnly);
+    result->records_read += visitor.records();
+    bytes_before += input.reader->file_bytes();
+  }
+  join.finish();
+  events.end();
+  progress.finish();
+
+  const bool flushed = writer.flush();
+  result->events_written = events.events();
+  result->output_bytes = writer.bytes_written();
+  result->gpu_processes = layout.gpu_process_count();
+  result->slices = slices.stats();
+  result->join = join.stats();
+  if (!flushed) {
+    *error = "writing the output failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace proflaunch::tools::perfetto_json

@@ -1,0 +1,42 @@
+// proftrace convert: proflaunch traces to Perfetto JSON (Chrome trace-event
+// format), as /work/shared/perfetto-format.md describes the importer.
+//
+// Streams: the definitions pass has already filled the TraceModel; the
+// events pass then writes each record as it comes, holding only the bounded
+// correlation window (see correlation_join.h). Output order is not time
+// order: the importer sorts.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/proftrace/perfetto_json/correlation_join.h"
+#include "tools/proftrace/perfetto_json/slice_writer.h"
+#include "tools/proftrace/trace_model.h"
+
+namespace proflaunch::tools::perfetto_json {
+
+struct ConvertOptions {
+  // Operations and GPU activities that may wait for their partner. ~130
+  // bytes each: the default bounds the window at about 17 MB.
+  size_t join_window = 1 << 17;
+  bool show_progress = false;
+};
+
+struct ConvertResult {
+  uint64_t records_read = 0;
+  uint64_t events_written = 0;
+  uint64_t output_bytes = 0;
+  size_t gpu_processes = 0;
+  SliceStats slices;
+  JoinStats join;
+};
+
+// Writes the whole JSON document to `out`. Fills each input's events_report.
+// Returns false with `error` set when writing fails.
+bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE* out,
+             const ConvertOptions& options, ConvertResult* result, std::string* error);
+
+}  // namespace proflaunch::tools::perfetto_json

@@ -1,0 +1,107 @@
+// Joins GPU activity to the launch, copy or memset it belongs to, by
+// (section, correlation_id), while streaming. Either side may arrive first;
+// it waits in a FIFO window of bounded length. When the window is full its
+// oldest entry leaves unmatched, so memory stays constant however long the
+// trace is, and every unmatched entry is counted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+
+#include "formats/records.h"
+
+namespace proflaunch::tools::perfetto_json {
+
+struct SectionContext;
+
+// A launch, copy or memset with the thread that issued it.
+struct HostOperation {
+  SectionContext* section;
+  uint32_t tid;
+  format::RecordKind kind;  // kKernelLaunch, kMemoryCopy or kMemorySet
+  union {
+    format::KernelLaunchRecord launch;
+    format::MemoryCopyRecord copy;
+    format::MemorySetRecord set;
+  };
+  const format::ApiSpan& span() const {
+    switch (kind) {
+      case format::RecordKind::kMemoryCopy: return copy.span;
+      case format::RecordKind::kMemorySet: return set.span;
+      default: return launch.span;
+    }
+  }
+};
+
+struct DeviceActivity {
+  SectionContext* section;
+  uint32_t tid;  // thread batch the activity record was in (the backend's thread)
+  format::GpuActivityRecord activity;
+};
+
+class JoinSink {
+ public:
+  virtual ~JoinSink() = default;
+  virtual void joined(const HostOperation& operation, const DeviceActivity& activity) = 0;
+  virtual void operation_alone(const HostOperation& operation) = 0;
+  virtual void activity_alone(const DeviceActivity& activity) = 0;
+};
+
+struct JoinStats {
+  uint64_t joined = 0;
+  uint64_t operations_without_activity = 0;  // at the end of the trace or evicted
+  uint64_t activities_without_operation = 0;
+  uint64_t evicted_by_window = 0;  // of the above, pushed out of a full window
+  uint64_t duplicate_ids = 0;      // a second entry with a pending entry's key
+};
+
+class CorrelationJoin {
+ public:
+  // `window_entries`: how many operations and activities may wait (matched
+  // ones still count until they reach the front of the FIFO).
+  CorrelationJoin(JoinSink& sink, size_t window_entries);
+
+  void add(const HostOperation& operation);
+  void add(const DeviceActivity& activity);
+  // End of input: everything still waiting leaves unmatched.
+  void finish();
+
+  const JoinStats& stats() const { return stats_; }
+  size_t waiting() const { return waiting_.size(); }
+
+ private:
+  struct Key {
+    uint64_t section_id;
+    uint64_t correlation_id;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const {
+      return std::hash<uint64_t>()(key.section_id * 0x9E3779B97F4A7C15ull ^ key.correlation_id);
+    }
+  };
+  struct Entry {
+    bool is_operation;
+    bool done;  // matched or emitted; waiting to be popped from the front
+    union {
+      HostOperation operation;
+      DeviceActivity activity;
+    };
+  };
+
+  Key key_of(const SectionContext* section, uint64_t correlation_id) const;
+  void insert(const Key& key, const Entry& entry);
+  void release(Entry& entry, bool evicted);
+  void trim();
+
+  JoinSink& sink_;
+  size_t window_entries_;
+  std::deque<Entry> fifo_;
+  uint64_t first_sequence_ = 0;  // sequence number of fifo_.front()
+  std::unordered_map<Key, uint64_t, KeyHash> waiting_;  // key -> sequence number
+  JoinStats stats_;
+};
+
+}  // namespace proflaunch::tools::perfetto_json

@@ -1,0 +1,275 @@
+#include "tools/proftrace/perfetto_json/track_layout.h"
+
+#include <algorithm>
+#include <set>
+
+#include "tools/proftrace/demangle.h"
+#include "tools/proftrace/json_writer.h"
+#include "tools/proftrace/record_text.h"
+
+namespace proflaunch::tools::perfetto_json {
+
+using namespace proflaunch::format;
+
+namespace {
+
+// Sort order of GPU processes: after every traced process.
+constexpr int64_t kGpuSortIndexBase = 1'000'000;
+
+std::string device_identity(const SectionModel* model, int32_t device) {
+  if (model != nullptr) {
+    auto found = model->devices.find(device);
+    if (found != model->devices.end()) {
+      const auto& uuid = found->second.uuid;
+      if (std::any_of(std::begin(uuid), std::end(uuid), [](uint8_t b) { return b != 0; })) {
+        std::string text = "uuid:";
+        for (uint8_t b : uuid) text += hex(b);
+        return text;
+      }
+    }
+  }
+  return "ordinal:" + std::to_string(device);
+}
+
+std::string process_display_name(const SectionModel& section) {
+  std::string name;
+  if (section.process && section.process->rank >= 0)
+    name = "[rank " + std::to_string(section.process->rank) + "] ";
+  std::string command = section.command_line();
+  if (command.empty() && section.process) command = std::string(section.string(section.process->executable_string));
+  if (command.empty()) command = "process";
+  // Long command lines make the track header unreadable; args carry the rest.
+  constexpr size_t kMaxNameBytes = 160;
+  if (command.size() > kMaxNameBytes) command = command.substr(0, kMaxNameBytes) + "...";
+  return name + command;
+}
+
+}  // namespace
+
+const SectionContext::ApiLabel& SectionContext::api_label(uint16_t api) {
+  auto found = api_labels.find(api);
+  if (found != api_labels.end()) return found->second;
+  const std::string name = model != nullptr ? model->api_name(api) : "api#" + std::to_string(api);
+  const char* category = "api";
+  if (model != nullptr) {
+    auto def = model->apis.find(api);
+    if (def != model->apis.end()) {
+      switch (static_cast<ApiDomain>(def->second.domain)) {
+        case ApiDomain::kDriver: category = "driver"; break;
+        case ApiDomain::kRuntime: category = "runtime"; break;
+        case ApiDomain::kCollective: category = "collective"; break;
+        case ApiDomain::kAnnotation: category = "annotation"; break;
+        case ApiDomain::kOther: break;
+      }
+    }
+  }
+  return api_labels.emplace(api, ApiLabel{json_quoted(name), category}).first->second;
+}
+
+const std::string& SectionContext::kernel_json_name(uint64_t handle, uint64_t at_ns) {
+  static const std::string kUnknown = json_quoted("unknown kernel");
+  const std::vector<FunctionDefRecord>* versions = nullptr;
+  if (model != nullptr) {
+    auto found = model->functions.find(handle);
+    if (found != model->functions.end()) versions = &found->second;
+  }
+  if (versions == nullptr || versions->empty()) return kUnknown;
+  auto cached = kernel_names.find(handle);
+  if (cached == kernel_names.end()) {
+    std::vector<std::string> names;
+    for (const auto& version : *versions) {
+      const std::string_view mangled = model->string(version.name_string);
+      names.push_back(json_quoted(mangled.empty() ? "unknown kernel" : demangle(mangled)));
+    }
+    cached = kernel_names.emplace(handle, std::move(names)).first;
+  }
+  size_t index = 0;
+  for (size_t i = 0; i < versions->size(); ++i)
+    if ((*versions)[i].since_ns <= at_ns) index = i;
+  return cached->second[index];
+}
+
+const std::string& SectionContext::stream_json_text(uint64_t stream) {
+  auto found = stream_json.find(stream);
+  if (found != stream_json.end()) return found->second;
+  auto id = stream_ids.find(stream);
+  const std::string text = id != stream_ids.end() ? std::to_string(id->second) : stream_handle_text(stream);
+  return stream_json.emplace(stream, json_quoted(text)).first->second;
+}
+
+TrackLayout::TrackLayout(const TraceModel& model, EventStream& out)
+    : model_(model), out_(out), clocks_(model) {
+  bool have_base = false;
+  for (const auto& [id, section] : model.sections()) {
+    if (!section.process) continue;
+    const int64_t start = static_cast<int64_t>(section.process->monotonic_ns) + clocks_.offset_ns(section);
+    if (!have_base || start < base_ns_) base_ns_ = start;
+    have_base = true;
+  }
+
+  // Real pids where possible. A pid already claimed by a process on another
+  // host (multi-host traces) gets a synthetic one; sections of one host with
+  // the same pid (exec) share it.
+  std::map<uint32_t, std::string> pid_owner_host;
+  uint32_t order = 0;
+  for (const SectionModel* section : model.ordered()) {
+    auto context = std::make_unique<SectionContext>();
+    context->model = section;
+    context->offset_ns = clocks_.offset_ns(*section);
+    context->display_order = order++;
+    const uint32_t pid = section->pid();
+    const std::string host = section->host();
+    if (pid == 0 || pid >= kLinuxPidLimit) {
+      context->pid = next_remapped_pid_++;
+    } else {
+      auto [owner, inserted] = pid_owner_host.emplace(pid, host);
+      context->pid = (inserted || owner->second == host) ? pid : next_remapped_pid_++;
+    }
+    sections_.emplace(section->section_id, std::move(context));
+  }
+}
+
+SectionContext& TrackLayout::section(uint64_t section_id) {
+  auto found = sections_.find(section_id);
+  if (found != sections_.end()) return *found->second;
+  // Events of a section whose definitions were lost.
+  auto context = std::make_unique<SectionContext>();
+  context->model = model_.find(section_id);
+  context->pid = next_remapped_pid_++;
+  context->display_order = static_cast<uint32_t>(sections_.size());
+  SectionContext& result = *context;
+  sections_.emplace(section_id, std::move(context));
+  write_name("process_name", result.pid, result.pid,
+             "unknown process (section " + hex(section_id) + ", definitions lost)");
+  write_sort_index("process_sort_index", result.pid, result.pid, result.display_order);
+  return result;
+}
+
+void TrackLayout::write_name(const char* what, uint32_t pid, uint32_t tid, const std::string& name) {
+  JsonWriter& w = out_.next_event();
+  w.raw("{\"ph\":\"M\",\"name\":\"");
+  w.raw(what);
+  w.raw("\",\"pid\":");
+  w.number(pid);
+  w.raw(",\"tid\":");
+  w.number(tid);
+  w.raw(",\"args\":{\"name\":");
+  w.quoted(name.empty() ? std::string("unnamed") : name);
+  w.raw("}}");
+}
+
+void TrackLayout::write_sort_index(const char* what, uint32_t pid, uint32_t tid, int64_t index) {
+  JsonWriter& w = out_.next_event();
+  w.raw("{\"ph\":\"M\",\"name\":\"");
+  w.raw(what);
+  w.raw("\",\"pid\":");
+  w.number(pid);
+  w.raw(",\"tid\":");
+  w.number(tid);
+  w.raw(",\"args\":{\"sort_index\":");
+  w.number(index);
+  w.raw("}}");
+}
+
+void TrackLayout::write_host_metadata() {
+  // One name per JSON pid: with exec, several sections share a pid and the
+  // latest image names it.
+  std::map<uint32_t, const SectionContext*> by_pid;
+  for (const SectionModel* section : model_.ordered()) {
+    const SectionContext& context = *sections_.at(section->section_id);
+    auto [it, inserted] = by_pid.emplace(context.pid, &context);
+    if (!inserted && section->process && it->second->model->process &&
+        section->process->monotonic_ns > it->second->model->process->monotonic_ns)
+      it->second = &context;
+  }
+  std::set<uint32_t> written;
+  for (const SectionModel* section : model_.ordered()) {
+    const SectionContext& context = *sections_.at(section->section_id);
+    if (written.insert(context.pid).second) {
+      const SectionContext& namer = *by_pid.at(context.pid);
+      std::string name = process_display_name(*namer.model);
+      if (context.pid != section->pid() && section->pid() != 0)
+        name += " (pid " + std::to_string(section->pid()) + " on " + section->host() + ")";
+      write_name("process_name", context.pid, context.pid, name);
+      write_sort_index("process_sort_index", context.pid, context.pid, context.display_order);
+    }
+    for (const auto& [tid, versions] : section->threads) {
+      if (versions.empty() || tid == 0) continue;
+      write_name("thread_name", context.pid, tid, std::string(section->string(versions.back().name_string)));
+      // The main thread first, then by tid.
+      write_sort_index("thread_sort_index", context.pid, tid, tid == section->pid() ? -1 : 0);
+    }
+  }
+}
+
+GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
+  auto cached = section.gpu_by_device.find(device);
+  if (cached != section.gpu_by_device.end()) return *cached->second;
+
+  const std::string host = section.model != nullptr ? section.model->host() : std::string();
+  auto key = std::make_pair(host, device_identity(section.model, device));
+  auto found = gpu_processes_.find(key);
+  if (found == gpu_processes_.end()) {
+    auto gpu = std::make_unique<GpuProcess>();
+    gpu->pid = kGpuPidBase + static_cast<uint32_t>(gpu_processes_.size());
+    std::string name = "GPU " + std::to_string(device);
+    if (section.model != nullptr) {
+      auto info = section.model->devices.find(device);
+      if (info != section.model->devices.end()) {
+        const std::string_view device_name = section.model->string(info->second.name_string);
+        if (!device_name.empty()) name += " (" + std::string(device_name) + ")";
+      }
+    }
+    if (!host.empty()) name += " on " + host;
+    gpu->name = name;
+    write_name("process_name", gpu->pid, gpu->pid, gpu->name);
+    write_sort_index("process_sort_index", gpu->pid, gpu->pid,
+                     kGpuSortIndexBase + static_cast<int64_t>(gpu_processes_.size()));
+    found = gpu_processes_.emplace(key, std::move(gpu)).first;
+  }
+  section.gpu_by_device[device] = found->second.get();
+  return *found->second;
+}
+
+void TrackLayout::note_stream_id(SectionContext& section, uint64_t handle, uint64_t id) {
+  if (id == 0) return;
+  section.stream_ids[handle] = id;
+  section.stream_json.erase(handle);
+}
+
+std::string TrackLayout::stream_track_name(SectionContext& section, uint64_t stream,
+                                           uint32_t launching_tid) {
+  const std::string process =
+      " (pid " + std::to_string(section.model != nullptr ? section.model->pid() : section.pid) + ")";
+  if (stream == kStreamLegacy) return "Default stream" + process;
+  if (stream == kStreamPerThread)
+    return "Per-thread default stream, tid " + std::to_string(launching_tid) + process;
+  auto id = section.stream_ids.find(stream);
+  if (id != section.stream_ids.end()) return "Stream " + std::to_string(id->second) + process;
+  auto [number, inserted] = section.stream_numbers.emplace(stream, section.stream_numbers.size() + 1);
+  return "Stream #" + std::to_string(number->second) + process;
+}
+
+GpuTrack TrackLayout::gpu_track(SectionContext& section, int32_t device, uint64_t stream,
+                                uint32_t launching_tid) {
+  GpuProcess& gpu = gpu_process(section, device);
+  const uint32_t thread_key = stream == kStreamPerThread ? launching_tid : 0;
+  auto key = std::make_tuple(section.model != nullptr ? section.model->section_id : uint64_t{section.pid},
+                             stream, thread_key);
+  auto found = gpu.tracks.find(key);
+  if (found != gpu.tracks.end()) return GpuTrack{gpu.pid, found->second, &gpu};
+
+  const uint32_t tid = gpu.next_tid++;
+  gpu.tracks.emplace(key, tid);
+  gpu.last_end_ns.resize(tid + 1, INT64_MIN);
+  write_name("thread_name", gpu.pid, tid, stream_track_name(section, stream, launching_tid));
+  // Grouped by traced process, default streams first.
+  int64_t within = 2 + static_cast<int64_t>(tid);
+  if (stream == kStreamLegacy) within = 0;
+  else if (stream == kStreamPerThread) within = 1;
+  write_sort_index("thread_sort_index", gpu.pid, tid,
+                   static_cast<int64_t>(section.display_order) * 10000 + std::min<int64_t>(within, 9999));
+  return GpuTrack{gpu.pid, tid, &gpu};
+}
+
+}  // namespace proflaunch::tools::perfetto_json

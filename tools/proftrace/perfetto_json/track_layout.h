@@ -1,0 +1,130 @@
+// Where every event goes in the Perfetto JSON: one process per traced
+// process (pid = its real pid), its threads by tid; one GPU process per
+// (host, device) with a synthetic pid above the Linux pid range, and in it
+// one track per (traced process, stream). Writes the process/thread name and
+// sort-order metadata as tracks come into use.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/proftrace/perfetto_json/event_stream.h"
+#include "tools/proftrace/trace_model.h"
+
+namespace proflaunch::tools::perfetto_json {
+
+// Linux pids and tids are below 2^22 (PID_MAX_LIMIT on 64-bit).
+inline constexpr uint32_t kLinuxPidLimit = 1u << 22;
+// Processes whose real pid is already taken by a process on another host.
+inline constexpr uint32_t kRemappedPidBase = 500'000'000;
+// GPU processes: kGpuPidBase + index, far above any Linux pid and below 2^32.
+inline constexpr uint32_t kGpuPidBase = 1'000'000'000;
+
+// Relates each section's CLOCK_MONOTONIC timestamps to the common timeline.
+// On one host monotonic clocks agree, so the offset is 0. The hook for
+// several hosts: derive a per-host offset from ProcessInfo's REALTIME -
+// MONOTONIC snapshot (not done yet: every offset is 0).
+class ClockAlignment {
+ public:
+  explicit ClockAlignment(const TraceModel&) {}
+  int64_t offset_ns(const SectionModel&) const { return 0; }
+};
+
+struct GpuProcess;
+
+// Everything the converter needs per section, looked up once per chunk.
+struct SectionContext {
+  const SectionModel* model = nullptr;
+  uint32_t pid = 0;           // JSON pid of the traced process
+  int64_t offset_ns = 0;      // added to timestamps before subtracting the base
+  uint32_t display_order = 0;  // position among sections, for sort indices
+  // Caches of JSON-quoted names.
+  struct ApiLabel {
+    std::string json_name;
+    const char* category;  // "driver", "runtime", ... from ApiDef.domain
+  };
+  std::unordered_map<uint16_t, ApiLabel> api_labels;
+  std::unordered_map<uint64_t, std::vector<std::string>> kernel_names;  // per FunctionDef version
+  // Streams: the driver's id (ObjectLifecycle) or a number in order of use.
+  std::unordered_map<uint64_t, uint64_t> stream_ids;
+  std::unordered_map<uint64_t, uint64_t> stream_numbers;
+  std::map<int32_t, GpuProcess*> gpu_by_device;
+  std::unordered_map<uint64_t, std::string> stream_json;  // quoted display text per handle
+
+  // "legacy default", "per-thread default", the driver's id, or the handle.
+  const std::string& stream_json_text(uint64_t stream);
+
+  const ApiLabel& api_label(uint16_t api);
+  const std::string& kernel_json_name(uint64_t handle, uint64_t at_ns);
+};
+
+struct GpuTrack {
+  uint32_t pid;
+  uint32_t tid;
+  GpuProcess* process;
+};
+
+struct GpuProcess {
+  uint32_t pid;
+  std::string name;
+  // (section, stream handle, launching tid for per-thread default streams) -> tid
+  std::map<std::tuple<uint64_t, uint64_t, uint32_t>, uint32_t> tracks;
+  uint32_t next_tid = 1;  // tid 0 would become the pid in the importer
+  // Per tid: end of the latest slice on that track (timeline ns), to keep
+  // slices on one stream from partially overlapping.
+  std::vector<int64_t> last_end_ns;
+};
+
+class TrackLayout {
+ public:
+  TrackLayout(const TraceModel& model, EventStream& out);
+
+  // The start of the timeline: the earliest section start.
+  int64_t base_ns() const { return base_ns_; }
+  int64_t timeline_ns(const SectionContext& section, uint64_t ns) const {
+    return static_cast<int64_t>(ns) + section.offset_ns - base_ns_;
+  }
+
+  // Context of a section; sections without definitions get one too (events
+  // of a section whose definitions chunk was lost still convert).
+  SectionContext& section(uint64_t section_id);
+
+  // Process and thread names and sort order for every traced process.
+  void write_host_metadata();
+
+  // The thread track for a host event: tid 0 (no ThreadBatch) maps to the
+  // process's main track.
+  uint32_t host_tid(const SectionContext& section, uint32_t tid) const {
+    return tid != 0 ? tid : section.pid;
+  }
+
+  GpuTrack gpu_track(SectionContext& section, int32_t device, uint64_t stream,
+                     uint32_t launching_tid);
+
+  // From an ObjectLifecycle stream creation: names the stream's track.
+  void note_stream_id(SectionContext& section, uint64_t handle, uint64_t id);
+
+  size_t gpu_process_count() const { return gpu_processes_.size(); }
+
+ private:
+  GpuProcess& gpu_process(SectionContext& section, int32_t device);
+  std::string stream_track_name(SectionContext& section, uint64_t stream, uint32_t launching_tid);
+  void write_name(const char* what, uint32_t pid, uint32_t tid, const std::string& name);
+  void write_sort_index(const char* what, uint32_t pid, uint32_t tid, int64_t index);
+
+  const TraceModel& model_;
+  EventStream& out_;
+  ClockAlignment clocks_;
+  int64_t base_ns_ = 0;
+  std::unordered_map<uint64_t, std::unique_ptr<SectionContext>> sections_;
+  // (host, device identity) -> GPU process
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<GpuProcess>> gpu_processes_;
+  uint32_t next_remapped_pid_ = kRemappedPidBase;
+};
+
+}  // namespace proflaunch::tools::perfetto_json

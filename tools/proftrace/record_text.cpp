@@ -1,0 +1,121 @@
+#include "tools/proftrace/record_text.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "formats/records.h"
+
+namespace proflaunch::tools {
+namespace {
+
+using namespace proflaunch::format;
+
+std::string unknown(uint64_t value) { return "unknown(" + std::to_string(value) + ")"; }
+
+}  // namespace
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%" PRIx64, value);
+  return text;
+}
+
+std::string copy_direction_name(uint8_t direction) {
+  switch (static_cast<CopyDirection>(direction)) {
+    case CopyDirection::kUnknown: return "unknown";
+    case CopyDirection::kHostToDevice: return "HtoD";
+    case CopyDirection::kDeviceToHost: return "DtoH";
+    case CopyDirection::kDeviceToDevice: return "DtoD";
+    case CopyDirection::kHostToHost: return "HtoH";
+    case CopyDirection::kPeer: return "PtoP";
+  }
+  return unknown(direction);
+}
+
+std::string memory_kind_name(uint8_t kind) {
+  switch (static_cast<MemoryKind>(kind)) {
+    case MemoryKind::kUnknown: return "unknown";
+    case MemoryKind::kPageableHost: return "pageable";
+    case MemoryKind::kPinnedHost: return "pinned";
+    case MemoryKind::kDevice: return "device";
+    case MemoryKind::kManaged: return "managed";
+    case MemoryKind::kArray: return "array";
+  }
+  return unknown(kind);
+}
+
+std::string sync_target_name(uint8_t target) {
+  switch (static_cast<SyncTarget>(target)) {
+    case SyncTarget::kDevice: return "device";
+    case SyncTarget::kStream: return "stream";
+    case SyncTarget::kEvent: return "event";
+    case SyncTarget::kStreamWaitEvent: return "stream waits for event";
+    case SyncTarget::kImplicit: return "implicit";
+  }
+  return unknown(target);
+}
+
+std::string object_kind_name(uint8_t kind) {
+  switch (static_cast<ObjectKind>(kind)) {
+    case ObjectKind::kStream: return "stream";
+    case ObjectKind::kEvent: return "event";
+    case ObjectKind::kContext: return "context";
+    case ObjectKind::kModule: return "module";
+    case ObjectKind::kLibrary: return "library";
+  }
+  return unknown(kind);
+}
+
+std::string lifecycle_action_name(uint8_t action) {
+  switch (static_cast<LifecycleAction>(action)) {
+    case LifecycleAction::kCreate: return "create";
+    case LifecycleAction::kDestroy: return "destroy";
+  }
+  return unknown(action);
+}
+
+std::string lost_reason_name(uint32_t reason) {
+  switch (static_cast<LostReason>(reason)) {
+    case LostReason::kBufferFull: return "buffer full";
+    case LostReason::kWriteFailed: return "write failed";
+    case LostReason::kThreadGone: return "thread gone";
+  }
+  return unknown(reason);
+}
+
+std::string api_domain_name(uint8_t domain) {
+  switch (static_cast<ApiDomain>(domain)) {
+    case ApiDomain::kOther: return "other";
+    case ApiDomain::kDriver: return "driver";
+    case ApiDomain::kRuntime: return "runtime";
+    case ApiDomain::kCollective: return "collective";
+    case ApiDomain::kAnnotation: return "annotation";
+  }
+  return unknown(domain);
+}
+
+std::string gpu_activity_kind_name(uint8_t kind) {
+  switch (static_cast<GpuActivityKind>(kind)) {
+    case GpuActivityKind::kKernel: return "kernel";
+    case GpuActivityKind::kMemoryCopy: return "memcpy";
+    case GpuActivityKind::kMemorySet: return "memset";
+  }
+  return unknown(kind);
+}
+
+std::string vendor_name(uint8_t vendor) {
+  switch (static_cast<Vendor>(vendor)) {
+    case Vendor::kUnknown: return "unknown";
+    case Vendor::kNvidia: return "NVIDIA";
+    case Vendor::kAmd: return "AMD";
+  }
+  return unknown(vendor);
+}
+
+std::string stream_handle_text(uint64_t stream) {
+  if (stream == kStreamLegacy) return "legacy default";
+  if (stream == kStreamPerThread) return "per-thread default";
+  return hex(stream);
+}
+
+}  // namespace proflaunch::tools

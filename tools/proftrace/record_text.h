@@ -1,0 +1,27 @@
+// Names for the enums in formats/records.h, as the tools print them.
+// Unknown values print as a number, never as a wrong name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace proflaunch::tools {
+
+std::string copy_direction_name(uint8_t direction);    // "HtoD", "DtoH", ...
+std::string memory_kind_name(uint8_t kind);            // "pageable", "pinned", "device", ...
+std::string sync_target_name(uint8_t target);          // "device", "stream", ...
+std::string object_kind_name(uint8_t kind);            // "stream", "event", ...
+std::string lifecycle_action_name(uint8_t action);     // "create", "destroy"
+std::string lost_reason_name(uint32_t reason);         // "buffer full", ...
+std::string api_domain_name(uint8_t domain);           // "driver", "runtime", ...
+std::string gpu_activity_kind_name(uint8_t kind);      // "kernel", "memcpy", "memset"
+std::string vendor_name(uint8_t vendor);               // "NVIDIA", "AMD"
+
+// The stream as people read it: "legacy default", "per-thread default", or
+// the raw handle in hex.
+std::string stream_handle_text(uint64_t stream);
+
+std::string hex(uint64_t value);  // "0x1f"
+
+}  // namespace proflaunch::tools

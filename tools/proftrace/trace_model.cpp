@@ -1,0 +1,139 @@
+#include "tools/proftrace/trace_model.h"
+
+#include <algorithm>
+
+namespace proflaunch::tools {
+
+using namespace proflaunch::format;
+
+std::string_view SectionModel::string(uint32_t id) const {
+  if (id == 0) return {};
+  auto found = strings.find(id);
+  return found == strings.end() ? std::string_view() : std::string_view(found->second);
+}
+
+std::string SectionModel::host() const {
+  return process ? std::string(string(process->host_string)) : std::string();
+}
+
+std::string SectionModel::command_line() const {
+  if (!process) return {};
+  std::string text(string(process->command_line_string));
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
+}
+
+std::string SectionModel::api_name(uint16_t api) const {
+  auto found = apis.find(api);
+  if (found != apis.end()) {
+    std::string_view name = string(found->second.name_string);
+    if (!name.empty()) return std::string(name);
+  }
+  return "api#" + std::to_string(api);
+}
+
+std::string_view SectionModel::function_name(uint64_t handle, uint64_t at_ns) const {
+  auto found = functions.find(handle);
+  if (found == functions.end()) return {};
+  const auto& versions = found->second;
+  // The last definition with since_ns <= at_ns; before the first, the first.
+  const FunctionDefRecord* best = &versions.front();
+  for (const auto& version : versions) {
+    if (version.since_ns <= at_ns) best = &version;
+    else break;
+  }
+  return string(best->name_string);
+}
+
+std::string_view SectionModel::thread_name(uint32_t tid) const {
+  auto found = threads.find(tid);
+  if (found == threads.end() || found->second.empty()) return {};
+  return string(found->second.back().name_string);
+}
+
+SectionModel& TraceModel::section(uint64_t section_id, size_t input_index) {
+  auto [it, inserted] = sections_.try_emplace(section_id);
+  if (inserted) {
+    it->second.section_id = section_id;
+    it->second.input_index = input_index;
+  }
+  return it->second;
+}
+
+const SectionModel* TraceModel::find(uint64_t section_id) const {
+  auto found = sections_.find(section_id);
+  return found == sections_.end() ? nullptr : &found->second;
+}
+
+std::vector<const SectionModel*> TraceModel::ordered() const {
+  std::vector<const SectionModel*> result;
+  for (const auto& [id, section] : sections_) result.push_back(&section);
+  auto key = [](const SectionModel* s) {
+    const bool has_rank = s->process && s->process->rank >= 0;
+    return std::make_tuple(!has_rank, has_rank ? s->process->rank : 0,
+                           s->process ? s->process->monotonic_ns : UINT64_MAX, s->pid(),
+                           s->section_id);
+  };
+  std::stable_sort(result.begin(), result.end(),
+                   [&](const auto* a, const auto* b) { return key(a) < key(b); });
+  return result;
+}
+
+void DefinitionsCollector::on_record(const RecordView& record) {
+  SectionModel& section = model_.section(record.section_id, input_index_);
+  switch (record.record_kind()) {
+    case RecordKind::kProcessInfo: section.process = record.as<ProcessInfoRecord>(); break;
+    case RecordKind::kStringDef: {
+      const auto def = record.as<StringDefRecord>();
+      section.strings[def.id] = std::string(record.tail<StringDefRecord>());
+      break;
+    }
+    case RecordKind::kApiDef: {
+      const auto def = record.as<ApiDefRecord>();
+      section.apis[def.api] = def;
+      break;
+    }
+    case RecordKind::kFunctionDef: {
+      const auto def = record.as<FunctionDefRecord>();
+      auto& versions = section.functions[def.handle];
+      versions.push_back(def);
+      std::stable_sort(versions.begin(), versions.end(),
+                       [](const auto& a, const auto& b) { return a.since_ns < b.since_ns; });
+      break;
+    }
+    case RecordKind::kThreadInfo: {
+      const auto def = record.as<ThreadInfoRecord>();
+      auto& versions = section.threads[def.tid];
+      versions.push_back(def);
+      std::stable_sort(versions.begin(), versions.end(),
+                       [](const auto& a, const auto& b) { return a.since_ns < b.since_ns; });
+      break;
+    }
+    case RecordKind::kDeviceInfo: {
+      const auto def = record.as<DeviceInfoRecord>();
+      section.devices[def.device] = def;
+      break;
+    }
+    case RecordKind::kSectionEnd: section.end = record.as<SectionEndRecord>(); break;
+    default: break;  // events: not for this pass
+  }
+}
+
+bool open_inputs(const std::vector<std::string>& paths, std::vector<InputTrace>* inputs,
+                 std::string* error) {
+  for (const auto& path : paths) {
+    auto reader = TraceReader::open_file(path, error);
+    if (!reader) return false;
+    inputs->push_back(InputTrace{path, std::move(reader), {}, {}});
+  }
+  return true;
+}
+
+void load_definitions(std::vector<InputTrace>& inputs, TraceModel& model) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    DefinitionsCollector collector(model, i);
+    inputs[i].definitions_report = inputs[i].reader->read(collector, ChunkSelection::kDefinitionsOnly);
+  }
+}
+
+}  // namespace proflaunch::tools

@@ -1,0 +1,87 @@
+// What proftrace knows about a trace after the definitions pass: per section
+// (process image) its process info, strings, API names, functions, threads,
+// devices and whether it ended cleanly. Memory grows with the number of
+// definitions (kernels, threads), never with the number of events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "formats/reader.h"
+#include "formats/records.h"
+
+namespace proflaunch::tools {
+
+struct SectionModel {
+  uint64_t section_id = 0;
+  size_t input_index = 0;  // which input file it came from
+  std::optional<format::ProcessInfoRecord> process;
+  std::unordered_map<uint32_t, std::string> strings;
+  std::unordered_map<uint16_t, format::ApiDefRecord> apis;
+  // Per handle, definitions sorted by since_ns (handles can be reused).
+  std::unordered_map<uint64_t, std::vector<format::FunctionDefRecord>> functions;
+  std::map<uint32_t, std::vector<format::ThreadInfoRecord>> threads;  // sorted by since_ns
+  std::map<int32_t, format::DeviceInfoRecord> devices;
+  std::optional<format::SectionEndRecord> end;
+
+  std::string_view string(uint32_t id) const;  // "" for 0 or unknown ids
+  uint32_t pid() const { return process ? process->pid : 0; }
+  std::string host() const;          // "" when unknown
+  std::string command_line() const;  // arguments joined with spaces
+  // Name of API number `api`, or "api#N" when undefined.
+  std::string api_name(uint16_t api) const;
+  // Mangled name of `handle` as defined at `at_ns`, or "" when undefined.
+  std::string_view function_name(uint64_t handle, uint64_t at_ns) const;
+  // The latest name given to `tid`, or "".
+  std::string_view thread_name(uint32_t tid) const;
+  bool complete() const { return end.has_value(); }
+};
+
+class TraceModel {
+ public:
+  SectionModel& section(uint64_t section_id, size_t input_index);
+  const SectionModel* find(uint64_t section_id) const;
+  const std::map<uint64_t, SectionModel>& sections() const { return sections_; }
+  // Sections in display order: by rank (when set), then start time, then pid.
+  std::vector<const SectionModel*> ordered() const;
+
+ private:
+  std::map<uint64_t, SectionModel> sections_;
+};
+
+// Fills a TraceModel from definition records (the visitor for the
+// definitions pass; it ignores event records).
+class DefinitionsCollector : public format::RecordVisitor {
+ public:
+  DefinitionsCollector(TraceModel& model, size_t input_index)
+      : model_(model), input_index_(input_index) {}
+  void on_record(const format::RecordView& record) override;
+
+ private:
+  TraceModel& model_;
+  size_t input_index_;
+};
+
+// One opened input file and what its passes reported.
+struct InputTrace {
+  std::string path;
+  std::unique_ptr<format::TraceReader> reader;
+  format::ReadReport definitions_report;
+  format::ReadReport events_report;
+};
+
+// Opens every file (checking its header). On the first failure returns false
+// with `error` naming that file and the problem.
+bool open_inputs(const std::vector<std::string>& paths, std::vector<InputTrace>* inputs,
+                 std::string* error);
+
+// The definitions pass over every input.
+void load_definitions(std::vector<InputTrace>& inputs, TraceModel& model);
+
+}  // namespace proflaunch::tools

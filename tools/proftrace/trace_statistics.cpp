@@ -1,0 +1,64 @@
+#include "tools/proftrace/trace_statistics.h"
+
+#include "formats/record_kinds.h"
+
+namespace proflaunch::tools {
+
+using namespace proflaunch::format;
+
+uint64_t StatisticsCollector::count(uint16_t kind) const {
+  if (kind < counts_.size()) return counts_[kind];
+  auto found = other_kinds_.find(kind);
+  return found == other_kinds_.end() ? 0 : found->second;
+}
+
+void StatisticsCollector::see_time(SectionStatistics& section, uint64_t ns) {
+  if (ns == 0) return;  // unset
+  if (ns < section.first_ns) section.first_ns = ns;
+  if (ns > section.last_ns) section.last_ns = ns;
+  if (ns < first_ns_) first_ns_ = ns;
+  if (ns > last_ns_) last_ns_ = ns;
+}
+
+void StatisticsCollector::on_record(const RecordView& record) {
+  if (record.kind < counts_.size()) ++counts_[record.kind];
+  else ++other_kinds_[record.kind];
+  if (is_definition_kind(record.kind)) return;
+
+  if (last_section_ == nullptr || record.section_id != last_section_id_) {
+    last_section_ = &sections_[record.section_id];
+    last_section_id_ = record.section_id;
+  }
+  SectionStatistics& section = *last_section_;
+  if (record.record_kind() != RecordKind::kThreadBatch) ++section.event_records;
+
+  auto see_span = [&](const ApiSpan& span) {
+    see_time(section, span.begin_ns);
+    see_time(section, span.end_ns);
+  };
+  switch (record.record_kind()) {
+    case RecordKind::kLost: {
+      const auto lost = record.as<LostRecord>();
+      section.lost_records += lost.count;
+      section.lost_by_reason[lost.reason] += lost.count;
+      see_time(section, lost.first_ns);
+      see_time(section, lost.last_ns);
+      break;
+    }
+    case RecordKind::kApiCall: see_span(record.as<ApiCallRecord>().span); break;
+    case RecordKind::kKernelLaunch: see_span(record.as<KernelLaunchRecord>().span); break;
+    case RecordKind::kMemoryCopy: see_span(record.as<MemoryCopyRecord>().span); break;
+    case RecordKind::kMemorySet: see_span(record.as<MemorySetRecord>().span); break;
+    case RecordKind::kSynchronize: see_span(record.as<SynchronizeRecord>().span); break;
+    case RecordKind::kObjectLifecycle: see_span(record.as<ObjectLifecycleRecord>().span); break;
+    case RecordKind::kGpuActivity: {
+      const auto activity = record.as<GpuActivityRecord>();
+      see_time(section, activity.start_ns);
+      see_time(section, activity.end_ns);
+      break;
+    }
+    default: break;
+  }
+}
+
+}  // namespace proflaunch::tools
