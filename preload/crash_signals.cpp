@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cerrno>
 
-#include "preload/guard.h"
 #include "preload/runtime.h"
 #include "preload/writer.h"
 
@@ -25,10 +24,9 @@ bool is_hardware_fault(const siginfo_t* info) {
 
 void on_crash_signal(int signal_number, siginfo_t* info, void* /*context*/) {
   const int saved_errno = errno;
-  // Only the first crash flushes, only on a program thread (the writer cannot
-  // wait for itself), and never in a vfork child sharing our memory.
-  if (!g_flush_attempted.exchange(true) && tls_guard_depth < kProfilerThreadDepth &&
-      runtime::owns_this_process()) {
+  // Only the first crash flushes, never on the writer (it cannot wait for
+  // itself), and never in a vfork child sharing our memory.
+  if (!g_flush_attempted.exchange(true) && !on_writer_thread() && runtime::owns_this_process()) {
     writer_flush_and_wait(FlushGoal::kFlush, kCrashFlushTimeoutMs);
   }
   sigaction(signal_number, &g_previous[signal_number], nullptr);

@@ -8,6 +8,7 @@
 
 #include "preload/clock.h"
 #include "preload/definitions.h"
+#include "preload/emit.h"
 #include "preload/guard.h"
 #include "preload/log.h"
 #include "preload/runtime.h"
@@ -16,6 +17,7 @@
 namespace proflaunch {
 
 __thread __attribute__((tls_model("initial-exec"))) ThreadBuffer* tls_thread_buffer = nullptr;
+__thread __attribute__((tls_model("initial-exec"))) uint64_t tls_next_correlation_id = 0;
 
 namespace {
 
@@ -47,6 +49,12 @@ void on_thread_exit(void* value) {
 
 }  // namespace
 
+uint64_t first_correlation_id_of_thread() noexcept {
+  static std::atomic<uint64_t> next_slot{1};
+  const uint64_t slot = next_slot.fetch_add(1, std::memory_order_relaxed) & 0xFFFFFF;
+  return (slot << 40) | 1;
+}
+
 bool init_thread_registry() noexcept {
   if (g_key_created) return true;
   if (pthread_key_create(&g_thread_exit_key, on_thread_exit) != 0) return false;
@@ -55,9 +63,9 @@ bool init_thread_registry() noexcept {
 }
 
 ThreadBuffer* attach_current_thread() noexcept {
-  // Hooks hold their own guard here, so only the profiler's threads are refused.
-  if (tls_cannot_record || tls_guard_depth >= kProfilerThreadDepth || !runtime::recording())
-    return nullptr;
+  // No guard check: hooks hold their own guard here, and a profiler thread
+  // (a GPU timing backend) may record on purpose. The writer never emits.
+  if (tls_cannot_record || !runtime::recording()) return nullptr;
   ReentrancyGuard guard;  // mmap, prctl and the definitions mutex below must not record
 
   const uint64_t capacity = runtime::config().buffer_bytes_per_thread;
@@ -149,6 +157,7 @@ void registry_reset_after_fork_in_child() noexcept {
   }
   tls_thread_buffer = nullptr;
   tls_cannot_record = false;
+  tls_next_correlation_id = 0;  // the child section starts its own id space
   if (g_key_created) pthread_setspecific(g_thread_exit_key, nullptr);
   g_registry_mutex.unlock();
 }

@@ -50,6 +50,8 @@ struct Control {
 };
 Control g_control;
 
+__thread __attribute__((tls_model("initial-exec"))) bool tls_on_writer_thread = false;
+
 long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
 }
@@ -74,6 +76,7 @@ class Writer {
 
   void run() noexcept {
     mark_profiler_thread();
+    tls_on_writer_thread = true;
     prctl(PR_SET_NAME, "proflaunch-wr", 0, 0, 0);
     bool ended = false;
     bool busy = false;
@@ -375,6 +378,8 @@ bool writer_ensure_started() noexcept {
   return true;
 }
 
+bool on_writer_thread() noexcept { return tls_on_writer_thread; }
+
 void writer_wake() noexcept {
   const int saved_errno = errno;
   g_control.wake_word.fetch_add(1, std::memory_order_acq_rel);
@@ -383,7 +388,7 @@ void writer_wake() noexcept {
 }
 
 bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept {
-  if (tls_guard_depth >= kProfilerThreadDepth) return false;  // the writer cannot wait for itself
+  if (tls_on_writer_thread) return false;  // the writer cannot wait for itself
   if (!g_control.running.load(std::memory_order_acquire)) return false;
   const int saved_errno = errno;
   if (goal == FlushGoal::kEndSection) g_control.end_section.store(true, std::memory_order_release);

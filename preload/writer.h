@@ -20,6 +20,9 @@ namespace proflaunch {
 // Starts the thread on the first record of the process (or of a fork child).
 bool writer_ensure_started() noexcept;
 
+// True on the writer thread (which must never wait for itself).
+bool on_writer_thread() noexcept;
+
 // Wakes the writer early (a thread exited). Async-signal-safe.
 void writer_wake() noexcept;
 
