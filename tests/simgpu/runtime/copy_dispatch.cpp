@@ -60,9 +60,10 @@ cudaError_t copy_linear(const DriverApi& api, void* destination, const void* sou
     result = is_async ? api.cuMemcpyDtoHAsync(destination, device_address(source), bytes, *stream)
                       : api.cuMemcpyDtoH(destination, device_address(source), bytes);
   } else if (sides.source == MemorySide::device && sides.destination == MemorySide::device) {
-    result = is_async ? api.cuMemcpyDtoDAsync(device_address(destination), device_address(source),
-                                              bytes, *stream)
-                      : api.cuMemcpyDtoD(device_address(destination), device_address(source), bytes);
+    result = is_async
+                 ? api.cuMemcpyDtoDAsync(device_address(destination), device_address(source), bytes,
+                                         *stream)
+                 : api.cuMemcpyDtoD(device_address(destination), device_address(source), bytes);
   } else {
     // Host-to-host, or managed memory on either side: the unified copy.
     result = is_async ? api.cuMemcpyAsync(device_address(destination), device_address(source),

@@ -8,7 +8,8 @@
 
 using namespace simgpu_runtime;
 
-static_assert(static_cast<int>(cudaLimitMallocHeapSize) == static_cast<int>(CU_LIMIT_MALLOC_HEAP_SIZE));
+static_assert(static_cast<int>(cudaLimitMallocHeapSize) ==
+              static_cast<int>(CU_LIMIT_MALLOC_HEAP_SIZE));
 static_assert(static_cast<int>(cudaDevAttrMultiProcessorCount) ==
               static_cast<int>(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
 static_assert(static_cast<int>(cudaDevAttrMax) == static_cast<int>(CU_DEVICE_ATTRIBUTE_MAX));

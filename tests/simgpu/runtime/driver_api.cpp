@@ -2,9 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
 
 #include "errors.h"
 
@@ -33,16 +33,18 @@ bool debug_enabled() {
   return value != nullptr && value[0] != '\0' && value[0] != '0';
 }
 
-void resolve(decltype(&::cuGetProcAddress_v2) get_proc_address, const char* name, void** slot,
-             cuuint64_t flags) {
+void resolve(decltype(&::cuGetProcAddress_v2) get_proc_address, const char* name, int version,
+             cuuint64_t flags, void** slot) {
   CUdriverProcAddressQueryResult query_status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   void* function = nullptr;
-  CUresult result =
-      get_proc_address(name, &function, kRequestedDriverAbiVersion, flags, &query_status);
-  if (result != CUDA_SUCCESS || query_status != CU_GET_PROC_ADDRESS_SUCCESS || function == nullptr) {
+  CUresult result = get_proc_address(name, &function, version, flags, &query_status);
+  if (result != CUDA_SUCCESS || query_status != CU_GET_PROC_ADDRESS_SUCCESS ||
+      function == nullptr) {
     if (debug_enabled()) {
-      std::fprintf(stderr, "simgpu libcudart: driver has no %s (flags %llu): CUresult %d, status %d\n",
-                   name, static_cast<unsigned long long>(flags), static_cast<int>(result),
+      std::fprintf(stderr,
+                   "simgpu libcudart: driver has no %s (version %d, flags %llu): CUresult %d, "
+                   "status %d\n",
+                   name, version, static_cast<unsigned long long>(flags), static_cast<int>(result),
                    static_cast<int>(query_status));
     }
     function = reinterpret_cast<void*>(&missing_driver_function);
@@ -50,13 +52,25 @@ void resolve(decltype(&::cuGetProcAddress_v2) get_proc_address, const char* name
   *slot = function;
 }
 
-void resolve_table(decltype(&::cuGetProcAddress_v2) get_proc_address, cuuint64_t flags,
-                   DriverApi* api) {
-  api->cuGetProcAddress_v2 = get_proc_address;
-#define SIMGPU_RUNTIME_RESOLVE_DRIVER_MEMBER(name) \
-  resolve(get_proc_address, #name, reinterpret_cast<void**>(&api->name), flags);
-  SIMGPU_RUNTIME_DRIVER_FUNCTIONS(SIMGPU_RUNTIME_RESOLVE_DRIVER_MEMBER)
-#undef SIMGPU_RUNTIME_RESOLVE_DRIVER_MEMBER
+// Flags 0 (CU_GET_PROC_ADDRESS_DEFAULT) for the legacy table, as the real
+// runtime passes: the driver treats it as the legacy-stream search.
+void resolve_tables(decltype(&::cuGetProcAddress_v2) get_proc_address, DriverApi* legacy,
+                    DriverApi* per_thread) {
+  legacy->cuGetProcAddress_v2 = get_proc_address;
+#define SIMGPU_RUNTIME_RESOLVE_LEGACY(name, version, per_thread_version) \
+  resolve(get_proc_address, #name, version, 0, reinterpret_cast<void**>(&legacy->name));
+  SIMGPU_RUNTIME_DRIVER_FUNCTIONS(SIMGPU_RUNTIME_RESOLVE_LEGACY)
+#undef SIMGPU_RUNTIME_RESOLVE_LEGACY
+
+  *per_thread = *legacy;
+#define SIMGPU_RUNTIME_RESOLVE_PER_THREAD(name, version, per_thread_version) \
+  if (per_thread_version != 0) {                                             \
+    resolve(get_proc_address, #name, per_thread_version,                     \
+            CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,                   \
+            reinterpret_cast<void**>(&per_thread->name));                    \
+  }
+  SIMGPU_RUNTIME_DRIVER_FUNCTIONS(SIMGPU_RUNTIME_RESOLVE_PER_THREAD)
+#undef SIMGPU_RUNTIME_RESOLVE_PER_THREAD
 }
 
 void load(LoadedDriver* loaded) {
@@ -77,9 +91,7 @@ void load(LoadedDriver* loaded) {
     loaded->status = cudaErrorInsufficientDriver;
     return;
   }
-  resolve_table(get_proc_address, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &loaded->legacy);
-  resolve_table(get_proc_address, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-                &loaded->per_thread);
+  resolve_tables(get_proc_address, &loaded->legacy, &loaded->per_thread);
   CUresult init_result = loaded->legacy.cuInit(0);
   loaded->status = init_result == CUDA_SUCCESS ? cudaSuccess : runtime_error_from(init_result);
 }

@@ -11,50 +11,71 @@
 #pragma once
 
 #include <cuda.h>
-#include <cudaProfiler.h>
+#include <cudaProfilerTypedefs.h>
+#include <cudaTypedefs.h>
 #include <driver_types.h>
 
-// Names are the base names cuGetProcAddress expects ("cuMemAlloc", not
-// "cuMemAlloc_v2"). cuda.h maps several of them to versioned macros
-// (cuMemAlloc -> cuMemAlloc_v2); the member named after the macro gets the
-// type of the newest ABI, which is the one a CUDA 13 request returns.
-#define SIMGPU_RUNTIME_DRIVER_FUNCTIONS(X)                                                    \
-  X(cuInit) X(cuDriverGetVersion)                                                              \
-  X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceTotalMem)                    \
-  X(cuDeviceGetAttribute) X(cuDeviceGetUuid) X(cuDeviceCanAccessPeer) X(cuDeviceGetPCIBusId)   \
-  X(cuDeviceGetDefaultMemPool) X(cuDeviceGetMemPool) X(cuDeviceSetMemPool)                     \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxReset)          \
-  X(cuDevicePrimaryCtxSetFlags) X(cuDevicePrimaryCtxGetState)                                  \
-  X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxGetDevice) X(cuCtxSynchronize)                  \
-  X(cuCtxGetLimit) X(cuCtxSetLimit) X(cuCtxGetStreamPriorityRange)                             \
-  X(cuCtxEnablePeerAccess) X(cuCtxDisablePeerAccess)                                           \
-  X(cuMemAlloc) X(cuMemFree) X(cuMemAllocHost) X(cuMemHostAlloc) X(cuMemFreeHost)              \
-  X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemHostGetDevicePointer)                     \
-  X(cuMemHostGetFlags) X(cuMemAllocManaged) X(cuMemAllocPitch) X(cuMemGetInfo)                 \
-  X(cuMemGetAddressRange) X(cuPointerGetAttribute) X(cuPointerGetAttributes)                   \
-  X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemAllocFromPoolAsync)                              \
-  X(cuMemPoolTrimTo) X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute)                         \
-  X(cuMemPoolCreate) X(cuMemPoolDestroy)                                                       \
-  X(cuMemcpy) X(cuMemcpyAsync) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD)                 \
-  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)                               \
-  X(cuMemcpyPeer) X(cuMemcpyPeerAsync) X(cuMemcpy2DUnaligned) X(cuMemcpy2DAsync)               \
-  X(cuMemsetD8) X(cuMemsetD8Async) X(cuMemsetD2D8) X(cuMemsetD2D8Async)                        \
-  X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy)                           \
-  X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuStreamGetPriority)          \
-  X(cuStreamGetFlags) X(cuStreamGetId) X(cuStreamGetDevice) X(cuStreamAddCallback)             \
-  X(cuLaunchHostFunc)                                                                          \
-  X(cuEventCreate) X(cuEventRecord) X(cuEventRecordWithFlags) X(cuEventQuery)                  \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)                                \
-  X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetGlobal)          \
-  X(cuLibraryGetManaged) X(cuKernelGetFunction) X(cuKernelSetAttribute)                        \
-  X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuFuncSetCacheConfig)                          \
-  X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuLaunchCooperativeKernel)                           \
-  X(cuProfilerStart) X(cuProfilerStop)
+// Each entry: the base name cuGetProcAddress expects ("cuMemAlloc", not
+// "cuMemAlloc_v2"), the CUDA version that introduced the ABI this runtime
+// calls, and the version of its per-thread (_ptds/_ptsz) variant, 0 if it has
+// none. Like the real runtime, the legacy table is requested with the
+// introducing version and flags 0, the per-thread table with
+// CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, and only for functions that
+// have such a variant. The versions are those of cudaTypedefs.h, whose
+// PFN_<name>_v<version> types the table members use, so each pointer has
+// exactly the type of the ABI its version selects. (cuCtxGetDevice and
+// cuCtxSynchronize: the 2000 ABI; 13000 added a context parameter.)
+#define SIMGPU_RUNTIME_DRIVER_FUNCTIONS(X)                                                     \
+  X(cuInit, 2000, 0) X(cuDriverGetVersion, 2020, 0) X(cuDeviceGet, 2000, 0)                    \
+  X(cuDeviceGetCount, 2000, 0) X(cuDeviceGetName, 2000, 0) X(cuDeviceTotalMem, 3020, 0)        \
+  X(cuDeviceGetAttribute, 2000, 0) X(cuDeviceGetUuid, 11040, 0)                                \
+  X(cuDeviceCanAccessPeer, 4000, 0) X(cuDeviceGetPCIBusId, 4010, 0)                            \
+  X(cuDeviceGetDefaultMemPool, 11020, 0) X(cuDeviceGetMemPool, 11020, 0)                       \
+  X(cuDeviceSetMemPool, 11020, 0) X(cuDevicePrimaryCtxRetain, 7000, 0)                         \
+  X(cuDevicePrimaryCtxRelease, 11000, 0) X(cuDevicePrimaryCtxReset, 11000, 0)                  \
+  X(cuDevicePrimaryCtxSetFlags, 11000, 0) X(cuDevicePrimaryCtxGetState, 7000, 0)               \
+  X(cuCtxGetCurrent, 4000, 0) X(cuCtxSetCurrent, 4000, 0) X(cuCtxGetDevice, 2000, 0)           \
+  X(cuCtxSynchronize, 2000, 0) X(cuCtxGetLimit, 3010, 0) X(cuCtxSetLimit, 3010, 0)             \
+  X(cuCtxGetStreamPriorityRange, 5050, 0) X(cuCtxEnablePeerAccess, 4000, 0)                    \
+  X(cuCtxDisablePeerAccess, 4000, 0) X(cuMemAlloc, 3020, 0) X(cuMemFree, 3020, 0)              \
+  X(cuMemAllocHost, 3020, 0) X(cuMemHostAlloc, 2020, 0) X(cuMemFreeHost, 2000, 0)              \
+  X(cuMemHostRegister, 6050, 0) X(cuMemHostUnregister, 4000, 0)                                \
+  X(cuMemHostGetDevicePointer, 3020, 0) X(cuMemHostGetFlags, 2030, 0)                          \
+  X(cuMemAllocManaged, 6000, 0) X(cuMemAllocPitch, 3020, 0) X(cuMemGetInfo, 3020, 0)           \
+  X(cuMemGetAddressRange, 3020, 0) X(cuPointerGetAttribute, 4000, 0)                           \
+  X(cuPointerGetAttributes, 7000, 0) X(cuMemAllocAsync, 11020, 11020)                          \
+  X(cuMemFreeAsync, 11020, 11020) X(cuMemAllocFromPoolAsync, 11020, 11020)                     \
+  X(cuMemPoolTrimTo, 11020, 0) X(cuMemPoolGetAttribute, 11020, 0)                              \
+  X(cuMemPoolSetAttribute, 11020, 0) X(cuMemPoolCreate, 11020, 0)                              \
+  X(cuMemPoolDestroy, 11020, 0) X(cuMemcpy, 4000, 7000) X(cuMemcpyAsync, 4000, 7000)           \
+  X(cuMemcpyHtoD, 3020, 7000) X(cuMemcpyDtoH, 3020, 7000) X(cuMemcpyDtoD, 3020, 7000)          \
+  X(cuMemcpyHtoDAsync, 3020, 7000) X(cuMemcpyDtoHAsync, 3020, 7000)                            \
+  X(cuMemcpyDtoDAsync, 3020, 7000) X(cuMemcpyPeer, 4000, 7000)                                 \
+  X(cuMemcpyPeerAsync, 4000, 7000) X(cuMemcpy2DUnaligned, 3020, 7000)                          \
+  X(cuMemcpy2DAsync, 3020, 7000) X(cuMemsetD8, 3020, 7000) X(cuMemsetD8Async, 3020, 7000)      \
+  X(cuMemsetD2D8, 3020, 7000) X(cuMemsetD2D8Async, 3020, 7000) X(cuStreamCreate, 2000, 0)      \
+  X(cuStreamCreateWithPriority, 5050, 0) X(cuStreamDestroy, 4000, 0)                           \
+  X(cuStreamSynchronize, 2000, 7000) X(cuStreamQuery, 2000, 7000)                              \
+  X(cuStreamWaitEvent, 3020, 7000) X(cuStreamGetPriority, 5050, 7000)                          \
+  X(cuStreamGetFlags, 5050, 7000) X(cuStreamGetId, 12000, 12000)                               \
+  X(cuStreamGetDevice, 12080, 12080) X(cuStreamAddCallback, 5000, 7000)                        \
+  X(cuStreamIsCapturing, 10000, 10000) X(cuThreadExchangeStreamCaptureMode, 10010, 0)          \
+  X(cuLaunchHostFunc, 10000, 10000) X(cuEventCreate, 2000, 0) X(cuEventRecord, 2000, 7000)     \
+  X(cuEventRecordWithFlags, 11010, 11010) X(cuEventQuery, 2000, 0)                             \
+  X(cuEventSynchronize, 2000, 0) X(cuEventElapsedTime, 12080, 0) X(cuEventDestroy, 4000, 0)    \
+  X(cuLibraryLoadData, 12000, 0) X(cuLibraryUnload, 12000, 0) X(cuLibraryGetKernel, 12000, 0)  \
+  X(cuLibraryGetGlobal, 12000, 0) X(cuLibraryGetManaged, 12000, 0)                             \
+  X(cuKernelGetFunction, 12000, 0) X(cuKernelSetAttribute, 12000, 0)                           \
+  X(cuFuncGetAttribute, 2020, 0) X(cuFuncSetAttribute, 9000, 0)                                \
+  X(cuFuncSetCacheConfig, 3000, 0) X(cuLaunchKernel, 4000, 7000)                               \
+  X(cuLaunchKernelEx, 11060, 11060) X(cuLaunchCooperativeKernel, 9000, 9000)                   \
+  X(cuProfilerStart, 4000, 0) X(cuProfilerStop, 4000, 0)
 
 namespace simgpu_runtime {
 
 struct DriverApi {
-#define SIMGPU_RUNTIME_DECLARE_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+#define SIMGPU_RUNTIME_DECLARE_DRIVER_MEMBER(name, version, per_thread_version) \
+  PFN_##name##_v##version name = nullptr;
   SIMGPU_RUNTIME_DRIVER_FUNCTIONS(SIMGPU_RUNTIME_DECLARE_DRIVER_MEMBER)
 #undef SIMGPU_RUNTIME_DECLARE_DRIVER_MEMBER
 
@@ -63,10 +84,6 @@ struct DriverApi {
 };
 
 enum class DefaultStream { legacy, per_thread };
-
-// The CUDA version the runtime requests driver ABIs for (what it was built
-// against, like the real runtime).
-inline constexpr int kRequestedDriverAbiVersion = CUDA_VERSION;
 
 // Loads the driver and calls cuInit(0) once per process. Returns cudaSuccess
 // and the table for `mode`, or the runtime error that explains why there is

@@ -26,7 +26,8 @@ cudaError_t launch_error_from(CUresult result) {
                                             : runtime_error_from(result);
 }
 
-cudaError_t launch_function(DefaultStream mode, const void* function, const LaunchRequest& request) {
+cudaError_t launch_function(DefaultStream mode, const void* function,
+                            const LaunchRequest& request) {
   const DriverApi* api = nullptr;
   if (cudaError_t error = enter_with_context(mode, &api)) return finish(error);
   CUkernel kernel = nullptr;
@@ -57,7 +58,8 @@ cudaError_t launch_ex(DefaultStream mode, const cudaLaunchConfig_t* config, cons
   return finish(launch_error_from(api->cuLaunchKernelEx(&driver_config, resolved, args, nullptr)));
 }
 
-cudaError_t launch_cooperative(DefaultStream mode, const void* function, const LaunchRequest& request) {
+cudaError_t launch_cooperative(DefaultStream mode, const void* function,
+                               const LaunchRequest& request) {
   if (has_empty_dimension(request.grid) || has_empty_dimension(request.block)) {
     return finish(cudaErrorInvalidConfiguration);
   }
@@ -90,10 +92,10 @@ cudaError_t launch_kernel(DefaultStream mode, CUkernel kernel, const LaunchReque
   if (cudaError_t error = enter_with_context(mode, &api)) return finish(error);
   CUfunction function = nullptr;
   if (cudaError_t error = function_for(api, kernel, &function)) return finish(error);
-  CUresult result = api->cuLaunchKernel(
-      function, request.grid.x, request.grid.y, request.grid.z, request.block.x, request.block.y,
-      request.block.z, static_cast<unsigned int>(request.shared_memory_bytes), request.stream,
-      request.args, nullptr);
+  CUresult result = api->cuLaunchKernel(function, request.grid.x, request.grid.y, request.grid.z,
+                                        request.block.x, request.block.y, request.block.z,
+                                        static_cast<unsigned int>(request.shared_memory_bytes),
+                                        request.stream, request.args, nullptr);
   return finish(launch_error_from(result));
 }
 

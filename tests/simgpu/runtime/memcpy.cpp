@@ -14,16 +14,14 @@ namespace {
 
 cudaError_t memcpy_sync(DefaultStream mode, void* dst, const void* src, size_t count,
                         cudaMemcpyKind kind) {
-  return with_context(mode, [&](const DriverApi& api) {
-    return copy_linear(api, dst, src, count, kind, nullptr);
-  });
+  return with_context(
+      mode, [&](const DriverApi& api) { return copy_linear(api, dst, src, count, kind, nullptr); });
 }
 
 cudaError_t memcpy_async(DefaultStream mode, void* dst, const void* src, size_t count,
                          cudaMemcpyKind kind, cudaStream_t stream) {
-  return with_context(mode, [&](const DriverApi& api) {
-    return copy_linear(api, dst, src, count, kind, &stream);
-  });
+  return with_context(
+      mode, [&](const DriverApi& api) { return copy_linear(api, dst, src, count, kind, &stream); });
 }
 
 cudaError_t peer_contexts(const DriverApi& api, int dst_device, int src_device,
@@ -47,13 +45,12 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
                             cudaStream_t stream) {
   return memcpy_async(DefaultStream::legacy, dst, src, count, kind, stream);
 }
-cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count,
-                                 enum cudaMemcpyKind kind, cudaStream_t stream) {
+cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                                 cudaStream_t stream) {
   return memcpy_async(DefaultStream::per_thread, dst, src, count, kind, stream);
 }
 
-cudaError_t cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
-                           size_t count) {
+cudaError_t cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count) {
   return with_context(DefaultStream::legacy, [&](const DriverApi& api) {
     CUcontext dst_context = nullptr;
     CUcontext src_context = nullptr;
@@ -76,9 +73,9 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int s
       return error;
     }
     if (count == 0) return cudaSuccess;
-    return runtime_error_from(api.cuMemcpyPeerAsync(reinterpret_cast<CUdeviceptr>(dst),
-                                                    dst_context, reinterpret_cast<CUdeviceptr>(src),
-                                                    src_context, count, stream));
+    return runtime_error_from(api.cuMemcpyPeerAsync(reinterpret_cast<CUdeviceptr>(dst), dst_context,
+                                                    reinterpret_cast<CUdeviceptr>(src), src_context,
+                                                    count, stream));
   });
 }
 

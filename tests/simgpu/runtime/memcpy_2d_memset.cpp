@@ -132,8 +132,7 @@ cudaError_t cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStre
 cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
   return memset_2d(DefaultStream::legacy, devPtr, pitch, value, width, height, nullptr);
 }
-cudaError_t cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, size_t width,
-                              size_t height) {
+cudaError_t cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
   return memset_2d(DefaultStream::per_thread, devPtr, pitch, value, width, height, nullptr);
 }
 

@@ -125,8 +125,8 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr* pitchedDevPtr, struct cudaExtent
     CUresult result = api.cuMemAllocPitch(&address, &pitch, extent.width,
                                           extent.height * extent.depth, kPitchElementBytes);
     if (result == CUDA_SUCCESS) {
-      *pitchedDevPtr = cudaPitchedPtr{reinterpret_cast<void*>(address), pitch, extent.width,
-                                      extent.height};
+      *pitchedDevPtr =
+          cudaPitchedPtr{reinterpret_cast<void*>(address), pitch, extent.width, extent.height};
     }
     return result;
   });

@@ -95,8 +95,9 @@ cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
 }
 
 cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
-  return with_context(DefaultStream::legacy,
-                      [&](const DriverApi& api) { return api.cuMemPoolTrimTo(memPool, minBytesToKeep); });
+  return with_context(DefaultStream::legacy, [&](const DriverApi& api) {
+    return api.cuMemPoolTrimTo(memPool, minBytesToKeep);
+  });
 }
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void* value) {

@@ -8,8 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#define SIMGPU_RUNTIME_PER_THREAD_VARIANT(legacy, suffixed) \
-  extern "C" decltype(::legacy) suffixed;
+#define SIMGPU_RUNTIME_PER_THREAD_VARIANT(legacy, suffixed) extern "C" decltype(::legacy) suffixed;
 
 // Synchronous copies and memsets: _ptds.
 SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaMemcpy, cudaMemcpy_ptds)
@@ -37,6 +36,8 @@ SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaStreamGetFlags, cudaStreamGetFlags_ptsz)
 SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaStreamGetId, cudaStreamGetId_ptsz)
 SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaStreamGetDevice, cudaStreamGetDevice_ptsz)
 SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaStreamAddCallback, cudaStreamAddCallback_ptsz)
+SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaStreamIsCapturing, cudaStreamIsCapturing_ptsz)
+SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaStreamGetCaptureInfo, cudaStreamGetCaptureInfo_ptsz)
 SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaEventRecord, cudaEventRecord_ptsz)
 SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaEventRecordWithFlags, cudaEventRecordWithFlags_ptsz)
 SIMGPU_RUNTIME_PER_THREAD_VARIANT(cudaLaunchKernel, cudaLaunchKernel_ptsz)

@@ -134,7 +134,8 @@ void unregister_fatbin(void** handle) {
   // before this atexit handler); the process is going away anyway.
   if (fatbin->library != nullptr && !process_is_exiting()) {
     const DriverApi* api = nullptr;
-    if (load_driver(DefaultStream::legacy, &api) == cudaSuccess) api->cuLibraryUnload(fatbin->library);
+    if (load_driver(DefaultStream::legacy, &api) == cudaSuccess)
+      api->cuLibraryUnload(fatbin->library);
   }
   std::erase_if(reg.fatbins, [fatbin](const auto& owned) { return owned.get() == fatbin; });
 }
@@ -239,13 +240,14 @@ bool initialize_module(const DriverApi* api, void** handle) {
   FatbinRegistration* fatbin = registration_of(handle);
   if (load_library_locked(api, fatbin) != cudaSuccess) return false;
   for (auto& [host_address, variable] : reg.variables_by_host_address) {
-    if (variable.fatbin != fatbin || !variable.managed || variable.managed_host_pointer == nullptr) {
+    if (variable.fatbin != fatbin || !variable.managed ||
+        variable.managed_host_pointer == nullptr) {
       continue;
     }
     CUdeviceptr address = 0;
     std::size_t bytes = 0;
-    if (api->cuLibraryGetManaged(&address, &bytes, fatbin->library,
-                                 variable.device_name.c_str()) != CUDA_SUCCESS) {
+    if (api->cuLibraryGetManaged(&address, &bytes, fatbin->library, variable.device_name.c_str()) !=
+        CUDA_SUCCESS) {
       return false;
     }
     *variable.managed_host_pointer = reinterpret_cast<void*>(address);

@@ -21,7 +21,6 @@ static_assert(cudaEventInterprocess == CU_EVENT_INTERPROCESS);
 
 namespace {
 
-
 cudaError_t stream_synchronize(DefaultStream mode, cudaStream_t stream) {
   return with_context(mode, [&](const DriverApi& api) { return api.cuStreamSynchronize(stream); });
 }
@@ -32,15 +31,18 @@ cudaError_t stream_query(DefaultStream mode, cudaStream_t stream) {
 
 cudaError_t stream_wait_event(DefaultStream mode, cudaStream_t stream, cudaEvent_t event,
                               unsigned int flags) {
-  return with_context(mode, [&](const DriverApi& api) { return api.cuStreamWaitEvent(stream, event, flags); });
+  return with_context(
+      mode, [&](const DriverApi& api) { return api.cuStreamWaitEvent(stream, event, flags); });
 }
 
 cudaError_t stream_get_priority(DefaultStream mode, cudaStream_t stream, int* priority) {
-  return with_context(mode, [&](const DriverApi& api) { return api.cuStreamGetPriority(stream, priority); });
+  return with_context(
+      mode, [&](const DriverApi& api) { return api.cuStreamGetPriority(stream, priority); });
 }
 
 cudaError_t stream_get_flags(DefaultStream mode, cudaStream_t stream, unsigned int* flags) {
-  return with_context(mode, [&](const DriverApi& api) { return api.cuStreamGetFlags(stream, flags); });
+  return with_context(mode,
+                      [&](const DriverApi& api) { return api.cuStreamGetFlags(stream, flags); });
 }
 
 cudaError_t stream_get_id(DefaultStream mode, cudaStream_t stream, unsigned long long* id) {
@@ -48,7 +50,8 @@ cudaError_t stream_get_id(DefaultStream mode, cudaStream_t stream, unsigned long
 }
 
 cudaError_t stream_get_device(DefaultStream mode, cudaStream_t stream, int* device) {
-  return with_context(mode, [&](const DriverApi& api) { return api.cuStreamGetDevice(stream, device); });
+  return with_context(mode,
+                      [&](const DriverApi& api) { return api.cuStreamGetDevice(stream, device); });
 }
 
 cudaError_t event_record(DefaultStream mode, cudaEvent_t event, cudaStream_t stream) {
@@ -57,12 +60,14 @@ cudaError_t event_record(DefaultStream mode, cudaEvent_t event, cudaStream_t str
 
 cudaError_t event_record_with_flags(DefaultStream mode, cudaEvent_t event, cudaStream_t stream,
                                     unsigned int flags) {
-  return with_context(mode, [&](const DriverApi& api) { return api.cuEventRecordWithFlags(event, stream, flags); });
+  return with_context(
+      mode, [&](const DriverApi& api) { return api.cuEventRecordWithFlags(event, stream, flags); });
 }
 
 cudaError_t launch_host_func(DefaultStream mode, cudaStream_t stream, cudaHostFn_t fn,
                              void* user_data) {
-  return with_context(mode, [&](const DriverApi& api) { return api.cuLaunchHostFunc(stream, fn, user_data); });
+  return with_context(
+      mode, [&](const DriverApi& api) { return api.cuLaunchHostFunc(stream, fn, user_data); });
 }
 
 // cudaStreamCallback_t receives a cudaError_t, CUstreamCallback a CUresult:
@@ -96,19 +101,25 @@ cudaError_t stream_add_callback(DefaultStream mode, cudaStream_t stream,
 extern "C" {
 
 cudaError_t cudaStreamCreate(cudaStream_t* pStream) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuStreamCreate(pStream, CU_STREAM_DEFAULT); });
+  return with_context(DefaultStream::legacy, [&](const DriverApi& api) {
+    return api.cuStreamCreate(pStream, CU_STREAM_DEFAULT);
+  });
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuStreamCreate(pStream, flags); });
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuStreamCreate(pStream, flags); });
 }
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, unsigned int flags, int priority) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuStreamCreateWithPriority(pStream, flags, priority); });
+  return with_context(DefaultStream::legacy, [&](const DriverApi& api) {
+    return api.cuStreamCreateWithPriority(pStream, flags, priority);
+  });
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuStreamDestroy(stream); });
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuStreamDestroy(stream); });
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
@@ -177,11 +188,14 @@ cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void* 
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuEventCreate(event, CU_EVENT_DEFAULT); });
+  return with_context(DefaultStream::legacy, [&](const DriverApi& api) {
+    return api.cuEventCreate(event, CU_EVENT_DEFAULT);
+  });
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuEventCreate(event, flags); });
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuEventCreate(event, flags); });
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
@@ -200,19 +214,23 @@ cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuEventQuery(event); });
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuEventQuery(event); });
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuEventSynchronize(event); });
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuEventSynchronize(event); });
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuEventElapsedTime(ms, start, end); });
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuEventElapsedTime(ms, start, end); });
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuEventDestroy(event); });
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuEventDestroy(event); });
 }
 
 }  // extern "C"
