@@ -1,0 +1,60 @@
+// Loaded modules, libraries and their kernels.
+//
+// A CUkernel (library kernel) and the CUfunction it yields are the same object:
+// the real driver accepts a CUkernel cast to CUfunction in cuLaunchKernel, and
+// the simulator has no per-context copies to tell apart.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cubin.h"
+#include "cuda_api.h"
+
+struct CUfunc_st {
+  simgpu::KernelInfo info;
+  CUmod_st* module = nullptr;
+  int sm_arch = 0;
+  std::mutex mutex;
+  int settable_attributes[CU_FUNC_ATTRIBUTE_MAX] = {};  // values set by cuFuncSetAttribute
+  CUfunc_cache cache_config = CU_FUNC_CACHE_PREFER_NONE;
+};
+
+struct CUmod_st {
+  unsigned long long id = 0;
+  CUctx_st* context = nullptr;  // nullptr for a library's module (context-independent)
+  CUlib_st* library = nullptr;
+  int device = 0;               // where its variables live
+  std::vector<CUfunc_st*> functions;
+  struct Variable {
+    CUdeviceptr address = 0;
+    size_t bytes = 0;
+  };
+  std::map<std::string, Variable> variables;
+};
+
+struct CUlib_st {
+  CUmod_st* module = nullptr;
+};
+
+namespace simgpu {
+
+// Loads `image` (see image_loader.h) for the device of `context` (or device 0).
+CUresult load_module(const void* image, CUctx_st* context, CUmod_st*& module);
+CUresult load_module_from_file(const char* path, CUctx_st* context, CUmod_st*& module);
+
+// Waits for the device, frees the module's variables, forgets its functions.
+void unload_module(CUmod_st* module);
+void unload_modules_of_context(CUctx_st* context);
+
+CUfunc_st* find_function(CUmod_st* module, const char* name);
+
+// A launchable function handle (CUfunction or CUkernel), or nullptr.
+CUfunc_st* as_function(const void* handle);
+
+// Default for CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES before it is set.
+constexpr int kDefaultDynamicSharedBytes = 48 * 1024;
+
+}  // namespace simgpu
