@@ -148,6 +148,17 @@ int main() {
 
   CHECK(cudaStreamDestroy(stream));
   CHECK(cudaFree(data));
+
+  // A reset destroys the context the kernels were loaded into; the next
+  // launch must find them again in the new one.
+  CHECK(cudaSetDevice(0));
+  CHECK(cudaDeviceReset());
+  CHECK(cudaMalloc(&data, n * sizeof(float)));
+  ok &= report("triple chevron after cudaDeviceReset", timed_ms(nullptr, [&] {
+                 slow_kernel<<<grid, block>>>(data, n);
+               }),
+               true);
+  CHECK(cudaFree(data));
   if (!ok) return 1;
   std::printf("OK\n");
   return 0;
