@@ -2,6 +2,7 @@
 
 #include <fatbinary_section.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -218,7 +219,18 @@ cudaError_t variable_address(const DriverApi* api, const void* host_address, CUd
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   auto found = reg.variables_by_host_address.find(host_address);
-  if (found == reg.variables_by_host_address.end()) return cudaErrorInvalidSymbol;
+  if (found == reg.variables_by_host_address.end()) {
+    // nvcc's host code names a __managed__ variable through the pointer
+    // __cudaInitModule filled in, so its "symbol" is the managed address.
+    found = std::find_if(
+        reg.variables_by_host_address.begin(), reg.variables_by_host_address.end(),
+        [host_address](const auto& entry) {
+          const RegisteredVariable& candidate = entry.second;
+          return candidate.managed && candidate.managed_host_pointer != nullptr &&
+                 *candidate.managed_host_pointer == host_address;
+        });
+    if (found == reg.variables_by_host_address.end()) return cudaErrorInvalidSymbol;
+  }
   RegisteredVariable& variable = found->second;
   if (cudaError_t error = load_library_locked(api, variable.fatbin)) return error;
   std::size_t device_bytes = 0;
