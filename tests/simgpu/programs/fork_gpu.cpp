@@ -38,7 +38,7 @@ bool cpu_only_work(int seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--mode", "--children", "--launches", "--child-exit"});
   const std::string mode = options.text("--mode", "workers-use-gpu");
   const int children = int(options.integer("--children", 2));
   const int launches = int(options.integer("--launches", 8));

@@ -69,7 +69,7 @@ void run_worker(int index, int rounds, int elements, WorkerResult* result) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--threads", "--iterations", "--elements"});
   const int threads = int(options.integer("--threads", 4));
   const int iterations = int(options.integer("--iterations", 10));
   const int elements = int(options.integer("--elements", 65536));

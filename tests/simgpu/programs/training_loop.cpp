@@ -221,7 +221,7 @@ bool set_kernel_costs() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--steps", "--sync-every"});
   const long steps = options.integer("--steps", 200);
   const long sync_every = options.integer("--sync-every", 10);
   if (steps < 1 || sync_every < 1) {
