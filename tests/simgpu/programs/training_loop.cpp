@@ -19,8 +19,6 @@
 // wall time and the last loss on stderr.
 //
 // usage: training_loop [--steps N=200] [--sync-every K=10]
-#include <pthread.h>
-
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -228,7 +226,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --steps and --sync-every must be positive\n");
     return 2;
   }
-  pthread_setname_np(pthread_self(), "trainer");
   const auto start = std::chrono::steady_clock::now();
 
   check_cuda(cudaSetDevice(0), "cudaSetDevice");
