@@ -3,6 +3,7 @@
 #include <fatbinary_section.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -95,9 +96,15 @@ cudaError_t kernel_of_locked(const DriverApi* api, RegisteredFunction* function,
   return cudaSuccess;
 }
 
+// Bumped whenever a library is unloaded: the driver may hand a later
+// library's kernel the address of an unloaded one, so cached CUfunctions from
+// before an unload must not be trusted.
+std::atomic<std::uint64_t> unload_epoch{0};
+
 struct CachedFunction {
   CUcontext context = nullptr;
-  std::uint64_t generation = 0;
+  std::uint64_t context_generation = 0;
+  std::uint64_t unload_epoch = 0;
   CUfunction function = nullptr;
 };
 
@@ -135,8 +142,10 @@ void unregister_fatbin(void** handle) {
   // before this atexit handler); the process is going away anyway.
   if (fatbin->library != nullptr && !process_is_exiting()) {
     const DriverApi* api = nullptr;
-    if (load_driver(DefaultStream::legacy, &api) == cudaSuccess)
+    if (load_driver(DefaultStream::legacy, &api) == cudaSuccess) {
       api->cuLibraryUnload(fatbin->library);
+    }
+    unload_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
   std::erase_if(reg.fatbins, [fatbin](const auto& owned) { return owned.get() == fatbin; });
 }
@@ -187,8 +196,10 @@ cudaError_t function_for(const DriverApi* api, CUkernel kernel, CUfunction* func
   CUcontext context = nullptr;
   if (CUresult result = api->cuCtxGetCurrent(&context)) return runtime_error_from(result);
   std::uint64_t generation = context_generation();
+  std::uint64_t epoch = unload_epoch.load(std::memory_order_acquire);
   CachedFunction& cached = cache[kernel];
-  if (cached.function != nullptr && cached.context == context && cached.generation == generation) {
+  if (cached.function != nullptr && cached.context == context &&
+      cached.context_generation == generation && cached.unload_epoch == epoch) {
     *function = cached.function;
     return cudaSuccess;
   }
@@ -199,7 +210,7 @@ cudaError_t function_for(const DriverApi* api, CUkernel kernel, CUfunction* func
     return result == CUDA_ERROR_INVALID_HANDLE ? cudaErrorInvalidDeviceFunction
                                                : runtime_error_from(result);
   }
-  cached = CachedFunction{context, generation, resolved};
+  cached = CachedFunction{context, generation, epoch, resolved};
   *function = resolved;
   return cudaSuccess;
 }

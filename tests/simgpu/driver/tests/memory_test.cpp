@@ -142,6 +142,20 @@ TEST_F(MemoryTest, ManagedAndPinnedMemoryDoNotUseDeviceMemory) {
   ASSERT_CU_OK(cuMemFreeHost(pinned));
 }
 
+TEST_F(MemoryTest, PrefetchAndAdviceApplyToManagedMemoryOnly) {
+  CUdeviceptr managed = 0, device = 0;
+  ASSERT_CU_OK(cuMemAllocManaged(&managed, 4096, CU_MEM_ATTACH_GLOBAL));
+  ASSERT_CU_OK(cuMemAlloc(&device, 4096));
+  CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device_};
+  EXPECT_CU_OK(cuMemPrefetchAsync(managed, 4096, location, 0, nullptr));
+  EXPECT_CU_OK(cuMemAdvise(managed, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, location));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemPrefetchAsync(device, 4096, location, 0, nullptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemPrefetchAsync(managed, 8192, location, 0, nullptr));
+  ASSERT_CU_OK(cuStreamSynchronize(nullptr));
+  ASSERT_CU_OK(cuMemFree(managed));
+  ASSERT_CU_OK(cuMemFree(device));
+}
+
 TEST_F(MemoryTest, AddressRangeFindsTheAllocation) {
   CUdeviceptr device = 0;
   ASSERT_CU_OK(cuMemAlloc(&device, 10000));

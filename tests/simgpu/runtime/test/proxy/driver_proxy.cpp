@@ -98,7 +98,9 @@ struct Forwarder<Result (*)(Arguments...), Slot> {
   X(6, cuEventRecord, 2000)             \
   X(7, cuLaunchKernel, 4000)            \
   X(8, cuMemcpyAsync, 4000)             \
-  X(9, cuStreamQuery, 2000)
+  X(9, cuStreamQuery, 2000)             \
+  X(10, cuLibraryLoadData, 12000)       \
+  X(11, cuLibraryUnload, 12000)
 // clang-format on
 
 // cuGetExportTable hands out private, undocumented interface tables (the real
