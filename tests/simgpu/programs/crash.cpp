@@ -26,7 +26,7 @@ int* volatile g_null_pointer = nullptr;
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--mode", "--launches", "--in-flight"});
   const std::string mode = options.text("--mode", "segv");
   const int launches = int(options.integer("--launches", 16));
   const int in_flight = int(options.integer("--in-flight", 4));

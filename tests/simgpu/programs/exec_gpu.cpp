@@ -36,7 +36,7 @@ std::string sibling_program(const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--mode", "--launches"});
   const std::string mode = options.text("--mode", "fork-exec");
   const int launches = int(options.integer("--launches", 4));
   if ((mode != "fork-exec" && mode != "replace") || launches < 0) {

@@ -8,7 +8,7 @@
 #include "common/small_workload.h"
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--launches"});
   const int launches = int(options.integer("--launches", 4));
   if (!run_small_workload(launches)) {
     std::fprintf(stderr, "error: gpu_child: device round trip returned different data\n");

@@ -14,7 +14,7 @@
 #include "common/options.h"
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--ready-after", "--seconds", "--launches-per-iteration"});
   const long ready_after = options.integer("--ready-after", 50);
   const double seconds = options.real("--seconds", 60.0);
   const int launches_per_iteration = int(options.integer("--launches-per-iteration", 4));

@@ -2,7 +2,9 @@
 // pinned batch to the device, launching kernels on it and copying back.
 // Worker i runs (i + 1) * iterations rounds, so workers finish and exit at
 // different times while the others keep going: thread exit is part of what
-// is exercised. Threads are named "worker-<i>" (pthread_setname_np).
+// is exercised. Worker threads are named "worker-<i>" (pthread_setname_np);
+// the main thread keeps the process name, since renaming it renames the
+// process (/proc/self/comm).
 //
 // usage: multi_stream_threads [--threads N=4] [--iterations M=10] [--elements E=65536]
 #include <pthread.h>
@@ -69,7 +71,7 @@ void run_worker(int index, int rounds, int elements, WorkerResult* result) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--threads", "--iterations", "--elements"});
   const int threads = int(options.integer("--threads", 4));
   const int iterations = int(options.integer("--iterations", 10));
   const int elements = int(options.integer("--elements", 65536));
@@ -77,7 +79,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --threads, --iterations and --elements must be positive\n");
     return 2;
   }
-  pthread_setname_np(pthread_self(), "main");
 
   std::vector<WorkerResult> results(threads);
   std::vector<std::thread> workers;

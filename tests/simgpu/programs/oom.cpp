@@ -12,7 +12,7 @@
 #include "common/options.h"
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--chunk-mib", "--max-chunks"});
   const long chunk_mib = options.integer("--chunk-mib", 256);
   const long max_chunks = options.integer("--max-chunks", 100000);
   if (chunk_mib < 1 || max_chunks < 1) {

@@ -19,8 +19,6 @@
 // wall time and the last loss on stderr.
 //
 // usage: training_loop [--steps N=200] [--sync-every K=10]
-#include <pthread.h>
-
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -197,35 +195,37 @@ void optimizer_step(const Model& model, long step, cudaStream_t compute, Counter
   ++counters->runtime_kernels;
 }
 
-// Modelled kernel durations on the simulator (no effect on a real GPU).
-void set_kernel_costs() {
+// Modelled kernel durations on the simulator (nothing to do on a real GPU).
+// Returns false if the simulator refused one, e.g. an unknown host stub.
+bool set_kernel_costs() {
+  if (!running_on_simulator()) return true;
   const simtorch::KernelHostFunctions& k = simtorch::kernel_host_functions();
-  set_modelled_kernel_duration(k.fill, 10'000);
-  set_modelled_kernel_duration(k.relu, 20'000);
-  set_modelled_kernel_duration(k.relu_backward, 25'000);
-  set_modelled_kernel_duration(k.cross_entropy, 40'000);
-  set_modelled_kernel_duration(k.adam, 300'000);
-  const auto gemm = [](simblasOperation_t ta, simblasOperation_t tb, int m, int n, int k, long ns) {
-    set_modelled_kernel_duration(simblasSgemmKernelName(ta, tb, m, n, k), ns);
+  bool ok = set_modelled_kernel_duration(k.fill, 10'000) &&
+            set_modelled_kernel_duration(k.relu, 20'000) &&
+            set_modelled_kernel_duration(k.relu_backward, 25'000) &&
+            set_modelled_kernel_duration(k.cross_entropy, 40'000) &&
+            set_modelled_kernel_duration(k.adam, 300'000);
+  const auto gemm = [&](simblasOperation_t ta, simblasOperation_t tb, int m, int n, int k, long ns) {
+    ok = ok && set_modelled_kernel_duration(simblasSgemmKernelName(ta, tb, m, n, k), ns);
   };
   gemm(SIMBLAS_OP_N, SIMBLAS_OP_N, kHidden, kBatch, kInputs, 1'200'000);   // forward 1
   gemm(SIMBLAS_OP_N, SIMBLAS_OP_N, kClasses, kBatch, kHidden, 120'000);    // forward 2
   gemm(SIMBLAS_OP_N, SIMBLAS_OP_T, kClasses, kHidden, kBatch, 150'000);    // dW2
   gemm(SIMBLAS_OP_T, SIMBLAS_OP_N, kHidden, kBatch, kClasses, 1'000'000);  // dh
   gemm(SIMBLAS_OP_N, SIMBLAS_OP_T, kHidden, kInputs, kBatch, 2'000'000);   // dW1
+  return ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--steps", "--sync-every"});
   const long steps = options.integer("--steps", 200);
   const long sync_every = options.integer("--sync-every", 10);
   if (steps < 1 || sync_every < 1) {
     std::fprintf(stderr, "error: --steps and --sync-every must be positive\n");
     return 2;
   }
-  pthread_setname_np(pthread_self(), "trainer");
   const auto start = std::chrono::steady_clock::now();
 
   check_cuda(cudaSetDevice(0), "cudaSetDevice");
@@ -238,7 +238,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: simblasCreate failed\n");
     return 1;
   }
-  set_kernel_costs();
+  if (!set_kernel_costs()) {
+    std::fprintf(stderr, "error: the simulator did not accept the modelled kernel costs\n");
+    return 1;
+  }
 
   Counters counters;
   const Model model;

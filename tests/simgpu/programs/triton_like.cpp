@@ -28,7 +28,7 @@ CUdeviceptr device_address(const void* pointer) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options options(argc, argv);
+  const Options options(argc, argv, {"--iterations", "--rows", "--cols"});
   const int iterations = int(options.integer("--iterations", 10));
   const int rows = int(options.integer("--rows", 64));
   const int cols = int(options.integer("--cols", 1024));

@@ -28,8 +28,9 @@ cudaError_t launch_error_from(CUresult result) {
 
 cudaError_t launch_function(DefaultStream mode, const void* function,
                             const LaunchRequest& request) {
+  // Finding the kernel needs only the driver; launch_kernel enters the context.
   const DriverApi* api = nullptr;
-  if (cudaError_t error = enter_with_context(mode, &api)) return finish(error);
+  if (cudaError_t error = enter(mode, &api)) return finish(error);
   CUkernel kernel = nullptr;
   if (cudaError_t error = kernel_for(api, function, &kernel)) return finish(error);
   return launch_kernel(mode, kernel, request);

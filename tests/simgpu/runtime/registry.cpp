@@ -2,6 +2,8 @@
 
 #include <fatbinary_section.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -94,9 +96,15 @@ cudaError_t kernel_of_locked(const DriverApi* api, RegisteredFunction* function,
   return cudaSuccess;
 }
 
+// Bumped whenever a library is unloaded: the driver may hand a later
+// library's kernel the address of an unloaded one, so cached CUfunctions from
+// before an unload must not be trusted.
+std::atomic<std::uint64_t> unload_epoch{0};
+
 struct CachedFunction {
   CUcontext context = nullptr;
-  std::uint64_t generation = 0;
+  std::uint64_t context_generation = 0;
+  std::uint64_t unload_epoch = 0;
   CUfunction function = nullptr;
 };
 
@@ -134,8 +142,10 @@ void unregister_fatbin(void** handle) {
   // before this atexit handler); the process is going away anyway.
   if (fatbin->library != nullptr && !process_is_exiting()) {
     const DriverApi* api = nullptr;
-    if (load_driver(DefaultStream::legacy, &api) == cudaSuccess)
+    if (load_driver(DefaultStream::legacy, &api) == cudaSuccess) {
       api->cuLibraryUnload(fatbin->library);
+    }
+    unload_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
   std::erase_if(reg.fatbins, [fatbin](const auto& owned) { return owned.get() == fatbin; });
 }
@@ -186,8 +196,10 @@ cudaError_t function_for(const DriverApi* api, CUkernel kernel, CUfunction* func
   CUcontext context = nullptr;
   if (CUresult result = api->cuCtxGetCurrent(&context)) return runtime_error_from(result);
   std::uint64_t generation = context_generation();
+  std::uint64_t epoch = unload_epoch.load(std::memory_order_acquire);
   CachedFunction& cached = cache[kernel];
-  if (cached.function != nullptr && cached.context == context && cached.generation == generation) {
+  if (cached.function != nullptr && cached.context == context &&
+      cached.context_generation == generation && cached.unload_epoch == epoch) {
     *function = cached.function;
     return cudaSuccess;
   }
@@ -198,7 +210,7 @@ cudaError_t function_for(const DriverApi* api, CUkernel kernel, CUfunction* func
     return result == CUDA_ERROR_INVALID_HANDLE ? cudaErrorInvalidDeviceFunction
                                                : runtime_error_from(result);
   }
-  cached = CachedFunction{context, generation, resolved};
+  cached = CachedFunction{context, generation, epoch, resolved};
   *function = resolved;
   return cudaSuccess;
 }
@@ -218,7 +230,18 @@ cudaError_t variable_address(const DriverApi* api, const void* host_address, CUd
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   auto found = reg.variables_by_host_address.find(host_address);
-  if (found == reg.variables_by_host_address.end()) return cudaErrorInvalidSymbol;
+  if (found == reg.variables_by_host_address.end()) {
+    // nvcc's host code names a __managed__ variable through the pointer
+    // __cudaInitModule filled in, so its "symbol" is the managed address.
+    found = std::find_if(
+        reg.variables_by_host_address.begin(), reg.variables_by_host_address.end(),
+        [host_address](const auto& entry) {
+          const RegisteredVariable& candidate = entry.second;
+          return candidate.managed && candidate.managed_host_pointer != nullptr &&
+                 *candidate.managed_host_pointer == host_address;
+        });
+    if (found == reg.variables_by_host_address.end()) return cudaErrorInvalidSymbol;
+  }
   RegisteredVariable& variable = found->second;
   if (cudaError_t error = load_library_locked(api, variable.fatbin)) return error;
   std::size_t device_bytes = 0;

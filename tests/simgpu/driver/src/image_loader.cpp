@@ -93,7 +93,8 @@ bool memory_is_mapped(const void* address, size_t bytes) {
 }
 
 CUresult load_module_image(const void* image, const ImageTarget& target, ModuleImage& out) {
-  if (!image || !memory_is_mapped(image, 16)) return CUDA_ERROR_INVALID_VALUE;
+  if (!image || !memory_is_mapped(image, 1)) return CUDA_ERROR_INVALID_VALUE;
+  if (!memory_is_mapped(image, 16)) return CUDA_ERROR_INVALID_IMAGE;  // a few bytes before unmapped memory
   const auto* data = static_cast<const uint8_t*>(image);
   uint32_t magic;
   std::memcpy(&magic, data, sizeof(magic));

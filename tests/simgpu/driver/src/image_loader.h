@@ -16,7 +16,7 @@ struct ImageTarget {
 };
 
 // Result codes follow the real driver's documented ones:
-//   CUDA_ERROR_INVALID_VALUE       image is NULL or not readable at all
+//   CUDA_ERROR_INVALID_VALUE       image is NULL or its first byte is not mapped
 //   CUDA_ERROR_INVALID_IMAGE       not a recognized or a malformed image
 //   CUDA_ERROR_NO_BINARY_FOR_GPU   no cubin for this device and no usable PTX
 //   CUDA_ERROR_JIT_COMPILER_NOT_FOUND  raw PTX while PTX JIT is disabled

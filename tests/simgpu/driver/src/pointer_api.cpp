@@ -85,6 +85,17 @@ void write_unknown_pointer_default(void* data, CUpointer_attribute attribute) {
   }
 }
 
+// A prefetch is a zero-length operation in stream order: managed memory is
+// host memory here, so there is nothing to move.
+CUresult prefetch(CUdeviceptr devPtr, size_t count, CUstream hStream, NullStream null_means) {
+  auto range = state().memory.find_covering(devPtr, count);
+  if (!range || range->kind != MemoryKind::kManaged) return CUDA_ERROR_INVALID_VALUE;
+  CUstream_st* stream = nullptr;
+  if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  submit(stream, StreamOperation{});
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -135,6 +146,39 @@ CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise a
 CUresult CUDAAPI cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) {
   CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device};
   return cuMemAdvise_v2(devPtr, count, advice, location);
+}
+
+}  // extern "C"
+
+extern "C" {
+
+CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) {
+  return api_call([&] {
+    (void)dstDevice;
+    return prefetch(devPtr, count, hStream, NullStream::kLegacy);
+  });
+}
+CUresult CUDAAPI cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) {
+  return api_call([&] {
+    (void)dstDevice;
+    return prefetch(devPtr, count, hStream, NullStream::kPerThread);
+  });
+}
+CUresult CUDAAPI cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                                       CUstream hStream) {
+  return api_call([&] {
+    (void)location;
+    (void)flags;
+    return prefetch(devPtr, count, hStream, NullStream::kLegacy);
+  });
+}
+CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                            unsigned int flags, CUstream hStream) {
+  return api_call([&] {
+    (void)location;
+    (void)flags;
+    return prefetch(devPtr, count, hStream, NullStream::kPerThread);
+  });
 }
 
 }  // extern "C"

@@ -9,7 +9,8 @@
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
-#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -78,20 +79,36 @@ struct TestDriver {
 };
 
 // Device-side duration of whatever `enqueue` puts on `stream`, from events
-// recorded around it. A host function that sleeps 20 ms runs on the stream
-// first, so the start event and the measured work are both queued before
-// the stream reaches them: the measurement excludes host-side submission
-// delays and equals the modelled device time.
+// recorded around it. A host function holds the stream until everything is
+// queued, so the start event and the measured work are both waiting when the
+// stream reaches them: the measurement excludes host-side submission delays
+// (however loaded the machine) and equals the modelled device time.
 template <typename Enqueue>
 double measured_duration_us(const TestDriver& driver, CUstream stream, Enqueue enqueue) {
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable opened;
+    bool open = false;
+  } gate;
   CUevent start = nullptr, stop = nullptr;
   driver.event_create(&start, CU_EVENT_DEFAULT);
   driver.event_create(&stop, CU_EVENT_DEFAULT);
   driver.launch_host_func(
-      stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }, nullptr);
+      stream,
+      [](void* user_data) {
+        Gate& g = *static_cast<Gate*>(user_data);
+        std::unique_lock lock(g.mutex);
+        g.opened.wait(lock, [&] { return g.open; });
+      },
+      &gate);
   driver.event_record(start, stream);
   enqueue();
   driver.event_record(stop, stream);
+  {
+    std::lock_guard lock(gate.mutex);
+    gate.open = true;
+  }
+  gate.opened.notify_all();
   driver.event_synchronize(stop);
   float elapsed_ms = -1.f;
   driver.event_elapsed_time(&elapsed_ms, start, stop);

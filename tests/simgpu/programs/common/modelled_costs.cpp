@@ -17,10 +17,17 @@ PFN_simgpuSetKernelCost simulator_knob() {
   return reinterpret_cast<PFN_simgpuSetKernelCost>(dlsym(driver, "simgpuSetKernelCost"));
 }
 
+PFN_simgpuSetKernelCost knob() {
+  static const PFN_simgpuSetKernelCost knob = simulator_knob();
+  return knob;
+}
+
 }  // namespace
 
+bool running_on_simulator() { return knob() != nullptr; }
+
 bool set_modelled_kernel_duration(const char* device_name, long duration_ns) {
-  static const PFN_simgpuSetKernelCost knob = simulator_knob();
+  const PFN_simgpuSetKernelCost knob = ::knob();
   if (knob == nullptr || device_name == nullptr || duration_ns < 0) return false;
   // No per-wave term: the duration is the same whatever the grid size.
   return knob(device_name, static_cast<unsigned long long>(duration_ns), 0) == 0;

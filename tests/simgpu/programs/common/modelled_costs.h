@@ -5,6 +5,9 @@
 #ifndef SIMGPU_PROGRAMS_MODELLED_COSTS_H
 #define SIMGPU_PROGRAMS_MODELLED_COSTS_H
 
+// True when the driver in use is the simulator (it has the cost knob).
+bool running_on_simulator();
+
 // By device symbol name (mangled where the symbol is mangled). Returns false
 // if not running on the simulator or the driver refused the value.
 bool set_modelled_kernel_duration(const char* device_name, long duration_ns);

@@ -6,11 +6,30 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 class Options {
  public:
-  Options(int argc, char** argv) : argc_(argc), argv_(argv) {}
+  // `known` lists every option the program takes; anything else on the
+  // command line exits 2, so a misspelt option never silently falls back to
+  // a default (a test asking for --step 5 must not run 200 steps).
+  Options(int argc, char** argv, std::initializer_list<const char*> known)
+      : argc_(argc), argv_(argv) {
+    for (int i = 1; i < argc; ++i) {
+      const char* equals = std::strchr(argv[i], '=');
+      const size_t length = equals ? size_t(equals - argv[i]) : std::strlen(argv[i]);
+      bool recognized = false;
+      for (const char* name : known)
+        recognized =
+            recognized || (std::strlen(name) == length && std::strncmp(name, argv[i], length) == 0);
+      if (!recognized) {
+        std::fprintf(stderr, "error: unknown argument '%s'\n", argv[i]);
+        std::exit(2);
+      }
+      if (equals == nullptr) ++i;  // "--name value": skip the value
+    }
+  }
 
   // The value of --name, or fallback if absent. Exits 2 on a malformed value.
   long integer(const char* name, long fallback) const {
@@ -34,12 +53,6 @@ class Options {
   std::string text(const char* name, const char* fallback) const {
     const char* value = find(name);
     return value != nullptr ? value : fallback;
-  }
-
-  bool flag(const char* name) const {
-    for (int i = 1; i < argc_; ++i)
-      if (std::strcmp(argv_[i], name) == 0) return true;
-    return false;
   }
 
  private:

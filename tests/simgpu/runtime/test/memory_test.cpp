@@ -277,6 +277,20 @@ TEST_F(RuntimeMemory, PeerCopyMovesDataBetweenDevices) {
   std::vector<uint8_t> back(bytes);
   ASSERT_EQ(cudaMemcpy(back.data(), on_one, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(back, source);
+  // And back again, asynchronously, with peer access enabled.
+  int can_access = 0;
+  ASSERT_EQ(cudaDeviceCanAccessPeer(&can_access, 0, 1), cudaSuccess);
+  if (can_access) EXPECT_EQ(cudaDeviceEnablePeerAccess(1, 0), cudaSuccess);
+  ASSERT_EQ(cudaMemset(on_zero, 0, bytes), cudaSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyPeerAsync(on_zero, 0, on_one, 1, bytes, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::fill(back.begin(), back.end(), 0);
+  ASSERT_EQ(cudaMemcpy(back.data(), on_zero, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(back, source);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  if (can_access) EXPECT_EQ(cudaDeviceDisablePeerAccess(1), cudaSuccess);
   cudaPointerAttributes attributes{};
   ASSERT_EQ(cudaPointerGetAttributes(&attributes, on_one), cudaSuccess);
   EXPECT_EQ(attributes.device, 1);

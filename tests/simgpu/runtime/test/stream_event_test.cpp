@@ -1,13 +1,16 @@
 // Streams, events and host callbacks. The meson test runs this with slow
 // simulated copies (SIMGPU_H2D_GBPS=1: one byte per nanosecond), so a few
 // MiB keep a stream busy for milliseconds and "not finished yet" is
-// observable without timing races.
+// observable without timing races. The host side is pinned: an asynchronous
+// copy from pageable memory returns only once it is done (the driver has to
+// stage the data), on the simulator as on real hardware.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 // What a program built with --default-stream per-thread calls instead.
@@ -25,14 +28,16 @@ class RuntimeStreams : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&device_, kSlowCopyBytes), cudaSuccess);
-    host_.assign(kSlowCopyBytes, 0x3C);
+    ASSERT_EQ(cudaMallocHost(&pinned_, kSlowCopyBytes), cudaSuccess);
+    std::memset(pinned_, 0x3C, kSlowCopyBytes);
   }
   void TearDown() override {
     EXPECT_EQ(cudaFree(device_), cudaSuccess);
+    EXPECT_EQ(cudaFreeHost(pinned_), cudaSuccess);
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   }
   void* device_ = nullptr;
-  std::vector<uint8_t> host_;
+  void* pinned_ = nullptr;
 };
 
 TEST_F(RuntimeStreams, FlagsAndPrioritiesAreReportedBack) {
@@ -54,7 +59,7 @@ TEST_F(RuntimeStreams, FlagsAndPrioritiesAreReportedBack) {
 TEST_F(RuntimeStreams, QueryIsNotReadyWhileACopyRunsAndNotReadyIsNotAnError) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  ASSERT_EQ(cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice, stream),
+  ASSERT_EQ(cudaMemcpyAsync(device_, pinned_, kSlowCopyBytes, cudaMemcpyHostToDevice, stream),
             cudaSuccess);
   EXPECT_EQ(cudaStreamQuery(stream), cudaErrorNotReady);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
@@ -71,7 +76,7 @@ TEST_F(RuntimeStreams, EventsBracketWorkAndMeasureIt) {
   ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
   ASSERT_EQ(cudaEventCreateWithFlags(&stop, cudaEventDefault), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(start, stream), cudaSuccess);
-  ASSERT_EQ(cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice, stream),
+  ASSERT_EQ(cudaMemcpyAsync(device_, pinned_, kSlowCopyBytes, cudaMemcpyHostToDevice, stream),
             cudaSuccess);
   ASSERT_EQ(cudaEventRecordWithFlags(stop, stream, cudaEventRecordDefault), cudaSuccess);
   EXPECT_EQ(cudaEventQuery(stop), cudaErrorNotReady);
@@ -109,7 +114,7 @@ TEST_F(RuntimeStreams, WaitEventOrdersWorkAcrossStreams) {
   cudaEvent_t produced = nullptr;
   ASSERT_EQ(cudaEventCreateWithFlags(&produced, cudaEventDisableTiming), cudaSuccess);
   ASSERT_EQ(
-      cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice, producer),
+      cudaMemcpyAsync(device_, pinned_, kSlowCopyBytes, cudaMemcpyHostToDevice, producer),
       cudaSuccess);
   ASSERT_EQ(cudaEventRecord(produced, producer), cudaSuccess);
   ASSERT_EQ(cudaStreamWaitEvent(consumer, produced, 0), cudaSuccess);
@@ -131,7 +136,7 @@ TEST_F(RuntimeStreams, DeviceSynchronizeWaitsForEveryStream) {
   for (cudaStream_t& stream : streams) {
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     ASSERT_EQ(
-        cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes / 2, cudaMemcpyHostToDevice, stream),
+        cudaMemcpyAsync(device_, pinned_, kSlowCopyBytes / 2, cudaMemcpyHostToDevice, stream),
         cudaSuccess);
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -149,7 +154,7 @@ TEST_F(RuntimeStreams, HostFunctionsRunAfterThePrecedingWork) {
     std::atomic<int64_t> ran_at_ns{0};
   } observation;
   Clock::time_point enqueued_at = Clock::now();
-  ASSERT_EQ(cudaMemcpyAsync(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice, stream),
+  ASSERT_EQ(cudaMemcpyAsync(device_, pinned_, kSlowCopyBytes, cudaMemcpyHostToDevice, stream),
             cudaSuccess);
   ASSERT_EQ(cudaLaunchHostFunc(
                 stream,
@@ -178,7 +183,7 @@ TEST_F(RuntimeStreams, StreamCallbacksGetTheirStreamStatusAndData) {
     cudaError_t status = cudaErrorUnknown;
     int calls = 0;
   } seen;
-  ASSERT_EQ(cudaMemcpyAsync(device_, host_.data(), 4096, cudaMemcpyHostToDevice, stream),
+  ASSERT_EQ(cudaMemcpyAsync(device_, pinned_, 4096, cudaMemcpyHostToDevice, stream),
             cudaSuccess);
   ASSERT_EQ(cudaStreamAddCallback(
                 stream,
@@ -220,7 +225,7 @@ TEST_F(RuntimeStreams, NoStreamIsEverCapturingBecauseCaptureIsUnsupported) {
 TEST_F(RuntimeStreams, PerThreadDefaultStreamEntryPoints) {
   std::vector<uint8_t> back(4096, 0);
   ASSERT_EQ(
-      cudaMemcpyAsync_ptsz(device_, host_.data(), kSlowCopyBytes, cudaMemcpyHostToDevice, nullptr),
+      cudaMemcpyAsync_ptsz(device_, pinned_, kSlowCopyBytes, cudaMemcpyHostToDevice, nullptr),
       cudaSuccess);
   EXPECT_EQ(cudaStreamQuery_ptsz(nullptr), cudaErrorNotReady);
   // The legacy default stream is a different stream, but it synchronizes

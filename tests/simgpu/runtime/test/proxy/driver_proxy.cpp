@@ -98,7 +98,9 @@ struct Forwarder<Result (*)(Arguments...), Slot> {
   X(6, cuEventRecord, 2000)             \
   X(7, cuLaunchKernel, 4000)            \
   X(8, cuMemcpyAsync, 4000)             \
-  X(9, cuStreamQuery, 2000)
+  X(9, cuStreamQuery, 2000)             \
+  X(10, cuLibraryLoadData, 12000)       \
+  X(11, cuLibraryUnload, 12000)
 // clang-format on
 
 // cuGetExportTable hands out private, undocumented interface tables (the real
@@ -117,8 +119,17 @@ CUresult logging_get_export_table(const void** table, const CUuuid* id) {
   return result;
 }
 
+CUresult proxy_get_proc_address_v1(const char* symbol, void** pfn, int cudaVersion,
+                                   cuuint64_t flags);
+
 void* wrap(const char* name, int version, bool per_thread, void* function) {
   const int variant = per_thread ? 1 : 0;
+  // A caller that asks for cuGetProcAddress itself (the real static runtime
+  // does) must keep going through the proxy, or later requests bypass it.
+  if (std::strcmp(name, "cuGetProcAddress") == 0) {
+    return version >= 12000 ? reinterpret_cast<void*>(&cuGetProcAddress_v2)
+                            : reinterpret_cast<void*>(&proxy_get_proc_address_v1);
+  }
   if (std::strcmp(name, "cuGetExportTable") == 0) {
     real_get_export_table = reinterpret_cast<decltype(&::cuGetExportTable)>(function);
     return reinterpret_cast<void*>(&logging_get_export_table);
@@ -172,6 +183,19 @@ __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(
   }
   return result;
 }
+
+}  // extern "C"
+
+namespace {
+
+CUresult proxy_get_proc_address_v1(const char* symbol, void** pfn, int cudaVersion,
+                                   cuuint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);
+}
+
+}  // namespace
+
+extern "C" {
 
 // Test-side queries, found with dlopen("libcuda.so.1", RTLD_NOLOAD) + dlsym.
 __attribute__((visibility("default"))) std::size_t simgpu_proxy_request_count(
