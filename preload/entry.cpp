@@ -6,8 +6,7 @@
 #include <cstdlib>
 
 #include "preload/config.h"
-#include "preload/cuda/gpu_timing.h"
-#include "preload/cuda/hook_registry.h"
+#include "preload/hook_sets.h"
 #include "preload/log.h"
 #include "preload/process_hooks.h"
 #include "preload/runtime.h"
@@ -44,8 +43,7 @@ __attribute__((constructor)) void on_library_load() {
   // from the exec hooks, and a stale one must not mislead them.
   unsetenv(kEnvExecParent);
   runtime::start(config);
-  cuda::select_gpu_timing(config.gpu_timing == GpuTiming::kEvents);
-  cuda::install_cuda_hooks(runtime::recording());
+  start_hook_sets(config);
 }
 
 __attribute__((destructor)) void on_library_unload() { runtime::finish(); }

@@ -18,6 +18,7 @@
 #include "formats/records.h"
 #include "preload/clock.h"
 #include "preload/cuda/cuda_apis.h"
+#include "preload/emit.h"
 
 namespace proflaunch::cuda {
 
@@ -45,9 +46,6 @@ struct RuntimeFrame {
 };
 
 extern __thread __attribute__((tls_model("initial-exec"))) RuntimeFrame tls_runtime_frame;
-
-// Unique within the section: the thread id in the top bits, a per-thread count below.
-uint64_t next_correlation_id() noexcept;
 
 // A driver call being recorded. Construct right before the real call.
 class DriverCall {

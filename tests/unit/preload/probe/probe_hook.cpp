@@ -4,6 +4,7 @@
 
 #include "formats/records.h"
 #include "preload/emit.h"
+#include "preload/hook_sets.h"
 #include "tests/unit/preload/probe/probe.h"
 
 namespace {
@@ -16,10 +17,10 @@ ProbeFunction* g_real_probe_event = nullptr;
 // The id probe records carry in ApiSpan::api.
 extern const uint16_t kProbeApi = 1;
 
-__attribute__((constructor)) static void define_probe_api() {
+// The probe shim's hook set (libproflaunch.so's is the CUDA hooks).
+void proflaunch::start_hook_sets(const Config&) noexcept {
   g_real_probe_event = reinterpret_cast<ProbeFunction*>(dlsym(RTLD_NEXT, "probe_event"));
-  proflaunch::define_api(kProbeApi, "probe_event", proflaunch::format::ApiDomain::kOther,
-                         proflaunch::format::Vendor::kUnknown);
+  define_api(kProbeApi, "probe_event", format::ApiDomain::kOther, format::Vendor::kUnknown);
 }
 
 extern "C" __attribute__((visibility("default"))) void probe_event(uint64_t value) {

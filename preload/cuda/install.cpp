@@ -1,0 +1,14 @@
+// libproflaunch.so's hook sets: the CUDA driver and runtime hooks.
+#include "preload/cuda/gpu_timing.h"
+#include "preload/cuda/hook_registry.h"
+#include "preload/hook_sets.h"
+#include "preload/runtime.h"
+
+namespace proflaunch {
+
+void start_hook_sets(const Config& config) noexcept {
+  cuda::select_gpu_timing(config.gpu_timing == GpuTiming::kEvents);
+  cuda::install_cuda_hooks(runtime::recording());
+}
+
+}  // namespace proflaunch
