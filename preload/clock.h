@@ -11,6 +11,8 @@
 // clock source it becomes a syscall, which is slower but still correct).
 #pragma once
 
+#include <x86intrin.h>
+
 #include <cstdint>
 #include <ctime>
 
@@ -26,6 +28,26 @@ inline uint64_t clock_ns(clockid_t clock) noexcept {
   timespec ts;
   if (clock_gettime(clock, &ts) != 0) return 0;
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// ---- Hot-path timestamps: "ticks".
+//
+// Two clock reads are half of a hook's cost with clock_gettime (2 x ~22 ns);
+// rdtsc costs ~9 ns. Hooks therefore write ticks into the ApiSpan of their
+// records, and the writer thread converts every span to CLOCK_MONOTONIC ns
+// while draining the rings (tick_converter.h), so the file only ever holds
+// MONOTONIC ns. Ticks are the TSC only where the kernel itself keeps time with
+// it (clocksource "tsc": invariant and synchronized across CPUs); elsewhere a
+// tick is simply a CLOCK_MONOTONIC ns and the conversion is the identity.
+
+extern bool g_ticks_are_tsc;
+
+// Decides the tick source once, at start (reads sysfs; not from a hook).
+void init_tick_source() noexcept;
+
+inline uint64_t now_ticks() noexcept {
+  if (__builtin_expect(g_ticks_are_tsc, 1)) return __rdtsc();
+  return now_ns();
 }
 
 }  // namespace proflaunch

@@ -5,11 +5,11 @@
 //   CUresult cuLaunchKernel(...) {
 //     proflaunch::ReentrancyGuard guard;
 //     if (!guard.outermost()) return real_cuLaunchKernel(...);
-//     const uint64_t begin_ns = proflaunch::now_ns();
+//     const uint64_t begin = proflaunch::now_ticks();
 //     const CUresult result = real_cuLaunchKernel(...);
 //     if (auto* record = proflaunch::emit<format::KernelLaunchRecord>()) {
-//       record->span.begin_ns = begin_ns;
-//       record->span.end_ns = proflaunch::now_ns();
+//       record->span.begin_ns = begin;   // spans hold ticks in the ring (clock.h)
+//       record->span.end_ns = proflaunch::now_ticks();
 //       ...
 //       proflaunch::commit();
 //     }

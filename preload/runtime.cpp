@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "preload/clock.h"
 #include "preload/crash_signals.h"
 #include "preload/definitions.h"
 #include "preload/log.h"
@@ -24,7 +25,11 @@ constexpr uint32_t kExitFlushTimeoutMs = 5000;
 constexpr uint32_t kExecFlushTimeoutMs = 3000;
 
 Config g_config;
+}  // namespace
+
 std::atomic<State> g_state{State::kOff};
+
+namespace {
 std::mutex g_section_mutex;
 SectionIdentity g_section;
 std::atomic<uint64_t> g_section_id{0};
@@ -79,7 +84,6 @@ void after_fork_in_child() {
 
 const Config& config() noexcept { return g_config; }
 
-State state() noexcept { return g_state.load(std::memory_order_acquire); }
 
 SectionIdentity section() noexcept {
   std::lock_guard<std::mutex> lock(g_section_mutex);
@@ -97,6 +101,7 @@ bool owns_this_process() noexcept {
 bool start(const Config& config) noexcept {
   if (g_state.load(std::memory_order_acquire) != State::kOff) return true;
   g_config = config;
+  init_tick_source();
 
   if (g_config.parts_dir[0] == '\0') {
     if (g_config.verbose)

@@ -11,6 +11,7 @@
 // record nothing never run it and leave no part).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "preload/config.h"
@@ -25,7 +26,8 @@ enum class State : uint8_t {
 };
 
 const Config& config() noexcept;
-State state() noexcept;
+extern std::atomic<State> g_state;  // read through state(); written by runtime.cpp only
+inline State state() noexcept { return g_state.load(std::memory_order_acquire); }
 inline bool recording() noexcept { return state() == State::kRecording; }
 
 // The current section (copied: it changes after fork and after a failed exec).

@@ -40,7 +40,8 @@ void* ThreadBuffer::try_reserve(uint64_t stride) noexcept {
 }
 
 void* ThreadBuffer::count_drop() noexcept {
-  const uint64_t now = now_ns();
+  // Ticks, like the spans around the gap: the writer converts both alike.
+  const uint64_t now = now_ticks();
   const uint64_t count = lost_count_.load(std::memory_order_relaxed);
   if (count == 0) lost_first_ns_.store(now, std::memory_order_relaxed);
   lost_last_ns_.store(now, std::memory_order_relaxed);

@@ -24,6 +24,7 @@
 #include "preload/part_file.h"
 #include "preload/runtime.h"
 #include "preload/thread_registry.h"
+#include "preload/tick_converter.h"
 
 namespace proflaunch {
 namespace {
@@ -143,6 +144,7 @@ class Writer {
   // One round of work: the tasks' snapshots, the rings, then the tasks (see
   // writer_tasks.h for why in this order). True when a chunk filled up.
   bool cycle(bool final) noexcept {
+    ticks_.sample();
     for (auto& slot : g_tasks)
       if (const WriterTask* task = slot.load(std::memory_order_acquire)) task->before_drain();
     const bool filled = drain_rings(final);
@@ -191,6 +193,9 @@ class Writer {
     while (true) {
       bool full = false;
       const DrainResult result = ring.drain([&](const void* record, uint16_t bytes) {
+        // The slot is the writer's until drain() moves past it: convert the
+        // span's ticks to ns in place.
+        ticks_.convert_record(const_cast<void*>(record), bytes);
         if (events_.append(ring.tid(), record, bytes, now)) return true;
         full = true;
         return false;
@@ -210,8 +215,8 @@ class Writer {
     LostRecord record{};
     record.header = header_for<LostRecord>();
     record.reason = static_cast<uint32_t>(LostReason::kBufferFull);
-    record.first_ns = loss.first_ns;
-    record.last_ns = loss.last_ns;
+    record.first_ns = ticks_.to_ns(loss.first_ns);  // the ring counts losses in ticks
+    record.last_ns = ticks_.to_ns(loss.last_ns);
     record.count = loss.count;
     if (!events_.append(ring.tid(), &record, sizeof record, now)) {
       flush_events();
@@ -321,6 +326,7 @@ class Writer {
   uint64_t flush_interval_ns_ = 0;
   uint32_t drain_period_ms_ = 10;
   EventChunkBuilder events_;
+  TickConverter ticks_;
   ChunkWriterBuffer encoder_;
   PartFile file_;
   std::vector<uint8_t> scratch_;

@@ -51,7 +51,7 @@ extern __thread __attribute__((tls_model("initial-exec"))) RuntimeFrame tls_runt
 class DriverCall {
  public:
   DriverCall(Api api, Operation operation, uint16_t flags) noexcept
-      : begin_ns_(now_ns()),
+      : begin_ns_(now_ticks()),
         correlation_(next_correlation_id()),
         api_(api_id(api)),
         flags_(flags),
@@ -62,7 +62,7 @@ class DriverCall {
   // Fills a record's span after the real call returned `result`, taking the
   // name and start of an enclosing runtime call.
   void finish(format::ApiSpan& span, int32_t result) noexcept {
-    span.end_ns = now_ns();
+    span.end_ns = now_ticks();
     span.correlation_id = correlation_;
     span.result = result;
     RuntimeFrame& frame = tls_runtime_frame;

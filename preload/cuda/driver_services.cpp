@@ -20,13 +20,6 @@ void resolve(Fn*& member, const char* name, bool& complete) {
   complete = complete && member != nullptr;
 }
 
-// Optional functions (newer drivers only) do not hold back completeness.
-template <typename Fn>
-void resolve_optional(Fn*& member, const char* name) {
-  bool ignored = true;
-  resolve(member, name, ignored);
-}
-
 struct ContextCache {
   CUcontext context;
   int device;
@@ -37,29 +30,34 @@ __thread __attribute__((tls_model("initial-exec"))) ContextCache tls_context_cac
 
 const DriverServices& driver_services() noexcept {
   if (g_complete.load(std::memory_order_acquire)) return g_services;
-  bool complete = true;
-  resolve(g_services.ctx_get_current, "cuCtxGetCurrent", complete);
-  resolve(g_services.ctx_set_current, "cuCtxSetCurrent", complete);
-  resolve(g_services.ctx_get_device, "cuCtxGetDevice", complete);
-  resolve(g_services.func_get_name, "cuFuncGetName", complete);
-  resolve(g_services.pointer_get_attribute, "cuPointerGetAttribute", complete);
-  resolve(g_services.device_get_name, "cuDeviceGetName", complete);
-  resolve(g_services.device_get_attribute, "cuDeviceGetAttribute", complete);
-  resolve(g_services.device_total_mem, "cuDeviceTotalMem_v2", complete);
-  resolve(g_services.event_create, "cuEventCreate", complete);
-  resolve(g_services.event_record, "cuEventRecord", complete);
-  resolve(g_services.event_query, "cuEventQuery", complete);
-  resolve(g_services.event_synchronize, "cuEventSynchronize", complete);
-  resolve(g_services.event_destroy, "cuEventDestroy_v2", complete);
-  resolve(g_services.stream_create, "cuStreamCreate", complete);
-  resolve(g_services.stream_destroy, "cuStreamDestroy_v2", complete);
+  // Retried while no driver is loaded; once one is, what it lacks (older
+  // drivers have no cuFuncGetName, say) stays null for good rather than being
+  // looked up again on every call.
+  bool found = true;
+  resolve(g_services.ctx_get_current, "cuCtxGetCurrent", found);
+  if (!found) return g_services;
+  bool ignored = true;
+  resolve(g_services.ctx_set_current, "cuCtxSetCurrent", ignored);
+  resolve(g_services.ctx_get_device, "cuCtxGetDevice", ignored);
+  resolve(g_services.func_get_name, "cuFuncGetName", ignored);
+  resolve(g_services.pointer_get_attribute, "cuPointerGetAttribute", ignored);
+  resolve(g_services.device_get_name, "cuDeviceGetName", ignored);
+  resolve(g_services.device_get_attribute, "cuDeviceGetAttribute", ignored);
+  resolve(g_services.device_total_mem, "cuDeviceTotalMem_v2", ignored);
+  resolve(g_services.event_create, "cuEventCreate", ignored);
+  resolve(g_services.event_record, "cuEventRecord", ignored);
+  resolve(g_services.event_query, "cuEventQuery", ignored);
+  resolve(g_services.event_synchronize, "cuEventSynchronize", ignored);
+  resolve(g_services.event_destroy, "cuEventDestroy_v2", ignored);
+  resolve(g_services.stream_create, "cuStreamCreate", ignored);
+  resolve(g_services.stream_destroy, "cuStreamDestroy_v2", ignored);
   // cuEventElapsedTime_v2 (12.8+) has the same signature; older drivers only the first.
-  resolve_optional(g_services.event_elapsed_time, "cuEventElapsedTime_v2");
-  resolve(g_services.event_elapsed_time, "cuEventElapsedTime", complete);
-  resolve_optional(g_services.kernel_get_name, "cuKernelGetName");
-  resolve_optional(g_services.stream_get_id, "cuStreamGetId");
-  resolve_optional(g_services.device_get_uuid, "cuDeviceGetUuid_v2");
-  if (complete) g_complete.store(true, std::memory_order_release);
+  resolve(g_services.event_elapsed_time, "cuEventElapsedTime_v2", ignored);
+  resolve(g_services.event_elapsed_time, "cuEventElapsedTime", ignored);
+  resolve(g_services.kernel_get_name, "cuKernelGetName", ignored);
+  resolve(g_services.stream_get_id, "cuStreamGetId", ignored);
+  resolve(g_services.device_get_uuid, "cuDeviceGetUuid_v2", ignored);
+  g_complete.store(true, std::memory_order_release);
   return g_services;
 }
 

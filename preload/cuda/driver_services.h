@@ -31,9 +31,8 @@ struct DriverServices {
   CUresult (*stream_destroy)(CUstream);
 };
 
-// Null members where the loaded driver lacks a function (or no driver is
-// loaded yet; the lookup is retried on the next call until every member is
-// found).
+// Null members where the loaded driver lacks a function, and all of them
+// while no driver is loaded yet (the lookup is retried until one is).
 const DriverServices& driver_services() noexcept;
 
 // The device of the calling thread's current context, and the context. Cached

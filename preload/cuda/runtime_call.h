@@ -19,7 +19,7 @@ auto traced_runtime(Api api, Operation operation, uint16_t flags, const void* ke
                     CallReal&& call_real) {
   RuntimeFrame& frame = tls_runtime_frame;
   if (inside_profiler() || frame.api != 0 || !cuda_domain_recording()) return call_real();
-  frame = RuntimeFrame{api_id(api), flags, operation, false, now_ns(),
+  frame = RuntimeFrame{api_id(api), flags, operation, false, now_ticks(),
                        reinterpret_cast<uint64_t>(kernel_name_hint)};
   const auto result = call_real();
   const RuntimeFrame done = frame;
@@ -27,7 +27,7 @@ auto traced_runtime(Api api, Operation operation, uint16_t flags, const void* ke
   if (!done.consumed) {
     if (auto* record = emit<format::ApiCallRecord>()) {
       record->span.begin_ns = done.begin_ns;
-      record->span.end_ns = now_ns();
+      record->span.end_ns = now_ticks();
       record->span.correlation_id = next_correlation_id();
       record->span.result = static_cast<int32_t>(result);
       record->span.api = done.api;

@@ -96,10 +96,10 @@ void BM_EmitApiCallWithTimestamps(benchmark::State& state) {
   for (auto _ : state) {
     drain_between_batches(state, value);
     ReentrancyGuard guard;
-    const uint64_t begin_ns = now_ns();
+    const uint64_t begin = now_ticks();
     if (auto* record = emit<ApiCallRecord>()) {
-      record->span.begin_ns = begin_ns;
-      record->span.end_ns = now_ns();
+      record->span.begin_ns = begin;
+      record->span.end_ns = now_ticks();
       record->span.correlation_id = value++;
       record->span.api = 1;
       commit();

@@ -32,7 +32,7 @@ void produce(uint64_t rate, double seconds) {
   for (uint64_t ms = 0; ms < total_ms; ++ms) {
     for (uint64_t i = 0; i < per_ms; ++i) {
       if (auto* record = emit<format::ApiCallRecord>()) {
-        record->span.begin_ns = now_ns();
+        record->span.begin_ns = now_ticks();
         record->span.end_ns = record->span.begin_ns;
         record->span.correlation_id = value;
         record->span.api = 1;

@@ -29,11 +29,11 @@ extern "C" __attribute__((visibility("default"))) void probe_event(uint64_t valu
     if (g_real_probe_event != nullptr) g_real_probe_event(value);
     return;
   }
-  const uint64_t begin_ns = proflaunch::now_ns();
+  const uint64_t begin_ticks = proflaunch::now_ticks();
   if (g_real_probe_event != nullptr) g_real_probe_event(value);
   if (auto* record = proflaunch::emit<proflaunch::format::ApiCallRecord>()) {
-    record->span.begin_ns = begin_ns;
-    record->span.end_ns = proflaunch::now_ns();
+    record->span.begin_ns = begin_ticks;
+    record->span.end_ns = proflaunch::now_ticks();
     record->span.correlation_id = value;
     record->span.api = kProbeApi;
     proflaunch::commit();

@@ -1,0 +1,95 @@
+#include "preload/tick_converter.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstddef>
+#include <cstring>
+
+#include "preload/clock.h"
+
+namespace proflaunch {
+namespace {
+
+using format::ApiSpan;
+using format::RecordKind;
+
+// Every hook record keeps its span right after the header and a 4-byte field.
+constexpr size_t kSpanOffset = 8;
+static_assert(offsetof(format::ApiCallRecord, span) == kSpanOffset);
+static_assert(offsetof(format::KernelLaunchRecord, span) == kSpanOffset);
+static_assert(offsetof(format::MemoryCopyRecord, span) == kSpanOffset);
+static_assert(offsetof(format::MemorySetRecord, span) == kSpanOffset);
+static_assert(offsetof(format::SynchronizeRecord, span) == kSpanOffset);
+static_assert(offsetof(format::ObjectLifecycleRecord, span) == kSpanOffset);
+
+bool has_span(uint16_t kind) {
+  switch (static_cast<RecordKind>(kind)) {
+    case RecordKind::kApiCall:
+    case RecordKind::kKernelLaunch:
+    case RecordKind::kMemoryCopy:
+    case RecordKind::kMemorySet:
+    case RecordKind::kSynchronize:
+    case RecordKind::kObjectLifecycle:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void TickConverter::sample() noexcept {
+  if (!g_ticks_are_tsc) return;
+  constexpr uint64_t kTightBracketTicks = 400;  // ~0.15 us; a clock read is ~25 ns
+  Sample best{};
+  uint64_t best_bracket = UINT64_MAX;
+  for (int attempt = 0; attempt < 16 && best_bracket > kTightBracketTicks; ++attempt) {
+    const uint64_t before = now_ticks();
+    const uint64_t ns = now_ns();
+    const uint64_t after = now_ticks();
+    if (after - before < best_bracket) {
+      best_bracket = after - before;
+      best = Sample{ns, before + (after - before) / 2};
+    }
+  }
+  if (samples_ > 0 && (best.ticks <= last_.ticks || best.ns <= last_.ns)) return;  // no progress
+  if (samples_ == 0) first_ = best;
+  previous_ = samples_ > 0 ? last_ : best;
+  last_ = best;
+  ++samples_;
+  if (last_.ticks > first_.ticks)
+    long_rate_ = static_cast<double>(last_.ns - first_.ns) / static_cast<double>(last_.ticks - first_.ticks);
+}
+
+uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
+  if (!g_ticks_are_tsc) return ticks;
+  double rate = long_rate_;
+  if (ticks <= last_.ticks && last_.ticks > previous_.ticks)
+    rate = static_cast<double>(last_.ns - previous_.ns) / static_cast<double>(last_.ticks - previous_.ticks);
+  const double ns = static_cast<double>(last_.ns) +
+                    (static_cast<double>(ticks) - static_cast<double>(last_.ticks)) * rate;
+  return ns <= 0 ? 0 : static_cast<uint64_t>(std::llround(ns));
+}
+
+void TickConverter::convert_record(void* record, uint16_t bytes) const noexcept {
+  if (!g_ticks_are_tsc) return;
+  uint16_t kind;
+  std::memcpy(&kind, record, sizeof kind);
+  if (kind == static_cast<uint16_t>(RecordKind::kLost) && bytes >= sizeof(format::LostRecord)) {
+    format::LostRecord lost;
+    std::memcpy(&lost, record, sizeof lost);
+    lost.first_ns = to_ns(lost.first_ns);
+    lost.last_ns = to_ns(lost.last_ns);
+    std::memcpy(record, &lost, sizeof lost);
+    return;
+  }
+  if (!has_span(kind) || bytes < kSpanOffset + sizeof(ApiSpan)) return;
+  ApiSpan span;
+  auto* at = static_cast<uint8_t*>(record) + kSpanOffset;
+  std::memcpy(&span, at, sizeof span);
+  span.begin_ns = to_ns(span.begin_ns);
+  span.end_ns = to_ns(span.end_ns);
+  std::memcpy(at, &span, sizeof span);
+}
+
+}  // namespace proflaunch
