@@ -33,16 +33,17 @@ FileHeader make_file_header() {
   std::memcpy(h.magic, kFileMagic, sizeof h.magic);
   h.format_version = kFormatVersion;
   h.header_bytes = sizeof(FileHeader);
-  h.required_features = kFeatureNone;
+  h.required_features = kFeatureRecordDelta;
   h.optional_features = 0;
   return h;
 }
 
-ChunkHeader make_chunk_header(ChunkKind kind, uint64_t section_id, uint32_t payload_bytes) {
+ChunkHeader make_chunk_header(ChunkKind kind, uint64_t section_id, uint32_t payload_bytes,
+                              uint16_t flags) {
   ChunkHeader h{};
   h.magic = kChunkMagic;
   h.kind = static_cast<uint16_t>(kind);
-  h.flags = 0;
+  h.flags = flags;
   h.section_id = section_id;
   h.payload_bytes = payload_bytes;
   h.header_crc32 = crc32(&h, offsetof(ChunkHeader, header_crc32));
@@ -67,14 +68,14 @@ ChunkEncoder::ChunkEncoder(int zstd_level) : level_(zstd_level) {
 ChunkEncoder::~ChunkEncoder() { ZSTD_freeCCtx(cctx_); }
 
 size_t ChunkEncoder::encode(ChunkKind kind, uint64_t section_id, const void* content,
-                            size_t content_bytes, void* out, size_t capacity) {
+                            size_t content_bytes, void* out, size_t capacity, uint16_t flags) {
   if (cctx_ == nullptr || capacity < sizeof(ChunkHeader) || content_bytes > kMaxChunkContentBytes)
     return 0;
   auto* dst = static_cast<uint8_t*>(out);
   const size_t frame = ZSTD_compress2(cctx_, dst + sizeof(ChunkHeader),
                                       capacity - sizeof(ChunkHeader), content, content_bytes);
   if (ZSTD_isError(frame) || frame > kMaxChunkPayloadBytes) return 0;
-  const ChunkHeader header = make_chunk_header(kind, section_id, static_cast<uint32_t>(frame));
+  const ChunkHeader header = make_chunk_header(kind, section_id, static_cast<uint32_t>(frame), flags);
   std::memcpy(dst, &header, sizeof header);
   return sizeof(ChunkHeader) + frame;
 }

@@ -17,8 +17,9 @@ uint32_t crc32(const void* data, size_t bytes, uint32_t crc = 0);
 
 FileHeader make_file_header();
 
-// Fills magic, kind, section, payload size and the header CRC.
-ChunkHeader make_chunk_header(ChunkKind kind, uint64_t section_id, uint32_t payload_bytes);
+// Fills magic, kind, flags, section, payload size and the header CRC.
+ChunkHeader make_chunk_header(ChunkKind kind, uint64_t section_id, uint32_t payload_bytes,
+                              uint16_t flags = 0);
 
 // Largest encoded chunk (header + frame) for `content_bytes` of records.
 size_t max_encoded_chunk_bytes(size_t content_bytes);
@@ -36,7 +37,7 @@ class ChunkEncoder {
   // checksum, preceded by its ChunkHeader, into `out`. Returns the number of
   // bytes written, or 0 when `capacity` is too small or zstd failed.
   size_t encode(ChunkKind kind, uint64_t section_id, const void* content, size_t content_bytes,
-                void* out, size_t capacity);
+                void* out, size_t capacity, uint16_t flags = 0);
 
  private:
   ZSTD_CCtx_s* cctx_ = nullptr;

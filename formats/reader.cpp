@@ -88,8 +88,8 @@ class TraceReader::Pass {
       return skip_to(offset, next, "chunk extends past the end of the file");
     }
 
-    if (!is_known_chunk_kind(header.kind)) {
-      ++report_.chunks_unknown_kind;
+    if (!is_known_chunk_kind(header.kind) || (header.flags & ~kKnownChunkFlags) != 0) {
+      ++report_.chunks_unknown_kind;  // a newer writer's chunk: skipped, whole
       return chunk_end;
     }
     if (!selected(header.kind)) {
@@ -136,6 +136,10 @@ class TraceReader::Pass {
     view.chunk_kind = static_cast<ChunkKind>(header.kind);
     view.chunk_offset = offset;
     view.tid = 0;
+    const bool delta_coded = (header.flags & kChunkFlagRecordDelta) != 0;
+    if (delta_coded) reader_.delta_.reset();
+    // The decoder's buffer is ours until the next chunk: undo the delta in place.
+    auto* mutable_content = const_cast<uint8_t*>(content);
     size_t at = 0;
     while (at < content_bytes) {
       if (content_bytes - at < sizeof(RecordHeader)) {
@@ -151,6 +155,7 @@ class TraceReader::Pass {
                               std::to_string(at) + " breaks the chunk's framing");
         return;
       }
+      if (delta_coded) reader_.delta_.decode(mutable_content + at, record.bytes);
       const auto fixed_bytes = fixed_record_bytes(record.kind);
       if (!fixed_bytes) {
         ++report_.records_unknown_kind;

@@ -16,6 +16,7 @@
 
 #include "formats/byte_source.h"
 #include "formats/chunk_decoder.h"
+#include "formats/record_delta.h"
 #include "formats/records.h"
 
 namespace proflaunch::format {
@@ -142,6 +143,7 @@ class TraceReader {
   FileHeader header_;
   ReaderLimits limits_;
   ChunkDecoder decoder_;
+  RecordDeltaCoder delta_;
   std::vector<uint8_t> scratch_;
 };
 

@@ -34,8 +34,10 @@ inline constexpr uint32_t kFormatVersion = 1;
 // required-feature bits it does not know; optional bits are informational.
 enum FeatureBits : uint64_t {
   kFeatureNone = 0,
+  // Chunks may be delta-coded (ChunkHeader.flags kChunkFlagRecordDelta).
+  kFeatureRecordDelta = 1u << 0,
 };
-inline constexpr uint64_t kKnownRequiredFeatures = kFeatureNone;
+inline constexpr uint64_t kKnownRequiredFeatures = kFeatureRecordDelta;
 
 #pragma pack(push, 1)
 struct FileHeader {
@@ -75,13 +77,20 @@ enum class ChunkKind : uint16_t {
 struct ChunkHeader {
   uint32_t magic;           // kChunkMagic
   uint16_t kind;            // ChunkKind
-  uint16_t flags;           // 0 in v1
+  uint16_t flags;           // ChunkFlags
   uint64_t section_id;      // random, unique per process image
   uint32_t payload_bytes;   // compressed size of the zstd frame that follows
   uint32_t header_crc32;    // CRC-32 (zlib polynomial) of the 20 bytes above
 };
 #pragma pack(pop)
 static_assert(sizeof(ChunkHeader) == 24);
+
+enum ChunkFlags : uint16_t {
+  // The records of this chunk are delta-coded (formats/record_delta.h); the
+  // reader undoes it after decompression.
+  kChunkFlagRecordDelta = 1u << 0,
+};
+inline constexpr uint16_t kKnownChunkFlags = kChunkFlagRecordDelta;
 
 // Upper bound a reader accepts for one chunk (compressed and decompressed);
 // writers emit ~1 MiB frames. Anything bigger is treated as corruption.

@@ -27,11 +27,13 @@ bool EventChunkBuilder::append(uint32_t tid, const void* record, uint16_t bytes,
     batch.header = header_for<ThreadBatchRecord>();
     batch.tid = tid;
     std::memcpy(content_.get() + used_bytes_, &batch, sizeof batch);
+    delta_.encode(content_.get() + used_bytes_, sizeof batch);
     used_bytes_ += sizeof batch;
     current_tid_ = tid;
     has_batch_ = true;
   }
   std::memcpy(content_.get() + used_bytes_, record, bytes);
+  delta_.encode(content_.get() + used_bytes_, bytes);
   used_bytes_ += bytes;
 
   RecordHeader header;
@@ -47,6 +49,7 @@ bool EventChunkBuilder::append(uint32_t tid, const void* record, uint16_t bytes,
 }
 
 void EventChunkBuilder::clear() noexcept {
+  delta_.reset();
   used_bytes_ = 0;
   has_batch_ = false;
   current_tid_ = 0;
@@ -70,7 +73,10 @@ bool ChunkWriterBuffer::init(size_t max_content_bytes) noexcept {
 size_t ChunkWriterBuffer::encode(ChunkKind kind, uint64_t section_id, const void* content,
                                  size_t content_bytes) noexcept {
   if (!output_) return 0;
-  return encoder_->encode(kind, section_id, content, content_bytes, output_.get(), capacity_bytes_);
+  // Events chunks come from EventChunkBuilder, which delta-codes its records.
+  const uint16_t flags = kind == ChunkKind::kEvents ? kChunkFlagRecordDelta : 0;
+  return encoder_->encode(kind, section_id, content, content_bytes, output_.get(), capacity_bytes_,
+                          flags);
 }
 
 size_t whole_records_prefix(const uint8_t* records, size_t bytes, size_t limit) noexcept {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "formats/chunk_encoder.h"
+#include "formats/record_delta.h"
 
 namespace proflaunch {
 
@@ -42,6 +43,8 @@ class EventChunkBuilder {
   uint64_t first_append_ns_ = 0;
   uint64_t event_records_ = 0;
   uint64_t lost_records_ = 0;
+  // Records are stored delta-coded (chunks carry kChunkFlagRecordDelta).
+  format::RecordDeltaCoder delta_;
 };
 
 // Compresses chunk content into one reusable output buffer.

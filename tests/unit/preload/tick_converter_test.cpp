@@ -17,13 +17,18 @@ struct Pair {
   uint64_t ns;
 };
 
-// (ticks, clock) read back to back for ~`ms` milliseconds.
+// (ticks, clock) pairs for ~`ms` milliseconds. Each clock read is bracketed
+// by two tick reads and kept only when they are close: a pair torn apart by a
+// preemption says nothing about the converter.
 std::vector<Pair> read_pairs(int ms) {
   std::vector<Pair> pairs;
   const uint64_t until = now_ns() + uint64_t(ms) * 1000000u;
   while (now_ns() < until) {
-    const uint64_t ticks = now_ticks();
-    pairs.push_back({ticks, now_ns()});
+    const uint64_t before = now_ticks();
+    const uint64_t ns = now_ns();
+    const uint64_t after = now_ticks();
+    const bool tight = !g_ticks_are_tsc || after - before < 1000;
+    if (tight) pairs.push_back({before + (after - before) / 2, ns});
     for (volatile int spin = 0; spin < 2000; ++spin) {
     }
   }
