@@ -1,6 +1,8 @@
 // Primary contexts, created contexts, and the per-thread current-context stack.
 #include <algorithm>
 
+#include <cudaProfiler.h>
+
 #include "api_guard.h"
 #include "context.h"
 #include "driver_state.h"
@@ -348,6 +350,26 @@ CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext) {
     std::lock_guard lock(context->settings_mutex);
     if (context->peers.erase(peerContext) == 0) return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
     return CUDA_SUCCESS;
+  });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+// Profiler capture ranges: there is no profiler inside the simulated driver
+// (tools observe the calls from outside), so these only check for a context.
+CUresult CUDAAPI cuProfilerStart(void) {
+  return api_call([&] {
+    CUctx_st* context = nullptr;
+    return require_current_context(context);
+  });
+}
+
+CUresult CUDAAPI cuProfilerStop(void) {
+  return api_call([&] {
+    CUctx_st* context = nullptr;
+    return require_current_context(context);
   });
 }
 

@@ -42,6 +42,7 @@ struct VariableInfo {
   std::string name;
   uint64_t bytes = 0;
   std::vector<uint8_t> initial_value;  // empty: zero-initialized
+  bool managed = false;                // __managed__ (st_other bit 0x4; PTX .attribute(.managed))
 };
 
 struct ModuleImage {

@@ -31,6 +31,7 @@ struct CUmod_st {
   struct Variable {
     CUdeviceptr address = 0;
     size_t bytes = 0;
+    bool managed = false;
   };
   std::map<std::string, Variable> variables;
 };

@@ -50,10 +50,11 @@ CUresult make_library(CUlibrary* library, CUmod_st* module) {
   return CUDA_SUCCESS;
 }
 
-CUresult get_variable(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name) {
+CUresult get_variable(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name,
+                      bool managed_only = false) {
   if (!name) return CUDA_ERROR_INVALID_VALUE;
   auto it = module->variables.find(name);
-  if (it == module->variables.end()) return CUDA_ERROR_NOT_FOUND;
+  if (it == module->variables.end() || (managed_only && !it->second.managed)) return CUDA_ERROR_NOT_FOUND;
   if (dptr) *dptr = it->second.address;
   if (bytes) *bytes = it->second.bytes;
   return CUDA_SUCCESS;
@@ -228,6 +229,13 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary 
   return api_call([&] {
     if (!valid_library(library)) return CUDA_ERROR_INVALID_HANDLE;
     return get_variable(dptr, bytes, library->module, name);
+  });
+}
+
+CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return api_call([&] {
+    if (!valid_library(library)) return CUDA_ERROR_INVALID_HANDLE;
+    return get_variable(dptr, bytes, library->module, name, true);
   });
 }
 

@@ -99,6 +99,9 @@ TEST(Cubin, KernelsParametersAndVariables) {
   ASSERT_NE(nullptr, buffer);
   EXPECT_EQ(1024u, buffer->bytes);
   EXPECT_TRUE(buffer->initial_value.empty());
+  EXPECT_FALSE(buffer->managed);
+  ASSERT_NE(nullptr, variable(image, "managed_value"));
+  EXPECT_TRUE(variable(image, "managed_value")->managed);
 
   EXPECT_EQ(80, parse_cubin_file("test_kernels.sm80.cubin").sm_arch);
 }
@@ -123,6 +126,16 @@ TEST(Cubin, ParameterLayoutAgreesWithThePtx) {
       EXPECT_EQ(compiled.parameters[i].bytes, declared->parameters[i].bytes) << compiled.name << " #" << i;
     }
   }
+  for (const VariableInfo& compiled : from_cubin.variables) {
+    const VariableInfo* declared = variable(from_ptx, compiled.name);
+    ASSERT_NE(nullptr, declared) << compiled.name;
+    EXPECT_EQ(compiled.bytes, declared->bytes) << compiled.name;
+    if (!compiled.initial_value.empty()) {
+      EXPECT_EQ(compiled.initial_value, declared->initial_value) << compiled.name;
+    }
+  }
+  ASSERT_NE(nullptr, variable(from_ptx, "managed_value"));
+  EXPECT_TRUE(variable(from_ptx, "managed_value")->managed);
   ASSERT_NE(nullptr, variable(from_ptx, "zeroed_buffer"));
   EXPECT_EQ(1024u, variable(from_ptx, "zeroed_buffer")->bytes);
 }

@@ -153,6 +153,15 @@ TEST_P(FatbinFlavourTest, LoadsAsLibraryAndKernelsLaunch) {
   ASSERT_CU_OK(cuLibraryGetModule(&module, library));
   CUfunction via_module = nullptr;
   EXPECT_CU_OK(cuModuleGetFunction(&via_module, module, "bounded"));
+  CUdeviceptr managed = 0;
+  size_t bytes = 0;
+  ASSERT_CU_OK(cuLibraryGetManaged(&managed, &bytes, library, "managed_value"));
+  EXPECT_EQ(sizeof(int), bytes);
+  EXPECT_EQ(7, *reinterpret_cast<int*>(managed)) << "managed memory is host-accessible";
+  bool is_managed = false;
+  ASSERT_CU_OK(cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, managed));
+  EXPECT_TRUE(is_managed);
+  EXPECT_CU(CUDA_ERROR_NOT_FOUND, cuLibraryGetManaged(&managed, &bytes, library, "initialized_counter"));
   ASSERT_CU_OK(cuLibraryUnload(library));
 
   CUmodule fatbin_module = nullptr;
