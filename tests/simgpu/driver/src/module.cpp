@@ -21,7 +21,8 @@ CUresult instantiate(const ModuleImage& image, CUctx_st* context, CUmod_st*& out
   auto module = std::make_unique<CUmod_st>();
   module->id = state().new_id();
   module->context = context;
-  module->device = context ? context->device->ordinal : 0;
+  CUctx_st* home = context ? context : current_context();
+  module->device = home && check_context(home) == CUDA_SUCCESS ? home->device->ordinal : 0;
   Device* device = find_device(module->device);
   for (const VariableInfo& variable : image.variables) {
     MemoryRange range;

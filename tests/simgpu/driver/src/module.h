@@ -42,7 +42,10 @@ struct CUlib_st {
 
 namespace simgpu {
 
-// Loads `image` (see image_loader.h) for the device of `context` (or device 0).
+// Loads `image` (see image_loader.h). A module of `context` is unloaded with it;
+// a library's module (context nullptr) is not bound to a context, and its
+// variables live on the device that was current when it was loaded (device 0
+// if none was).
 CUresult load_module(const void* image, CUctx_st* context, CUmod_st*& module);
 CUresult load_module_from_file(const char* path, CUctx_st* context, CUmod_st*& module);
 
