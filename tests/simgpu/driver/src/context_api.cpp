@@ -1,7 +1,7 @@
 // Primary contexts, created contexts, and the per-thread current-context stack.
-#include <algorithm>
-
 #include <cudaProfiler.h>
+
+#include <algorithm>
 
 #include "api_guard.h"
 #include "context.h"
@@ -12,9 +12,8 @@ using namespace simgpu;
 
 namespace {
 
-constexpr unsigned kValidContextFlags =
-    CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX | CU_CTX_COREDUMP_ENABLE |
-    CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS;
+constexpr unsigned kValidContextFlags = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX |
+                                        CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS;
 
 CUresult create_context(CUcontext* pctx, unsigned flags, CUdevice dev) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
@@ -134,8 +133,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, i
   });
 }
 
-CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags,
-                                CUdevice dev) {
+CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) {
   return api_call([&] {
     if (ctxCreateParams && (ctxCreateParams->numExecAffinityParams > 0 || ctxCreateParams->cigParams)) {
       return CUDA_ERROR_NOT_SUPPORTED;
@@ -144,8 +142,8 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreatePar
   });
 }
 
-CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
-                                unsigned int flags, CUdevice dev) {
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags,
+                                CUdevice dev) {
   return api_call([&] {
     if (paramsArray && numParams > 0) return CUDA_ERROR_NOT_SUPPORTED;
     return create_context(pctx, flags, dev);

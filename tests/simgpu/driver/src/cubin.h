@@ -28,11 +28,11 @@ struct KernelParameter {
 };
 
 struct KernelInfo {
-  std::string name;                      // the ELF symbol: mangled for C++ kernels
+  std::string name;  // the ELF symbol: mangled for C++ kernels
   bool has_parameter_info = false;
   uint32_t parameter_bytes = 0;
   std::vector<KernelParameter> parameters;  // by ordinal
-  uint32_t max_threads_per_block = 0;    // 0: no __launch_bounds__
+  uint32_t max_threads_per_block = 0;       // 0: no __launch_bounds__
   uint32_t static_shared_bytes = 0;
   uint32_t local_bytes = 0;
   uint32_t registers = 0;

@@ -26,7 +26,7 @@ struct CUmod_st {
   unsigned long long id = 0;
   CUctx_st* context = nullptr;  // nullptr for a library's module (context-independent)
   CUlib_st* library = nullptr;
-  int device = 0;               // where its variables live
+  int device = 0;  // where its variables live
   std::vector<CUfunc_st*> functions;
   struct Variable {
     CUdeviceptr address = 0;

@@ -157,7 +157,8 @@ bool parse_ptx(const char* text, ModuleImage& image, std::string& error) {
     }
     const bool top_level = brace_depth == 0;
     const bool is_extern = std::find(tokens.begin(), tokens.end(), ".extern") != tokens.end();
-    auto space = std::find_if(tokens.begin(), tokens.end(), [](const std::string& t) { return t == ".global" || t == ".const"; });
+    auto space = std::find_if(tokens.begin(), tokens.end(),
+                              [](const std::string& t) { return t == ".global" || t == ".const"; });
     if (top_level && !is_extern && space != tokens.end() && (space == tokens.begin() || (*tokens.begin())[0] == '.')) {
       VariableInfo variable;
       uint32_t bytes = 0, alignment = 0, element_bytes = 0;

@@ -146,7 +146,10 @@ TEST(Fatbin, DefaultOutputHoldsSm75CubinAndZstdPtx) {
   const FatbinEntry* ptx = entry(entries, FatbinEntryKind::kPtx, 75);
   ASSERT_NE(nullptr, elf);
   ASSERT_NE(nullptr, ptx);
-  EXPECT_EQ(0, std::memcmp(elf->payload.data(), "\x7f" "ELF", 4));
+  EXPECT_EQ(0, std::memcmp(elf->payload.data(),
+                           "\x7f"
+                           "ELF",
+                           4));
   std::string text(reinterpret_cast<const char*>(ptx->payload.data()));
   EXPECT_NE(std::string::npos, text.find(".entry add_one")) << "zstd-compressed PTX decompressed";
 }
@@ -214,9 +217,15 @@ TEST(Corruption, MutatedImagesNeverReadOutOfBounds) {
       for (int m = 0; m < mutations; ++m) {
         size_t at = random() % bytes.size();
         switch (random() % 3) {
-          case 0: bytes[at] ^= uint8_t(1u << (random() % 8)); break;
-          case 1: bytes[at] = uint8_t(random()); break;
-          default: bytes.resize(std::max<size_t>(16, at)); break;
+          case 0:
+            bytes[at] ^= uint8_t(1u << (random() % 8));
+            break;
+          case 1:
+            bytes[at] = uint8_t(random());
+            break;
+          default:
+            bytes.resize(std::max<size_t>(16, at));
+            break;
         }
       }
       ModuleImage image;
