@@ -180,6 +180,7 @@ TEST(Fatbin, CompressionModesDecompressToTheSameContent) {
 }
 
 TEST(Fatbin, ObjectFileSectionIsAFatbin) {
+  if (read_image("test_kernels.object.fatbin").empty()) GTEST_SKIP() << "objcopy was not found at build time";
   auto entries = parse_fatbin_file("test_kernels.object.fatbin");
   EXPECT_NE(nullptr, entry(entries, FatbinEntryKind::kElf, 90));
 }

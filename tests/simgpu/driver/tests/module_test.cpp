@@ -139,6 +139,9 @@ class FatbinFlavourTest : public ModuleTest, public ::testing::WithParamInterfac
 
 TEST_P(FatbinFlavourTest, LoadsAsLibraryAndKernelsLaunch) {
   auto image = read_image(GetParam());
+  if (image.empty() && std::string(GetParam()) == "test_kernels.object.fatbin") {
+    GTEST_SKIP() << "objcopy was not found at build time";
+  }
   ASSERT_FALSE(image.empty());
   CUlibrary library = nullptr;
   ASSERT_CU_OK(cuLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
