@@ -16,6 +16,7 @@ inline int64_t monotonic_now_ns() {
 }
 
 inline void sleep_until_monotonic_ns(int64_t deadline_ns) {
+  if (monotonic_now_ns() >= deadline_ns) return;  // behind schedule: no syscall
   timespec ts{time_t(deadline_ns / 1'000'000'000), long(deadline_ns % 1'000'000'000)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
   }

@@ -11,16 +11,15 @@ const char* env(const char* name) {
   return (value && *value) ? value : nullptr;
 }
 
-bool parse_integer(const char* name, long long min, long long max, long long& out,
-                   std::string& error) {
+bool parse_integer(const char* name, long long min, long long max, long long& out, std::string& error) {
   const char* text = env(name);
   if (!text) return true;
   char* end = nullptr;
   errno = 0;
   long long value = std::strtoll(text, &end, 10);
   if (errno || *end || value < min || value > max) {
-    error = std::string(name) + "='" + text + "' is not an integer in [" + std::to_string(min) +
-            ", " + std::to_string(max) + "]";
+    error = std::string(name) + "='" + text + "' is not an integer in [" + std::to_string(min) + ", " +
+            std::to_string(max) + "]";
     return false;
   }
   out = value;
@@ -45,8 +44,8 @@ bool parse_compute_capability(DriverConfig& config, std::string& error) {
   if (!text) return true;
   int major = 0, minor = 0;
   char trailing = 0;
-  if (std::sscanf(text, "%d.%d%c", &major, &minor, &trailing) != 2 || major < 1 || major > 99 ||
-      minor < 0 || minor > 9) {
+  if (std::sscanf(text, "%d.%d%c", &major, &minor, &trailing) != 2 || major < 1 || major > 99 || minor < 0 ||
+      minor > 9) {
     error = std::string("SIMGPU_COMPUTE_CAPABILITY='") + text + "' is not like 9.0";
     return false;
   }

@@ -8,21 +8,21 @@
 namespace simgpu {
 
 struct DriverConfig {
-  int device_count = 2;                            // SIMGPU_DEVICE_COUNT (0 -> cuInit fails with NO_DEVICE)
-  uint64_t device_memory_bytes = 16ull << 30;      // SIMGPU_DEVICE_MEMORY_MIB
-  int sm_count = 132;                              // SIMGPU_SM_COUNT
-  std::string device_name = "Simulated GPU";       // SIMGPU_DEVICE_NAME
-  int cc_major = 9;                                // SIMGPU_COMPUTE_CAPABILITY ("9.0")
+  int device_count = 2;                        // SIMGPU_DEVICE_COUNT (0 -> cuInit fails with NO_DEVICE)
+  uint64_t device_memory_bytes = 16ull << 30;  // SIMGPU_DEVICE_MEMORY_MIB
+  int sm_count = 132;                          // SIMGPU_SM_COUNT
+  std::string device_name = "Simulated GPU";   // SIMGPU_DEVICE_NAME
+  int cc_major = 9;                            // SIMGPU_COMPUTE_CAPABILITY ("9.0")
   int cc_minor = 0;
   // Bandwidths in GB/s, which is the same number as bytes per nanosecond.
-  double h2d_bytes_per_ns = 25.0;                  // SIMGPU_H2D_GBPS
-  double d2h_bytes_per_ns = 25.0;                  // SIMGPU_D2H_GBPS
-  double d2d_bytes_per_ns = 1000.0;                // SIMGPU_D2D_GBPS (also memset)
-  double p2p_bytes_per_ns = 50.0;                  // SIMGPU_P2P_GBPS
-  int64_t copy_latency_ns = 2'000;                 // SIMGPU_COPY_LATENCY_NS (copies and memsets)
-  int64_t launch_latency_ns = 3'000;               // SIMGPU_LAUNCH_LATENCY_NS (submit -> earliest start)
-  std::string kernel_costs;                        // SIMGPU_KERNEL_COSTS, see kernel_cost.h
-  bool ptx_jit_enabled = true;                     // CUDA_DISABLE_PTX_JIT=1 disables (real driver knob)
+  double h2d_bytes_per_ns = 25.0;     // SIMGPU_H2D_GBPS
+  double d2h_bytes_per_ns = 25.0;     // SIMGPU_D2H_GBPS
+  double d2d_bytes_per_ns = 1000.0;   // SIMGPU_D2D_GBPS (also memset)
+  double p2p_bytes_per_ns = 50.0;     // SIMGPU_P2P_GBPS
+  int64_t copy_latency_ns = 2'000;    // SIMGPU_COPY_LATENCY_NS (copies and memsets)
+  int64_t launch_latency_ns = 3'000;  // SIMGPU_LAUNCH_LATENCY_NS (submit -> earliest start)
+  std::string kernel_costs;           // SIMGPU_KERNEL_COSTS, see kernel_cost.h
+  bool ptx_jit_enabled = true;        // CUDA_DISABLE_PTX_JIT=1 disables (real driver knob)
 };
 
 // Fills `config` from the environment. On a malformed value returns false and

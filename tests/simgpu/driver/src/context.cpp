@@ -109,8 +109,7 @@ CUresult resolve_stream(CUstream handle, NullStream null_means, CUstream_st*& st
   if (handle == nullptr || handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
     CUctx_st* context = nullptr;
     if (CUresult result = require_current_context(context); result != CUDA_SUCCESS) return result;
-    bool per_thread = handle == CU_STREAM_PER_THREAD ||
-                      (handle == nullptr && null_means == NullStream::kPerThread);
+    bool per_thread = handle == CU_STREAM_PER_THREAD || (handle == nullptr && null_means == NullStream::kPerThread);
     if (per_thread) {
       stream = per_thread_stream(context);
     } else {

@@ -1,4 +1,6 @@
 // Primary contexts, created contexts, and the per-thread current-context stack.
+#include <cudaProfiler.h>
+
 #include <algorithm>
 
 #include "api_guard.h"
@@ -10,9 +12,8 @@ using namespace simgpu;
 
 namespace {
 
-constexpr unsigned kValidContextFlags =
-    CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX | CU_CTX_COREDUMP_ENABLE |
-    CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS;
+constexpr unsigned kValidContextFlags = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX |
+                                        CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS;
 
 CUresult create_context(CUcontext* pctx, unsigned flags, CUdevice dev) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
@@ -132,8 +133,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, i
   });
 }
 
-CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags,
-                                CUdevice dev) {
+CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) {
   return api_call([&] {
     if (ctxCreateParams && (ctxCreateParams->numExecAffinityParams > 0 || ctxCreateParams->cigParams)) {
       return CUDA_ERROR_NOT_SUPPORTED;
@@ -142,8 +142,8 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreatePar
   });
 }
 
-CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
-                                unsigned int flags, CUdevice dev) {
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags,
+                                CUdevice dev) {
   return api_call([&] {
     if (paramsArray && numParams > 0) return CUDA_ERROR_NOT_SUPPORTED;
     return create_context(pctx, flags, dev);
@@ -348,6 +348,26 @@ CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext) {
     std::lock_guard lock(context->settings_mutex);
     if (context->peers.erase(peerContext) == 0) return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
     return CUDA_SUCCESS;
+  });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+// Profiler capture ranges: there is no profiler inside the simulated driver
+// (tools observe the calls from outside), so these only check for a context.
+CUresult CUDAAPI cuProfilerStart(void) {
+  return api_call([&] {
+    CUctx_st* context = nullptr;
+    return require_current_context(context);
+  });
+}
+
+CUresult CUDAAPI cuProfilerStop(void) {
+  return api_call([&] {
+    CUctx_st* context = nullptr;
+    return require_current_context(context);
   });
 }
 

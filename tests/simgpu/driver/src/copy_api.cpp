@@ -92,11 +92,17 @@ CUresult plane_of(CUmemorytype type, const void* host, CUdeviceptr device, size_
                   Plane& plane) {
   uintptr_t base = 0;
   switch (type) {
-    case CU_MEMORYTYPE_HOST: base = reinterpret_cast<uintptr_t>(host); break;
+    case CU_MEMORYTYPE_HOST:
+      base = reinterpret_cast<uintptr_t>(host);
+      break;
     case CU_MEMORYTYPE_DEVICE:
-    case CU_MEMORYTYPE_UNIFIED: base = device; break;
-    case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;  // CUDA arrays are not simulated
-    default: return CUDA_ERROR_INVALID_VALUE;
+    case CU_MEMORYTYPE_UNIFIED:
+      base = device;
+      break;
+    case CU_MEMORYTYPE_ARRAY:
+      return CUDA_ERROR_NOT_SUPPORTED;  // CUDA arrays are not simulated
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
   }
   if (!base) return CUDA_ERROR_INVALID_VALUE;
   plane.first_byte = base + y * pitch + x_bytes;
@@ -151,44 +157,69 @@ extern "C" {
 
 // --- host to device
 CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
-  return api_call([&] { return copy_linear(Api::kSync, nullptr, dstDevice, address(srcHost), ByteCount, Declared::kHostToDevice); });
+  return api_call([&] {
+    return copy_linear(Api::kSync, nullptr, dstDevice, address(srcHost), ByteCount, Declared::kHostToDevice);
+  });
 }
 CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
-  return api_call([&] { return copy_linear(Api::kSyncPerThread, nullptr, dstDevice, address(srcHost), ByteCount, Declared::kHostToDevice); });
+  return api_call([&] {
+    return copy_linear(Api::kSyncPerThread, nullptr, dstDevice, address(srcHost), ByteCount, Declared::kHostToDevice);
+  });
 }
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
-  return api_call([&] { return copy_linear(Api::kAsync, hStream, dstDevice, address(srcHost), ByteCount, Declared::kHostToDevice); });
+  return api_call([&] {
+    return copy_linear(Api::kAsync, hStream, dstDevice, address(srcHost), ByteCount, Declared::kHostToDevice);
+  });
 }
-CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
-  return api_call([&] { return copy_linear(Api::kAsyncPerThread, hStream, dstDevice, address(srcHost), ByteCount, Declared::kHostToDevice); });
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount,
+                                           CUstream hStream) {
+  return api_call([&] {
+    return copy_linear(Api::kAsyncPerThread, hStream, dstDevice, address(srcHost), ByteCount, Declared::kHostToDevice);
+  });
 }
 
 // --- device to host
 CUresult CUDAAPI cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-  return api_call([&] { return copy_linear(Api::kSync, nullptr, address(dstHost), srcDevice, ByteCount, Declared::kDeviceToHost); });
+  return api_call([&] {
+    return copy_linear(Api::kSync, nullptr, address(dstHost), srcDevice, ByteCount, Declared::kDeviceToHost);
+  });
 }
 CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-  return api_call([&] { return copy_linear(Api::kSyncPerThread, nullptr, address(dstHost), srcDevice, ByteCount, Declared::kDeviceToHost); });
+  return api_call([&] {
+    return copy_linear(Api::kSyncPerThread, nullptr, address(dstHost), srcDevice, ByteCount, Declared::kDeviceToHost);
+  });
 }
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  return api_call([&] { return copy_linear(Api::kAsync, hStream, address(dstHost), srcDevice, ByteCount, Declared::kDeviceToHost); });
+  return api_call([&] {
+    return copy_linear(Api::kAsync, hStream, address(dstHost), srcDevice, ByteCount, Declared::kDeviceToHost);
+  });
 }
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  return api_call([&] { return copy_linear(Api::kAsyncPerThread, hStream, address(dstHost), srcDevice, ByteCount, Declared::kDeviceToHost); });
+  return api_call([&] {
+    return copy_linear(Api::kAsyncPerThread, hStream, address(dstHost), srcDevice, ByteCount, Declared::kDeviceToHost);
+  });
 }
 
 // --- device to device
 CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-  return api_call([&] { return copy_linear(Api::kSync, nullptr, dstDevice, srcDevice, ByteCount, Declared::kDeviceToDevice); });
+  return api_call(
+      [&] { return copy_linear(Api::kSync, nullptr, dstDevice, srcDevice, ByteCount, Declared::kDeviceToDevice); });
 }
 CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-  return api_call([&] { return copy_linear(Api::kSyncPerThread, nullptr, dstDevice, srcDevice, ByteCount, Declared::kDeviceToDevice); });
+  return api_call([&] {
+    return copy_linear(Api::kSyncPerThread, nullptr, dstDevice, srcDevice, ByteCount, Declared::kDeviceToDevice);
+  });
 }
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  return api_call([&] { return copy_linear(Api::kAsync, hStream, dstDevice, srcDevice, ByteCount, Declared::kDeviceToDevice); });
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                      CUstream hStream) {
+  return api_call(
+      [&] { return copy_linear(Api::kAsync, hStream, dstDevice, srcDevice, ByteCount, Declared::kDeviceToDevice); });
 }
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  return api_call([&] { return copy_linear(Api::kAsyncPerThread, hStream, dstDevice, srcDevice, ByteCount, Declared::kDeviceToDevice); });
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                           CUstream hStream) {
+  return api_call([&] {
+    return copy_linear(Api::kAsyncPerThread, hStream, dstDevice, srcDevice, ByteCount, Declared::kDeviceToDevice);
+  });
 }
 
 // --- unified addressing: the direction follows from the pointers
@@ -206,21 +237,26 @@ CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t Byt
 }
 
 // --- peer
-CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
-                              CUcontext srcContext, size_t ByteCount) {
-  return api_call([&] { return copy_peer(Api::kSync, nullptr, dstDevice, dstContext, srcDevice, srcContext, ByteCount); });
+CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+                              size_t ByteCount) {
+  return api_call(
+      [&] { return copy_peer(Api::kSync, nullptr, dstDevice, dstContext, srcDevice, srcContext, ByteCount); });
 }
 CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                                    CUcontext srcContext, size_t ByteCount) {
-  return api_call([&] { return copy_peer(Api::kSyncPerThread, nullptr, dstDevice, dstContext, srcDevice, srcContext, ByteCount); });
+  return api_call(
+      [&] { return copy_peer(Api::kSyncPerThread, nullptr, dstDevice, dstContext, srcDevice, srcContext, ByteCount); });
 }
 CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                                    CUcontext srcContext, size_t ByteCount, CUstream hStream) {
-  return api_call([&] { return copy_peer(Api::kAsync, hStream, dstDevice, dstContext, srcDevice, srcContext, ByteCount); });
+  return api_call(
+      [&] { return copy_peer(Api::kAsync, hStream, dstDevice, dstContext, srcDevice, srcContext, ByteCount); });
 }
 CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                                         CUcontext srcContext, size_t ByteCount, CUstream hStream) {
-  return api_call([&] { return copy_peer(Api::kAsyncPerThread, hStream, dstDevice, dstContext, srcDevice, srcContext, ByteCount); });
+  return api_call([&] {
+    return copy_peer(Api::kAsyncPerThread, hStream, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+  });
 }
 
 // --- 2D (pitched) copies between host, device and unified memory

@@ -9,12 +9,21 @@ int64_t transfer_duration_ns(CopyKind kind, size_t bytes) {
   const DriverConfig& config = state().config;
   double bytes_per_ns = config.d2d_bytes_per_ns;
   switch (kind) {
-    case CopyKind::kHostToDevice: bytes_per_ns = config.h2d_bytes_per_ns; break;
-    case CopyKind::kDeviceToHost: bytes_per_ns = config.d2h_bytes_per_ns; break;
-    case CopyKind::kPeer: bytes_per_ns = config.p2p_bytes_per_ns; break;
-    case CopyKind::kHostToHost: bytes_per_ns = config.h2d_bytes_per_ns; break;
+    case CopyKind::kHostToDevice:
+      bytes_per_ns = config.h2d_bytes_per_ns;
+      break;
+    case CopyKind::kDeviceToHost:
+      bytes_per_ns = config.d2h_bytes_per_ns;
+      break;
+    case CopyKind::kPeer:
+      bytes_per_ns = config.p2p_bytes_per_ns;
+      break;
+    case CopyKind::kHostToHost:
+      bytes_per_ns = config.h2d_bytes_per_ns;
+      break;
     case CopyKind::kDeviceToDevice:
-    case CopyKind::kMemset: break;
+    case CopyKind::kMemset:
+      break;
   }
   return config.copy_latency_ns + int64_t(double(bytes) / bytes_per_ns + 0.5);
 }
@@ -31,10 +40,14 @@ CUresult run_transfer(CUstream_st* stream, Transfer transfer) {
 
 CUresult stream_for(Api api, CUstream handle, CUstream_st*& stream) {
   switch (api) {
-    case Api::kSync: return resolve_stream(CU_STREAM_LEGACY, NullStream::kLegacy, stream);
-    case Api::kSyncPerThread: return resolve_stream(CU_STREAM_PER_THREAD, NullStream::kPerThread, stream);
-    case Api::kAsync: return resolve_stream(handle, NullStream::kLegacy, stream);
-    case Api::kAsyncPerThread: return resolve_stream(handle, NullStream::kPerThread, stream);
+    case Api::kSync:
+      return resolve_stream(CU_STREAM_LEGACY, NullStream::kLegacy, stream);
+    case Api::kSyncPerThread:
+      return resolve_stream(CU_STREAM_PER_THREAD, NullStream::kPerThread, stream);
+    case Api::kAsync:
+      return resolve_stream(handle, NullStream::kLegacy, stream);
+    case Api::kAsyncPerThread:
+      return resolve_stream(handle, NullStream::kPerThread, stream);
   }
   return CUDA_ERROR_INVALID_VALUE;
 }

@@ -10,6 +10,7 @@ namespace simgpu {
 namespace {
 
 constexpr unsigned kStoCudaEntry = 0x10;
+constexpr unsigned kStoCudaManaged = 0x4;
 constexpr unsigned kSttCudaObject = 13;  // variables in relocatable (-rdc) cubins
 
 constexpr uint8_t kFormatSizedValue = 4;
@@ -187,6 +188,7 @@ bool parse_cubin(const uint8_t* data, size_t bytes, ModuleImage& image, std::str
       VariableInfo variable;
       variable.name = name;
       variable.bytes = symbol.st_size;
+      variable.managed = (symbol.st_other & kStoCudaManaged) != 0;
       const bool has_data = home.name != ".nv.global" && section_readable(home) &&
                             fits(symbol.st_value, symbol.st_size, size_t(home.header.sh_size));
       if (has_data) {

@@ -28,11 +28,11 @@ struct KernelParameter {
 };
 
 struct KernelInfo {
-  std::string name;                      // the ELF symbol: mangled for C++ kernels
+  std::string name;  // the ELF symbol: mangled for C++ kernels
   bool has_parameter_info = false;
   uint32_t parameter_bytes = 0;
   std::vector<KernelParameter> parameters;  // by ordinal
-  uint32_t max_threads_per_block = 0;    // 0: no __launch_bounds__
+  uint32_t max_threads_per_block = 0;       // 0: no __launch_bounds__
   uint32_t static_shared_bytes = 0;
   uint32_t local_bytes = 0;
   uint32_t registers = 0;
@@ -42,6 +42,7 @@ struct VariableInfo {
   std::string name;
   uint64_t bytes = 0;
   std::vector<uint8_t> initial_value;  // empty: zero-initialized
+  bool managed = false;                // __managed__ (st_other bit 0x4; PTX .attribute(.managed))
 };
 
 struct ModuleImage {

@@ -36,8 +36,7 @@ void mark_fork_child() {
 CUresult initialize_locked() {
   auto* fresh = new DriverState;
   std::string error;
-  if (!load_config_from_environment(fresh->config, error) ||
-      !load_kernel_costs(fresh->config.kernel_costs, error)) {
+  if (!load_config_from_environment(fresh->config, error) || !load_kernel_costs(fresh->config.kernel_costs, error)) {
     std::fprintf(stderr, "simgpu: cuInit failed: %s\n", error.c_str());
     delete fresh;
     return CUDA_ERROR_INVALID_VALUE;
@@ -118,8 +117,7 @@ CUresult CUDAAPI cuInit(unsigned int Flags) {
         break;
     }
     g_init_result = initialize_locked();
-    g_phase.store(g_init_result == CUDA_SUCCESS ? kInitialized : kInitFailed,
-                  std::memory_order_release);
+    g_phase.store(g_init_result == CUDA_SUCCESS ? kInitialized : kInitFailed, std::memory_order_release);
     return g_init_result;
   });
 }

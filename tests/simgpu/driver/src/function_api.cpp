@@ -15,14 +15,28 @@ CUresult get_attribute(int* pi, CUfunction_attribute attrib, CUfunc_st& function
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(function.mutex);
   switch (attrib) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = max_threads_per_block(function); break;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = int(function.info.static_shared_bytes); break;
-    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = 0; break;
-    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = int(function.info.local_bytes); break;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = int(function.info.registers); break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *pi = max_threads_per_block(function);
+      break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+      *pi = int(function.info.static_shared_bytes);
+      break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+      *pi = 0;
+      break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+      *pi = int(function.info.local_bytes);
+      break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS:
+      *pi = int(function.info.registers);
+      break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = function.sm_arch; break;
-    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+      *pi = function.sm_arch;
+      break;
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+      *pi = 0;
+      break;
     default:
       if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
       *pi = function.settable_attributes[attrib];
@@ -201,8 +215,8 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int
 }
 
 CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
-                                                  CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-                                                  size_t dynamicSMemSize, int blockSizeLimit) {
+                                                  CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                                  int blockSizeLimit) {
   return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
                                                    dynamicSMemSize, blockSizeLimit, 0);
 }

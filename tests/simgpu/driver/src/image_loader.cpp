@@ -111,7 +111,10 @@ CUresult load_module_image(const void* image, const ImageTarget& target, ModuleI
     if (bytes == 0 || !memory_is_mapped(data, bytes)) return CUDA_ERROR_INVALID_IMAGE;
     return from_fatbin(data, bytes, target, out);
   }
-  if (std::memcmp(data, "\x7f" "ELF", 4) == 0) {
+  if (std::memcmp(data,
+                  "\x7f"
+                  "ELF",
+                  4) == 0) {
     if (!memory_is_mapped(data, 64)) return CUDA_ERROR_INVALID_IMAGE;
     const size_t header_bytes = elf_claimed_bytes(data);
     if (header_bytes == 0 || !memory_is_mapped(data, header_bytes)) return CUDA_ERROR_INVALID_IMAGE;
@@ -133,7 +136,11 @@ CUresult load_module_image_bytes(const uint8_t* data, size_t bytes, const ImageT
   uint32_t magic;
   std::memcpy(&magic, data, sizeof(magic));
   if (magic == kFatbinMagic) return from_fatbin(data, bytes, target, out);
-  if (std::memcmp(data, "\x7f" "ELF", 4) == 0) return from_cubin(data, bytes, target, out);
+  if (std::memcmp(data,
+                  "\x7f"
+                  "ELF",
+                  4) == 0)
+    return from_cubin(data, bytes, target, out);
   std::string text(reinterpret_cast<const char*>(data), bytes);
   if (looks_like_ptx(text.c_str(), text.size())) {
     if (!target.ptx_jit_enabled) return CUDA_ERROR_JIT_COMPILER_NOT_FOUND;

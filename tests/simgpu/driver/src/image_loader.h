@@ -11,7 +11,7 @@
 namespace simgpu {
 
 struct ImageTarget {
-  int sm_arch = 90;          // the device: compute capability major * 10 + minor
+  int sm_arch = 90;  // the device: compute capability major * 10 + minor
   bool ptx_jit_enabled = true;
 };
 

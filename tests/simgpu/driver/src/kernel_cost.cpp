@@ -1,11 +1,11 @@
 #include "kernel_cost.h"
 
+#include <simgpu.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <set>
 #include <unordered_map>
-
-#include <simgpu.h>
 
 namespace simgpu {
 namespace {

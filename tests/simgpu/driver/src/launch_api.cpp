@@ -61,7 +61,8 @@ CUresult check_launch(const Launch& launch, CUfunc_st*& function) {
   if (b.product() > uint64_t(max_threads_per_block(*function))) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   {
     std::lock_guard lock(function->mutex);
-    if (launch.shared_bytes > unsigned(function->settable_attributes[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES])) {
+    if (launch.shared_bytes >
+        unsigned(function->settable_attributes[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES])) {
       return CUDA_ERROR_INVALID_VALUE;
     }
   }
@@ -111,9 +112,9 @@ Launch classic_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
 CUresult launch_with_config(const CUlaunchConfig* config, CUfunction f, void** parameters, void** extra,
                             NullStream null_means) {
   if (!config || (config->numAttrs && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
-  Launch launch = classic_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
-                                 config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream,
-                                 parameters, extra);
+  Launch launch =
+      classic_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
+                     config->blockDimZ, config->sharedMemBytes, config->hStream, parameters, extra);
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const CUlaunchAttribute& attribute = config->attrs[i];
     switch (attribute.id) {
@@ -129,7 +130,8 @@ CUresult launch_with_config(const CUlaunchConfig* config, CUfunction f, void** p
       default:
         // Scheduling hints (priority, access policy, programmatic launch,
         // memory sync domains...) are accepted and have no simulated effect.
-        if (attribute.id < CU_LAUNCH_ATTRIBUTE_IGNORE || attribute.id > CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING) {
+        if (attribute.id < CU_LAUNCH_ATTRIBUTE_IGNORE ||
+            attribute.id > CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING) {
           return CUDA_ERROR_INVALID_VALUE;
         }
         break;
@@ -152,10 +154,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
   });
 }
 
-CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                     void** kernelParams, void** extra) {
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                                     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                                     unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
   return api_call([&] {
     return launch_kernel(classic_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                                         sharedMemBytes, hStream, kernelParams, extra),
@@ -167,8 +168,7 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, vo
   return api_call([&] { return launch_with_config(config, f, kernelParams, extra, NullStream::kLegacy); });
 }
 
-CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
-                                       void** extra) {
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
   return api_call([&] { return launch_with_config(config, f, kernelParams, extra, NullStream::kPerThread); });
 }
 
@@ -185,9 +185,9 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, 
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                                unsigned int gridDimZ, unsigned int blockDimX,
-                                                unsigned int blockDimY, unsigned int blockDimZ,
-                                                unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
+                                                unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                                unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                                void** kernelParams) {
   return api_call([&] {
     Launch launch = classic_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
                                    hStream, kernelParams, nullptr);

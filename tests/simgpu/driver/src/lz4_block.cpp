@@ -18,8 +18,7 @@ bool read_length_extension(const uint8_t*& in, const uint8_t* end, size_t& lengt
 
 }  // namespace
 
-bool lz4_block_decompress(const uint8_t* source, size_t source_bytes, uint8_t* destination,
-                          size_t destination_bytes) {
+bool lz4_block_decompress(const uint8_t* source, size_t source_bytes, uint8_t* destination, size_t destination_bytes) {
   const uint8_t* in = source;
   const uint8_t* const in_end = source + source_bytes;
   uint8_t* out = destination;

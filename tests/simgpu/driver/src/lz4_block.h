@@ -9,7 +9,6 @@ namespace simgpu {
 
 // Decodes `source` into exactly `destination_bytes` bytes. False on malformed or
 // truncated input, or if the output would not be exactly that size.
-bool lz4_block_decompress(const uint8_t* source, size_t source_bytes, uint8_t* destination,
-                          size_t destination_bytes);
+bool lz4_block_decompress(const uint8_t* source, size_t source_bytes, uint8_t* destination, size_t destination_bytes);
 
 }  // namespace simgpu

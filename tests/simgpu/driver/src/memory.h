@@ -15,9 +15,7 @@ struct Device;
 // cuMemAlloc rounds sizes up to this; accounting uses the rounded size.
 constexpr size_t kAllocationGranularityBytes = 512;
 
-inline size_t round_up(size_t value, size_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
+inline size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 // Maps backing memory, charges `device` (nullptr: no device memory is used, as
 // for pinned host memory) and registers the range. OUT_OF_MEMORY beyond the

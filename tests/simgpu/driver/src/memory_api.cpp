@@ -47,8 +47,7 @@ void free_memory_of_context(CUctx_st* context) {
 CUresult find_device_accessible(CUdeviceptr address, size_t bytes, MemoryRange& range) {
   auto found = state().memory.find_covering(address, bytes);
   if (!found) return CUDA_ERROR_INVALID_VALUE;
-  if (found->kind == MemoryKind::kVmmMapping &&
-      found->access != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+  if (found->kind == MemoryKind::kVmmMapping && found->access != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   range = *found;
@@ -201,9 +200,8 @@ CUresult CUDAAPI cuMemFreeHost(void* p) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     synchronize_device(nullptr);
-    auto erased = state().memory.erase(found->base, [](const MemoryRange& range) {
-      return range.kind == MemoryKind::kPinnedHost;
-    });
+    auto erased = state().memory.erase(found->base,
+                                       [](const MemoryRange& range) { return range.kind == MemoryKind::kPinnedHost; });
     if (!erased) return CUDA_ERROR_INVALID_VALUE;
     release_backing(*erased);
     return CUDA_SUCCESS;
@@ -237,14 +235,12 @@ CUresult CUDAAPI cuMemHostUnregister(void* p) {
   return api_call([&] {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
     auto found = state().memory.find(reinterpret_cast<uintptr_t>(p));
-    if (!found || found->base != reinterpret_cast<uintptr_t>(p) ||
-        found->kind != MemoryKind::kRegisteredHost) {
+    if (!found || found->base != reinterpret_cast<uintptr_t>(p) || found->kind != MemoryKind::kRegisteredHost) {
       return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     }
     synchronize_device(nullptr);
-    auto erased = state().memory.erase(found->base, [](const MemoryRange& range) {
-      return range.kind == MemoryKind::kRegisteredHost;
-    });
+    auto erased = state().memory.erase(
+        found->base, [](const MemoryRange& range) { return range.kind == MemoryKind::kRegisteredHost; });
     return erased ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   });
 }

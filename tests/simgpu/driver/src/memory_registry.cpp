@@ -30,8 +30,8 @@ std::optional<MemoryRange> MemoryRegistry::find_covering(uintptr_t address, size
   return range;
 }
 
-std::optional<MemoryRange> MemoryRegistry::erase(
-    uintptr_t base, const std::function<bool(const MemoryRange&)>& accept) {
+std::optional<MemoryRange> MemoryRegistry::erase(uintptr_t base,
+                                                 const std::function<bool(const MemoryRange&)>& accept) {
   std::unique_lock lock(mutex_);
   auto it = ranges_.find(base);
   if (it == ranges_.end() || !accept(it->second)) return std::nullopt;
@@ -40,8 +40,7 @@ std::optional<MemoryRange> MemoryRegistry::erase(
   return range;
 }
 
-std::vector<MemoryRange> MemoryRegistry::erase_all(
-    const std::function<bool(const MemoryRange&)>& select) {
+std::vector<MemoryRange> MemoryRegistry::erase_all(const std::function<bool(const MemoryRange&)>& select) {
   std::unique_lock lock(mutex_);
   std::vector<MemoryRange> removed;
   for (auto it = ranges_.begin(); it != ranges_.end();) {
@@ -73,8 +72,8 @@ std::vector<MemoryRange> MemoryRegistry::ranges_within(uintptr_t begin, uintptr_
 }
 
 void* map_backing_memory(size_t bytes) {
-  void* address = mmap(nullptr, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* address =
+      mmap(nullptr, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return address == MAP_FAILED ? nullptr : address;
 }
 

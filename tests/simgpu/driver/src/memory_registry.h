@@ -32,13 +32,13 @@ struct MemoryRange {
   uintptr_t base = 0;
   size_t bytes = 0;
   MemoryKind kind = MemoryKind::kDevice;
-  int device = -1;               // owning device; -1 for host memory
-  CUctx_st* context = nullptr;   // allocating context (nullptr: not context-bound)
-  unsigned host_flags = 0;       // CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_*
+  int device = -1;              // owning device; -1 for host memory
+  CUctx_st* context = nullptr;  // allocating context (nullptr: not context-bound)
+  unsigned host_flags = 0;      // CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_*
   CUmemPoolHandle_st* pool = nullptr;
   unsigned long long buffer_id = 0;
   unsigned long long access = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;  // VMM mappings: cuMemSetAccess
-  uintptr_t allocation_base = 0;  // VMM: start of the reserved range this mapping lies in
+  uintptr_t allocation_base = 0;           // VMM: start of the reserved range this mapping lies in
   unsigned long long physical_handle = 0;  // VMM: the cuMemCreate handle mapped here
 
   uintptr_t end() const { return base + bytes; }
@@ -57,8 +57,7 @@ class MemoryRegistry {
   // The range containing all of [address, address + bytes), if one does.
   std::optional<MemoryRange> find_covering(uintptr_t address, size_t bytes) const;
   // Removes the range starting exactly at `base` if `accept` agrees.
-  std::optional<MemoryRange> erase(uintptr_t base,
-                                   const std::function<bool(const MemoryRange&)>& accept);
+  std::optional<MemoryRange> erase(uintptr_t base, const std::function<bool(const MemoryRange&)>& accept);
   // Removes and returns every range for which `select` is true.
   std::vector<MemoryRange> erase_all(const std::function<bool(const MemoryRange&)>& select);
   // Applies `change` to the range starting at `base`; false if there is none.

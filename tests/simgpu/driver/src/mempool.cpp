@@ -116,7 +116,8 @@ void create_default_pool(Device& device) {
 }
 
 CUresult free_pool_block_now(CUdeviceptr address) {
-  auto erased = state().memory.erase(address, [](const MemoryRange& range) { return range.kind == MemoryKind::kPoolBlock; });
+  auto erased =
+      state().memory.erase(address, [](const MemoryRange& range) { return range.kind == MemoryKind::kPoolBlock; });
   if (!erased) return CUDA_ERROR_INVALID_VALUE;
   return_block(*erased->pool, erased->base, erased->bytes);
   return CUDA_SUCCESS;
@@ -138,10 +139,18 @@ namespace {
 CUresult set_pool_attribute(CUmemPoolHandle_st& pool, CUmemPool_attribute attr, void* value) {
   std::lock_guard lock(pool.mutex);
   switch (attr) {
-    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: pool.reuse_follow_event_dependencies = *static_cast<int*>(value); break;
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: pool.reuse_allow_opportunistic = *static_cast<int*>(value); break;
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: pool.reuse_allow_internal_dependencies = *static_cast<int*>(value); break;
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: pool.release_threshold_bytes = *static_cast<cuuint64_t*>(value); break;
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+      pool.reuse_follow_event_dependencies = *static_cast<int*>(value);
+      break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+      pool.reuse_allow_opportunistic = *static_cast<int*>(value);
+      break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+      pool.reuse_allow_internal_dependencies = *static_cast<int*>(value);
+      break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+      pool.release_threshold_bytes = *static_cast<cuuint64_t*>(value);
+      break;
     case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
       if (*static_cast<cuuint64_t*>(value) != 0) return CUDA_ERROR_INVALID_VALUE;
       pool.reserved_high_bytes = pool.reserved_bytes;
@@ -150,7 +159,8 @@ CUresult set_pool_attribute(CUmemPoolHandle_st& pool, CUmemPool_attribute attr, 
       if (*static_cast<cuuint64_t*>(value) != 0) return CUDA_ERROR_INVALID_VALUE;
       pool.used_high_bytes = pool.used_bytes;
       break;
-    default: return CUDA_ERROR_INVALID_VALUE;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
@@ -158,15 +168,32 @@ CUresult set_pool_attribute(CUmemPoolHandle_st& pool, CUmemPool_attribute attr, 
 CUresult get_pool_attribute(CUmemPoolHandle_st& pool, CUmemPool_attribute attr, void* value) {
   std::lock_guard lock(pool.mutex);
   switch (attr) {
-    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: *static_cast<int*>(value) = pool.reuse_follow_event_dependencies; break;
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: *static_cast<int*>(value) = pool.reuse_allow_opportunistic; break;
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: *static_cast<int*>(value) = pool.reuse_allow_internal_dependencies; break;
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *static_cast<cuuint64_t*>(value) = pool.release_threshold_bytes; break;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *static_cast<cuuint64_t*>(value) = pool.reserved_bytes; break;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *static_cast<cuuint64_t*>(value) = pool.reserved_high_bytes; break;
-    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *static_cast<cuuint64_t*>(value) = pool.used_bytes; break;
-    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *static_cast<cuuint64_t*>(value) = pool.used_high_bytes; break;
-    default: return CUDA_ERROR_INVALID_VALUE;
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+      *static_cast<int*>(value) = pool.reuse_follow_event_dependencies;
+      break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+      *static_cast<int*>(value) = pool.reuse_allow_opportunistic;
+      break;
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+      *static_cast<int*>(value) = pool.reuse_allow_internal_dependencies;
+      break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+      *static_cast<cuuint64_t*>(value) = pool.release_threshold_bytes;
+      break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+      *static_cast<cuuint64_t*>(value) = pool.reserved_bytes;
+      break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+      *static_cast<cuuint64_t*>(value) = pool.reserved_high_bytes;
+      break;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+      *static_cast<cuuint64_t*>(value) = pool.used_bytes;
+      break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+      *static_cast<cuuint64_t*>(value) = pool.used_high_bytes;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
@@ -187,8 +214,7 @@ CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUm
     return allocate_async(dptr, bytesize, pool, hStream, NullStream::kLegacy);
   });
 }
-CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
-                                              CUstream hStream) {
+CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
   return api_call([&] {
     if (!pool) return CUDA_ERROR_INVALID_VALUE;
     return allocate_async(dptr, bytesize, pool, hStream, NullStream::kPerThread);

@@ -12,7 +12,9 @@ namespace {
 
 void fill_row(uintptr_t first, size_t elements, unsigned value, unsigned element_bytes) {
   switch (element_bytes) {
-    case 1: std::memset(reinterpret_cast<void*>(first), int(value & 0xff), elements); break;
+    case 1:
+      std::memset(reinterpret_cast<void*>(first), int(value & 0xff), elements);
+      break;
     case 2: {
       auto* row = reinterpret_cast<uint16_t*>(first);
       for (size_t i = 0; i < elements; ++i) row[i] = uint16_t(value);
@@ -42,8 +44,7 @@ CUresult memset_2d(Api api, CUstream handle, CUdeviceptr dst, size_t pitch, unsi
   transfer.bytes = row_bytes * height;
   // Documented: synchronous memsets are asynchronous to the host unless the
   // target is pinned host memory or managed memory.
-  transfer.wait_for_completion =
-      is_sync(api) && (is_host_memory(range.kind) || range.kind == MemoryKind::kManaged);
+  transfer.wait_for_completion = is_sync(api) && (is_host_memory(range.kind) || range.kind == MemoryKind::kManaged);
   transfer.effect = [dst, pitch, value, element_bytes, width_elements, height] {
     for (size_t row = 0; row < height; ++row) fill_row(dst + row * pitch, width_elements, value, element_bytes);
   };
@@ -96,7 +97,8 @@ CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, s
   return api_call([&] { return memset_1d(Api::kAsyncPerThread, hStream, dstDevice, ui, 4, N); });
 }
 
-CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) {
+CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                                 size_t Height) {
   return api_call([&] { return memset_2d(Api::kSync, nullptr, dstDevice, dstPitch, uc, 1, Width, Height); });
 }
 CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
@@ -111,7 +113,8 @@ CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, u
                                        size_t Height) {
   return api_call([&] { return memset_2d(Api::kSyncPerThread, nullptr, dstDevice, dstPitch, us, 2, Width, Height); });
 }
-CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) {
+CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                                  size_t Height) {
   return api_call([&] { return memset_2d(Api::kSync, nullptr, dstDevice, dstPitch, ui, 4, Width, Height); });
 }
 CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,

@@ -21,22 +21,26 @@ CUresult instantiate(const ModuleImage& image, CUctx_st* context, CUmod_st*& out
   auto module = std::make_unique<CUmod_st>();
   module->id = state().new_id();
   module->context = context;
-  module->device = context ? context->device->ordinal : 0;
+  CUctx_st* home = context ? context : current_context();
+  module->device = home && check_context(home) == CUDA_SUCCESS ? home->device->ordinal : 0;
   Device* device = find_device(module->device);
   for (const VariableInfo& variable : image.variables) {
     MemoryRange range;
     range.bytes = std::max<uint64_t>(variable.bytes, 1);
-    range.kind = MemoryKind::kModuleGlobal;
+    // __managed__ variables are managed memory (not charged to the device, like
+    // cuMemAllocManaged); the others are device memory of the module.
+    range.kind = variable.managed ? MemoryKind::kManaged : MemoryKind::kModuleGlobal;
     range.device = module->device;
     range.context = context;
     CUdeviceptr address = 0;
-    if (CUresult result = allocate_registered(range, device, address); result != CUDA_SUCCESS) {
+    if (CUresult result = allocate_registered(range, variable.managed ? nullptr : device, address);
+        result != CUDA_SUCCESS) {
       unload_module(module.release());
       return result;
     }
     std::memcpy(reinterpret_cast<void*>(address), variable.initial_value.data(),
                 std::min<size_t>(variable.initial_value.size(), variable.bytes));
-    module->variables[variable.name] = {address, size_t(variable.bytes)};
+    module->variables[variable.name] = {address, size_t(variable.bytes), variable.managed};
   }
   for (const KernelInfo& kernel : image.kernels) {
     auto* function = new CUfunc_st;
@@ -84,11 +88,11 @@ void unload_module(CUmod_st* module) {
   if (!module->variables.empty()) synchronize_device(find_device(module->device));
   for (auto& [name, variable] : module->variables) {
     auto erased = state().memory.erase(variable.address, [](const MemoryRange& range) {
-      return range.kind == MemoryKind::kModuleGlobal;
+      return range.kind == MemoryKind::kModuleGlobal || range.kind == MemoryKind::kManaged;
     });
     if (!erased) continue;
     unmap_backing_memory(reinterpret_cast<void*>(erased->base), erased->bytes);
-    if (Device* device = find_device(erased->device)) {
+    if (Device* device = erased->kind == MemoryKind::kModuleGlobal ? find_device(erased->device) : nullptr) {
       device->release_bytes(round_up(erased->bytes, kAllocationGranularityBytes));
     }
   }

@@ -26,11 +26,12 @@ struct CUmod_st {
   unsigned long long id = 0;
   CUctx_st* context = nullptr;  // nullptr for a library's module (context-independent)
   CUlib_st* library = nullptr;
-  int device = 0;               // where its variables live
+  int device = 0;  // where its variables live
   std::vector<CUfunc_st*> functions;
   struct Variable {
     CUdeviceptr address = 0;
     size_t bytes = 0;
+    bool managed = false;
   };
   std::map<std::string, Variable> variables;
 };
@@ -41,7 +42,10 @@ struct CUlib_st {
 
 namespace simgpu {
 
-// Loads `image` (see image_loader.h) for the device of `context` (or device 0).
+// Loads `image` (see image_loader.h). A module of `context` is unloaded with it;
+// a library's module (context nullptr) is not bound to a context, and its
+// variables live on the device that was current when it was loaded (device 0
+// if none was).
 CUresult load_module(const void* image, CUctx_st* context, CUmod_st*& module);
 CUresult load_module_from_file(const char* path, CUctx_st* context, CUmod_st*& module);
 

@@ -50,10 +50,10 @@ CUresult make_library(CUlibrary* library, CUmod_st* module) {
   return CUDA_SUCCESS;
 }
 
-CUresult get_variable(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name) {
+CUresult get_variable(CUdeviceptr* dptr, size_t* bytes, CUmodule module, const char* name, bool managed_only = false) {
   if (!name) return CUDA_ERROR_INVALID_VALUE;
   auto it = module->variables.find(name);
-  if (it == module->variables.end()) return CUDA_ERROR_NOT_FOUND;
+  if (it == module->variables.end() || (managed_only && !it->second.managed)) return CUDA_ERROR_NOT_FOUND;
   if (dptr) *dptr = it->second.address;
   if (bytes) *bytes = it->second.bytes;
   return CUDA_SUCCESS;
@@ -67,8 +67,8 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
   return api_call([&] { return load_into_current_context(module, image); });
 }
 
-CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
-                                    CUjit_option* options, void** optionValues) {
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options,
+                                    void** optionValues) {
   return api_call([&] {
     CUresult result = load_into_current_context(module, image);
     if (result == CUDA_SUCCESS) answer_jit_options(numOptions, options, optionValues);
@@ -142,9 +142,8 @@ CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
 }
 
 CUresult CUDAAPI cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions,
-                                   void** jitOptionsValues, unsigned int numJitOptions,
-                                   CUlibraryOption* libraryOptions, void** libraryOptionValues,
-                                   unsigned int numLibraryOptions) {
+                                   void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions,
+                                   void** libraryOptionValues, unsigned int numLibraryOptions) {
   return api_call([&] {
     (void)libraryOptions;
     (void)libraryOptionValues;
@@ -228,6 +227,13 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary 
   return api_call([&] {
     if (!valid_library(library)) return CUDA_ERROR_INVALID_HANDLE;
     return get_variable(dptr, bytes, library->module, name);
+  });
+}
+
+CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return api_call([&] {
+    if (!valid_library(library)) return CUDA_ERROR_INVALID_HANDLE;
+    return get_variable(dptr, bytes, library->module, name, true);
   });
 }
 

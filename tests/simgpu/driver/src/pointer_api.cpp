@@ -24,42 +24,72 @@ CUctx_st* owning_context(const MemoryRange& range) {
 
 // Writes one attribute of a known range. Booleans are written as C++ bool,
 // the type cuda.h's documentation and the CUDA Python bindings use.
-CUresult write_attribute(void* data, CUpointer_attribute attribute, const MemoryRange& range,
-                         CUdeviceptr ptr) {
+CUresult write_attribute(void* data, CUpointer_attribute attribute, const MemoryRange& range, CUdeviceptr ptr) {
   const bool host = is_host_memory(range.kind);
   switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_CONTEXT: store(data, owning_context(range)); break;
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      store(data, owning_context(range));
+      break;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
       store(data, unsigned(host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE));
       break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: store(data, ptr); break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      store(data, ptr);
+      break;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
       if (!host && range.kind != MemoryKind::kManaged) return CUDA_ERROR_INVALID_VALUE;
       store(data, reinterpret_cast<void*>(ptr));
       break;
-    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: store(data, true); break;
-    case CU_POINTER_ATTRIBUTE_BUFFER_ID: store(data, (unsigned long long)range.buffer_id); break;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED: store(data, range.kind == MemoryKind::kManaged); break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: store(data, int(range.device)); break;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+      store(data, true);
+      break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+      store(data, (unsigned long long)range.buffer_id);
+      break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      store(data, range.kind == MemoryKind::kManaged);
+      break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      store(data, int(range.device));
+      break;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
       store(data, range.kind == MemoryKind::kDevice);
       break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
       store(data, CUdeviceptr(range.allocation_base ? range.allocation_base : range.base));
       break;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: store(data, size_t(range.bytes)); break;
-    case CU_POINTER_ATTRIBUTE_MAPPED: store(data, true); break;
-    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: store(data, (unsigned long long)0); break;
-    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: store(data, false); break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      store(data, size_t(range.bytes));
+      break;
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+      store(data, true);
+      break;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+      store(data, (unsigned long long)0);
+      break;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+      store(data, false);
+      break;
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
       store(data, unsigned(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE));
       break;
-    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: store(data, CUmemoryPool(range.pool)); break;
-    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: store(data, size_t(range.bytes)); break;
-    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: store(data, reinterpret_cast<void*>(range.base)); break;
-    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: store(data, (unsigned long long)range.buffer_id); break;
-    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: store(data, false); break;
-    default: return CUDA_ERROR_INVALID_VALUE;  // P2P tokens and anything newer
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+      store(data, CUmemoryPool(range.pool));
+      break;
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+      store(data, size_t(range.bytes));
+      break;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+      store(data, reinterpret_cast<void*>(range.base));
+      break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+      store(data, (unsigned long long)range.buffer_id);
+      break;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
+      store(data, false);
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;  // P2P tokens and anything newer
   }
   return CUDA_SUCCESS;
 }
@@ -67,21 +97,45 @@ CUresult write_attribute(void* data, CUpointer_attribute attribute, const Memory
 // The value cuPointerGetAttributes reports for a pointer the driver does not know.
 void write_unknown_pointer_default(void* data, CUpointer_attribute attribute) {
   switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_CONTEXT: store(data, CUcontext(nullptr)); break;
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: store(data, 0u); break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: store(data, CUdeviceptr(0)); break;
-    case CU_POINTER_ATTRIBUTE_HOST_POINTER: store(data, (void*)nullptr); break;
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      store(data, CUcontext(nullptr));
+      break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      store(data, 0u);
+      break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      store(data, CUdeviceptr(0));
+      break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      store(data, (void*)nullptr);
+      break;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
-    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: store(data, 0ull); break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: store(data, -2); break;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: store(data, CUdeviceptr(0)); break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+      store(data, 0ull);
+      break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      store(data, -2);
+      break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      store(data, CUdeviceptr(0));
+      break;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: store(data, size_t(0)); break;
-    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: store(data, 0u); break;
-    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: store(data, CUmemoryPool(nullptr)); break;
-    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: store(data, (void*)nullptr); break;
-    default: store(data, false); break;  // the boolean attributes
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+      store(data, size_t(0));
+      break;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+      store(data, 0u);
+      break;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+      store(data, CUmemoryPool(nullptr));
+      break;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+      store(data, (void*)nullptr);
+      break;
+    default:
+      store(data, false);
+      break;  // the boolean attributes
   }
 }
 
@@ -109,8 +163,8 @@ CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute
   });
 }
 
-CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes,
-                                        void** data, CUdeviceptr ptr) {
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data,
+                                        CUdeviceptr ptr) {
   return api_call([&] {
     if (numAttributes == 0 || !attributes || !data) return CUDA_ERROR_INVALID_VALUE;
     auto range = state().memory.find(ptr);

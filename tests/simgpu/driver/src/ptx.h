@@ -1,6 +1,6 @@
 // What the simulated "JIT" reads from PTX text: the target architecture, the
 // kernels (.entry) with their parameter layout, and module-scope .global and
-// .const variables (zero-initialized here: initializers are not evaluated).
+// .const variables with their integer and hex-float initializers.
 #pragma once
 
 #include <string>

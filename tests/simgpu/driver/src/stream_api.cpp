@@ -100,8 +100,8 @@ CUresult capture_status(CUstream hStream, CUstreamCaptureStatus* status, NullStr
 }
 
 CUresult capture_info(CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
-                      const CUgraphNode** dependencies, const CUgraphEdgeData** edge_data,
-                      size_t* dependency_count, NullStream null_means) {
+                      const CUgraphNode** dependencies, const CUgraphEdgeData** edge_data, size_t* dependency_count,
+                      NullStream null_means) {
   if (CUresult result = capture_status(hStream, status, null_means); result != CUDA_SUCCESS) return result;
   if (id) *id = 0;
   if (graph) *graph = nullptr;
@@ -153,20 +153,18 @@ CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsign
   return api_call([&] { return wait_event(hStream, hEvent, Flags, NullStream::kPerThread); });
 }
 
-#define SIMGPU_STREAM_GETTER(api, type, field_expression)                                  \
-  CUresult CUDAAPI api(CUstream hStream, type* out) {                                       \
-    return api_call([&] {                                                                   \
-      if (!out) return CUDA_ERROR_INVALID_VALUE;                                            \
-      return read_stream(hStream, NullStream::kLegacy,                                      \
-                         [&](CUstream_st& stream) { *out = (field_expression); });          \
-    });                                                                                     \
-  }                                                                                         \
-  CUresult CUDAAPI api##_ptsz(CUstream hStream, type* out) {                                \
-    return api_call([&] {                                                                   \
-      if (!out) return CUDA_ERROR_INVALID_VALUE;                                            \
-      return read_stream(hStream, NullStream::kPerThread,                                   \
-                         [&](CUstream_st& stream) { *out = (field_expression); });          \
-    });                                                                                     \
+#define SIMGPU_STREAM_GETTER(api, type, field_expression)                                                           \
+  CUresult CUDAAPI api(CUstream hStream, type* out) {                                                               \
+    return api_call([&] {                                                                                           \
+      if (!out) return CUDA_ERROR_INVALID_VALUE;                                                                    \
+      return read_stream(hStream, NullStream::kLegacy, [&](CUstream_st& stream) { *out = (field_expression); });    \
+    });                                                                                                             \
+  }                                                                                                                 \
+  CUresult CUDAAPI api##_ptsz(CUstream hStream, type* out) {                                                        \
+    return api_call([&] {                                                                                           \
+      if (!out) return CUDA_ERROR_INVALID_VALUE;                                                                    \
+      return read_stream(hStream, NullStream::kPerThread, [&](CUstream_st& stream) { *out = (field_expression); }); \
+    });                                                                                                             \
   }
 
 SIMGPU_STREAM_GETTER(cuStreamGetId, unsigned long long, stream.id)
@@ -198,8 +196,7 @@ CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* user
   return api_call([&] { return launch_host_function(hStream, fn, userData, NullStream::kPerThread); });
 }
 
-CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData,
-                                     unsigned int flags) {
+CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
   return api_call([&] { return add_callback(hStream, callback, userData, flags, NullStream::kLegacy); });
 }
 CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData,
@@ -217,38 +214,34 @@ CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatu
 CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
                                         cuuint64_t* id_out) {
   return api_call([&] {
-    return capture_info(hStream, captureStatus_out, id_out, nullptr, nullptr, nullptr, nullptr,
-                        NullStream::kLegacy);
+    return capture_info(hStream, captureStatus_out, id_out, nullptr, nullptr, nullptr, nullptr, NullStream::kLegacy);
   });
 }
 CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
                                              cuuint64_t* id_out) {
   return api_call([&] {
-    return capture_info(hStream, captureStatus_out, id_out, nullptr, nullptr, nullptr, nullptr,
-                        NullStream::kPerThread);
+    return capture_info(hStream, captureStatus_out, id_out, nullptr, nullptr, nullptr, nullptr, NullStream::kPerThread);
   });
 }
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
-                                           cuuint64_t* id_out, CUgraph* graph_out,
-                                           const CUgraphNode** dependencies_out, size_t* numDependencies_out) {
+                                           cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                                           size_t* numDependencies_out) {
   return api_call([&] {
-    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, nullptr,
-                        numDependencies_out, NullStream::kLegacy);
+    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, nullptr, numDependencies_out,
+                        NullStream::kLegacy);
   });
 }
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
                                                 cuuint64_t* id_out, CUgraph* graph_out,
-                                                const CUgraphNode** dependencies_out,
-                                                size_t* numDependencies_out) {
+                                                const CUgraphNode** dependencies_out, size_t* numDependencies_out) {
   return api_call([&] {
-    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, nullptr,
-                        numDependencies_out, NullStream::kPerThread);
+    return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, nullptr, numDependencies_out,
+                        NullStream::kPerThread);
   });
 }
 CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus* captureStatus_out,
-                                           cuuint64_t* id_out, CUgraph* graph_out,
-                                           const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
-                                           size_t* numDependencies_out) {
+                                           cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                                           const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
   return api_call([&] {
     return capture_info(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
                         numDependencies_out, NullStream::kLegacy);

@@ -158,7 +158,8 @@ CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handl
   });
 }
 
-CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) {
+CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
+                                                        CUmemGenericAllocationHandle handle) {
   return api_call([&] {
     if (!prop) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard lock(vmm().mutex);
@@ -228,7 +229,8 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGene
     range.physical_handle = handle;
     range.buffer_id = state().new_id();
     if (!state().memory.insert(range)) return CUDA_ERROR_INVALID_VALUE;  // already mapped
-    void* mapped = mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, physical->fd, off_t(offset));
+    void* mapped =
+        mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, physical->fd, off_t(offset));
     if (mapped == MAP_FAILED) {
       state().memory.erase(ptr, [](const MemoryRange&) { return true; });
       return CUDA_ERROR_OUT_OF_MEMORY;

@@ -53,9 +53,9 @@ TEST_F(CopyTest, UnifiedCopyInfersEveryDirection) {
   ASSERT_CU_OK(cuMemAlloc(&a, bytes));
   ASSERT_CU_OK(cuMemAlloc(&b, bytes));
   auto host = [](void* p) { return CUdeviceptr(reinterpret_cast<uintptr_t>(p)); };
-  ASSERT_CU_OK(cuMemcpy(a, host(source.data()), bytes));        // host -> device
-  ASSERT_CU_OK(cuMemcpy(b, a, bytes));                           // device -> device
-  ASSERT_CU_OK(cuMemcpy(host(back.data()), b, bytes));           // device -> host
+  ASSERT_CU_OK(cuMemcpy(a, host(source.data()), bytes));                     // host -> device
+  ASSERT_CU_OK(cuMemcpy(b, a, bytes));                                       // device -> device
+  ASSERT_CU_OK(cuMemcpy(host(back.data()), b, bytes));                       // device -> host
   ASSERT_CU_OK(cuMemcpy(host(host_copy.data()), host(back.data()), bytes));  // host -> host
   EXPECT_EQ(source, host_copy);
 }

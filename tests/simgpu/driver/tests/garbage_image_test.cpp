@@ -50,7 +50,10 @@ CUresult load(const void* image) {
 
 std::vector<uint8_t> elf_header(uint16_t machine) {
   std::vector<uint8_t> elf(64, 0);
-  std::memcpy(elf.data(), "\x7f" "ELF", 4);
+  std::memcpy(elf.data(),
+              "\x7f"
+              "ELF",
+              4);
   elf[4] = 2;  // 64-bit
   elf[5] = 1;  // little-endian
   elf[6] = 1;
@@ -111,16 +114,16 @@ TEST_F(GarbageImageTest, FatbinsThatLieAreRefused) {
   put<uint16_t>(corrupt, 4, 1);
   put<uint16_t>(corrupt, 6, 16);
   put<uint64_t>(corrupt, 8, 0x40 + 64);
-  put<uint16_t>(corrupt, 16 + 0, 2);         // ELF
-  put<uint32_t>(corrupt, 16 + 4, 0x40);      // entry header bytes
-  put<uint64_t>(corrupt, 16 + 8, 64);        // payload bytes
-  put<uint32_t>(corrupt, 16 + 16, 64);       // compressed bytes
-  put<uint32_t>(corrupt, 16 + 28, 90);       // sm_90
-  put<uint64_t>(corrupt, 16 + 40, 0x8011);   // zstd
-  put<uint64_t>(corrupt, 16 + 56, 4096);     // uncompressed bytes
+  put<uint16_t>(corrupt, 16 + 0, 2);        // ELF
+  put<uint32_t>(corrupt, 16 + 4, 0x40);     // entry header bytes
+  put<uint64_t>(corrupt, 16 + 8, 64);       // payload bytes
+  put<uint32_t>(corrupt, 16 + 16, 64);      // compressed bytes
+  put<uint32_t>(corrupt, 16 + 28, 90);      // sm_90
+  put<uint64_t>(corrupt, 16 + 40, 0x8011);  // zstd
+  put<uint64_t>(corrupt, 16 + 56, 4096);    // uncompressed bytes
   corrupt.resize(16 + 0x40 + 64, 0xee);
   EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, load(corrupt.data()));
-  put<uint64_t>(corrupt, 16 + 40, 0x2011);   // LZ4 instead
+  put<uint64_t>(corrupt, 16 + 40, 0x2011);  // LZ4 instead
   EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, load(corrupt.data()));
 
   struct {
@@ -137,8 +140,8 @@ TEST_F(GarbageImageTest, PtxWithoutTargetAndMissingFiles) {
   CUmodule module = nullptr;
   EXPECT_CU(CUDA_ERROR_FILE_NOT_FOUND, cuModuleLoad(&module, "/nonexistent/kernels.cubin"));
   CUlibrary library = nullptr;
-  EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cuLibraryLoadData(&library, "\x01\x02\x03 nonsense", nullptr, nullptr, 0,
-                                                        nullptr, nullptr, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_IMAGE,
+            cuLibraryLoadData(&library, "\x01\x02\x03 nonsense", nullptr, nullptr, 0, nullptr, nullptr, 0));
 }
 
 }  // namespace

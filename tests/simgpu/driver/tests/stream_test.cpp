@@ -134,8 +134,10 @@ TEST_F(StreamTest, PerThreadDefaultStreamsAreBlockingStreamsOfTheirThread) {
   void* launch_ptsz = nullptr;
   void* stream_id_ptsz = nullptr;
   CUdriverProcAddressQueryResult status{};
-  ASSERT_CU_OK(cuGetProcAddress("cuLaunchKernel", &launch_ptsz, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status));
-  ASSERT_CU_OK(cuGetProcAddress("cuStreamGetId", &stream_id_ptsz, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status));
+  ASSERT_CU_OK(
+      cuGetProcAddress("cuLaunchKernel", &launch_ptsz, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status));
+  ASSERT_CU_OK(cuGetProcAddress("cuStreamGetId", &stream_id_ptsz, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                                &status));
   auto launch_per_thread = reinterpret_cast<PFN_cuLaunchKernel_v7000_ptsz>(launch_ptsz);
   auto stream_id_per_thread = reinterpret_cast<PFN_cuStreamGetId_v12000_ptsz>(stream_id_ptsz);
 
@@ -280,8 +282,9 @@ TEST_F(StreamTest, CooperativeAndExtendedLaunchesAreChecked) {
   CUdeviceptr unused = 0;
   void* args[] = {&unused};
   EXPECT_CU_OK(cuLaunchCooperativeKernel(cooperative, unsigned(sm_count * per_sm), 1, 1, 1024, 1, 1, 0, nullptr, args));
-  EXPECT_CU(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
-            cuLaunchCooperativeKernel(cooperative, unsigned(sm_count * per_sm + 1), 1, 1, 1024, 1, 1, 0, nullptr, args));
+  EXPECT_CU(
+      CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+      cuLaunchCooperativeKernel(cooperative, unsigned(sm_count * per_sm + 1), 1, 1, 1024, 1, 1, 0, nullptr, args));
 
   CUlaunchAttribute attributes[2] = {};
   attributes[0].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;

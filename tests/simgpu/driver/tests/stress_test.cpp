@@ -21,8 +21,8 @@ TEST_F(StressTest, ConcurrentStreamsCopiesKernelsEventsAndAllocations) {
   ASSERT_EQ(0, simgpuSetKernelCost("short_kernel", 20'000, 0));
   void* launch_ptsz = nullptr;
   CUdriverProcAddressQueryResult status{};
-  ASSERT_CU_OK(cuGetProcAddress("cuLaunchKernel", &launch_ptsz, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-                                &status));
+  ASSERT_CU_OK(
+      cuGetProcAddress("cuLaunchKernel", &launch_ptsz, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status));
   auto launch_per_thread = reinterpret_cast<PFN_cuLaunchKernel_v7000_ptsz>(launch_ptsz);
   std::atomic<int> failures{0};
   std::atomic<bool> stop_observer{false};

@@ -32,3 +32,4 @@ extern "C" __global__ void empty_kernel() {}
 // Module variables for cuModuleGetGlobal.
 __device__ int initialized_counter = 42;
 __device__ float zeroed_buffer[256];
+__managed__ int managed_value = 7;

@@ -102,7 +102,8 @@ TEST_F(VmmTest, MisuseIsRejected) {
   CUmemAllocationProp bad = properties_;
   bad.location.id = 99;
   size_t granularity = 0;
-  EXPECT_CU(CUDA_ERROR_INVALID_DEVICE, cuMemGetAllocationGranularity(&granularity, &bad, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  EXPECT_CU(CUDA_ERROR_INVALID_DEVICE,
+            cuMemGetAllocationGranularity(&granularity, &bad, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
   ASSERT_CU_OK(cuMemUnmap(base, 2 * kMiB));
   ASSERT_CU_OK(cuMemRelease(handle));
   ASSERT_CU_OK(cuMemAddressFree(base, 4 * kMiB));
