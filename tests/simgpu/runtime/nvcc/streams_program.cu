@@ -24,6 +24,7 @@
 
 __device__ int device_table[64];
 __constant__ float constant_coefficients[16];
+__managed__ int managed_counter = 41;
 
 template <typename T>
 __global__ void scale(T* data, T factor, int n) {
@@ -165,6 +166,19 @@ int main() {
       std::memcmp(table, table_back, sizeof(table)) == 0 &&
       std::memcmp(coefficients, coefficients_back, sizeof(coefficients)) == 0;
   std::printf("device symbols: %s\n", symbols_ok ? "ok" : "WRONG");
+
+  // A __managed__ variable: host code reaches it through the pointer the
+  // runtime fills in (__cudaInitModule); it starts with its initializer and
+  // is the same memory the symbol copies address.
+  int managed_initial = managed_counter;
+  managed_counter = 1234;
+  int managed_back = 0;
+  CHECK(cudaMemcpyFromSymbol(&managed_back, managed_counter, sizeof(int)));
+  int managed_new = 99;
+  CHECK(cudaMemcpyToSymbol(managed_counter, &managed_new, sizeof(int)));
+  bool managed_ok = managed_initial == 41 && managed_back == 1234 && managed_counter == 99;
+  std::printf("managed variable: %s\n", managed_ok ? "ok" : "WRONG");
+  symbols_ok &= managed_ok;
 
   std::printf("kernel fill_iota: %s\n", driver_name_of(reinterpret_cast<const void*>(fill_iota)));
   std::printf("kernel scale<float>: %s\n",

@@ -3,6 +3,7 @@
 // "Runtime Test GPU", compute capability 8.6, 7 SMs, 1 GiB each); every
 // expectation here comes from that configuration, not from the runtime.
 #include <cuda.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -165,6 +166,12 @@ TEST(RuntimeDevices, VersionsAreTheRuntimesAndTheDriversOwn) {
             CUDA_SUCCESS);
   EXPECT_EQ(driver_version, reported_by_driver);
   EXPECT_GE(driver_version, 13000);
+}
+
+TEST(RuntimeDevices, ProfilerStartAndStopReachTheDriver) {
+  EXPECT_EQ(cudaProfilerStart(), cudaSuccess);
+  EXPECT_EQ(cudaProfilerStop(), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 TEST(RuntimeDevices, DriverEntryPointsAreTheDriversFunctions) {

@@ -133,11 +133,14 @@ TEST_F(RuntimeStreams, WaitEventOrdersWorkAcrossStreams) {
 
 TEST_F(RuntimeStreams, DeviceSynchronizeWaitsForEveryStream) {
   cudaStream_t streams[2] = {};
-  for (cudaStream_t& stream : streams) {
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    ASSERT_EQ(
-        cudaMemcpyAsync(device_, pinned_, kSlowCopyBytes / 2, cudaMemcpyHostToDevice, stream),
-        cudaSuccess);
+  const size_t half = kSlowCopyBytes / 2;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking), cudaSuccess);
+    // Each stream its own half: concurrent streams must not write the same bytes.
+    ASSERT_EQ(cudaMemcpyAsync(static_cast<char*>(device_) + i * half,
+                              static_cast<char*>(pinned_) + i * half, half,
+                              cudaMemcpyHostToDevice, streams[i]),
+              cudaSuccess);
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   for (cudaStream_t stream : streams) {

@@ -100,7 +100,9 @@ struct Forwarder<Result (*)(Arguments...), Slot> {
   X(8, cuMemcpyAsync, 4000)             \
   X(9, cuStreamQuery, 2000)             \
   X(10, cuLibraryLoadData, 12000)       \
-  X(11, cuLibraryUnload, 12000)
+  X(11, cuLibraryUnload, 12000)         \
+  X(12, cuLaunchKernelEx, 11060)        \
+  X(13, cuLaunchCooperativeKernel, 9000)
 // clang-format on
 
 // cuGetExportTable hands out private, undocumented interface tables (the real
