@@ -22,8 +22,8 @@ Rules (each violation names the event by its index in traceEvents):
     whose end sorts before its start); s/f flows pair by (id, cat, name)
   - events with a "gpu..." category are on a synthetic pid >= 2^22 (outside
     the Linux pid range)
-  - every pid with events has a process_name; every track on a synthetic
-    pid has a thread_name
+  - every pid with events has a process_name; every track with GPU events
+    has a thread_name (its tid is synthetic and means nothing by itself)
   - X slices on one track (pid, tid) nest: a slice starting inside another
     ends inside it; B/E balance per track
   - instant scope s is t, p or g; C args are numbers; args is an object
@@ -117,6 +117,7 @@ class Checker:
         named_threads = set()
         used_pids = {}
         used_tracks = {}
+        gpu_tracks = {}
         flows_out = defaultdict(list)  # bind_id -> [(index, ts_ns)]
         flows_in = defaultdict(list)
         v1_flow_starts = defaultdict(list)
@@ -158,6 +159,8 @@ class Checker:
                     used_tracks.setdefault((pid, tid), index)
             category = event.get("cat", "")
             if isinstance(category, str) and category.startswith("gpu"):
+                if pid is not None and tid is not None:
+                    gpu_tracks.setdefault((pid, tid), index)
                 if pid is not None and pid < LINUX_PID_LIMIT:
                     self.error(index, f"GPU event on pid {pid}, inside the Linux pid range (< 2^22)")
 
@@ -193,9 +196,9 @@ class Checker:
         for pid, index in used_pids.items():
             if pid not in named_processes:
                 self.error(index, f"pid {pid} has events but no process_name metadata")
-        for (pid, tid), index in used_tracks.items():
-            if pid >= LINUX_PID_LIMIT and (pid, tid) not in named_threads:
-                self.error(index, f"track pid {pid} tid {tid} on a synthetic pid has no thread_name")
+        for (pid, tid), index in gpu_tracks.items():
+            if (pid, tid) not in named_threads:
+                self.error(index, f"GPU track pid {pid} tid {tid} has no thread_name")
 
         return {
             "events": len(events),

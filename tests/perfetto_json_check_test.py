@@ -156,7 +156,7 @@ class CheckerTest(unittest.TestCase):
 
     def test_gpu_track_without_name(self):
         events = [e for i, e in enumerate(valid_trace()) if i != 4]
-        self.assert_rejected(events, "has no thread_name")
+        self.assert_rejected(events, "GPU track pid 1000000000 tid 1 has no thread_name")
 
     def test_overlapping_slices_on_one_track(self):
         # Starts inside the API slice (10..15.5) and ends after it.
