@@ -87,7 +87,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   w.raw(",\"ts\":");
   w.microseconds(work.placement.start_ns);
   w.raw(",\"dur\":");
-  w.microseconds(work.placement.end_ns - work.placement.start_ns);
+  w.microseconds(difference_ns(work.placement.end_ns, work.placement.start_ns));
   if (flow_id != 0) {
     w.raw(",\"bind_id\":");
     w.number(flow_id);
@@ -111,7 +111,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
       // Bytes per ns is GB/s (1e9 bytes per second); from the measured
       // duration, before any placement adjustment.
       w.raw(",\"bandwidth_gbps\":");
-      w.fixed3(static_cast<double>(bytes) / static_cast<double>(work.measured_end_ns - work.measured_start_ns));
+      w.fixed3(static_cast<double>(bytes) / static_cast<double>(difference_ns(work.measured_end_ns, work.measured_start_ns)));
     }
     if (op->kind == RecordKind::kMemoryCopy) {
       write_string_arg(w, "direction", copy_direction_name(op->copy.direction));

@@ -26,7 +26,7 @@ SliceWriter::ApiPlacement SliceWriter::place_api(SectionContext& section, uint32
     // the previous one ended.
     if (placement.begin_ns > last->second.begin_ns && placement.begin_ns < last->second.end_ns &&
         placement.end_ns > last->second.end_ns) {
-      placement.adjusted_ns = last->second.end_ns - placement.begin_ns;
+      placement.adjusted_ns = difference_ns(last->second.end_ns, placement.begin_ns);
       placement.begin_ns = last->second.end_ns;
       ++stats_.api_overlaps_adjusted;
     }
@@ -51,7 +51,7 @@ JsonWriter& SliceWriter::begin_api_slice(SectionContext& section, const ApiPlace
   w.raw(",\"ts\":");
   w.microseconds(placement.begin_ns);
   w.raw(",\"dur\":");
-  w.microseconds(placement.end_ns - placement.begin_ns);
+  w.microseconds(difference_ns(placement.end_ns, placement.begin_ns));
   if (flow_id != 0) {
     w.raw(",\"bind_id\":");
     w.number(flow_id);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tools/proftrace/perfetto_json/time_math.h"
+
 namespace proflaunch::tools::perfetto_json {
 
 LanePlacement StreamLanes::place(int64_t start_ns, int64_t end_ns) const {
@@ -9,7 +11,7 @@ LanePlacement StreamLanes::place(int64_t start_ns, int64_t end_ns) const {
   for (size_t i = 0; i < lanes_.size(); ++i)
     if (start_ns >= lanes_[i].last_end_ns) return LanePlacement{i, start_ns, end_ns, 0};
   if (!lanes_.empty()) {
-    const int64_t overlap = lanes_[0].last_end_ns - start_ns;
+    const int64_t overlap = difference_ns(lanes_[0].last_end_ns, start_ns);
     if (overlap <= kMaxAdjustNs && end_ns > lanes_[0].last_end_ns)
       return LanePlacement{0, lanes_[0].last_end_ns, end_ns, overlap};
   }
@@ -20,7 +22,8 @@ LanePlacement StreamLanes::place(int64_t start_ns, int64_t end_ns) const {
   for (size_t i = 1; i < lanes_.size(); ++i)
     if (lanes_[i].last_end_ns < lanes_[best].last_end_ns) best = i;
   const int64_t moved_start = lanes_[best].last_end_ns;
-  return LanePlacement{best, moved_start, std::max(end_ns, moved_start), moved_start - start_ns};
+  return LanePlacement{best, moved_start, std::max(end_ns, moved_start),
+                       difference_ns(moved_start, start_ns)};
 }
 
 void StreamLanes::commit(const LanePlacement& placement, uint32_t tid) {

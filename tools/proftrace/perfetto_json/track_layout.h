@@ -15,6 +15,7 @@
 
 #include "tools/proftrace/perfetto_json/event_stream.h"
 #include "tools/proftrace/perfetto_json/stream_lanes.h"
+#include "tools/proftrace/perfetto_json/time_math.h"
 #include "tools/proftrace/trace_model.h"
 
 namespace proflaunch::tools::perfetto_json {
@@ -88,7 +89,7 @@ class TrackLayout {
   // The start of the timeline: the earliest section start.
   int64_t base_ns() const { return base_ns_; }
   int64_t timeline_ns(const SectionContext& section, uint64_t ns) const {
-    return static_cast<int64_t>(ns) + section.offset_ns - base_ns_;
+    return shift_ns(ns, section.offset_ns, base_ns_);
   }
 
   // Context of a section; sections without definitions get one too (events
