@@ -2,10 +2,10 @@
 """Checks a Perfetto JSON (Chrome trace-event) file against the importer rules
 in shared/perfetto-format.md and proftrace's own conventions.
 
-    perfetto_json_check.py TRACE.json [--max-errors N] [--summary]
+    perfetto_json_check.py TRACE.json [MORE.json ...] [--max-errors N] [--summary]
 
-Exit status 0 when every rule holds, 1 with one line per violation otherwise,
-2 when the file cannot be read or parsed at all.
+Exit status 0 when every rule holds in every file, 1 with one line per
+violation otherwise, 2 when a file cannot be read or parsed at all.
 
 Rules (each violation names the event by its index in traceEvents):
   - the document is {"traceEvents": [...]} or a bare array of event objects;
@@ -325,30 +325,34 @@ class Checker:
                 stack.append((start, end, index))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("trace")
-    parser.add_argument("--max-errors", type=int, default=20)
-    parser.add_argument("--summary", action="store_true", help="print counts as JSON on success")
-    options = parser.parse_args()
+def check_file(path, options):
     try:
-        document = load(options.trace)
+        document = load(path)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        print(f"{options.trace}: cannot be parsed as JSON: {error}", file=sys.stderr)
+        print(f"{path}: cannot be parsed as JSON: {error}", file=sys.stderr)
         return 2
     checker = Checker(options.max_errors)
     summary = checker.check(document)
     if checker.error_count:
         for line in checker.errors:
-            print(f"{options.trace}: {line}", file=sys.stderr)
+            print(f"{path}: {line}", file=sys.stderr)
         if checker.error_count > len(checker.errors):
-            print(f"{options.trace}: ... {checker.error_count - len(checker.errors)} more", file=sys.stderr)
+            print(f"{path}: ... {checker.error_count - len(checker.errors)} more", file=sys.stderr)
         return 1
     if options.summary:
         print(json.dumps(summary, sort_keys=True))
     else:
-        print(f"{options.trace}: ok ({summary['events']} events, {summary['flows']} flows)")
+        print(f"{path}: ok ({summary['events']} events, {summary['flows']} flows)")
     return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("traces", nargs="+", metavar="trace")
+    parser.add_argument("--max-errors", type=int, default=20)
+    parser.add_argument("--summary", action="store_true", help="print counts as JSON (one line per file) on success")
+    options = parser.parse_args()
+    return max(check_file(path, options) for path in options.traces)
 
 
 if __name__ == "__main__":
