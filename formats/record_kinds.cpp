@@ -35,9 +35,21 @@ std::optional<KindInfo> kind_info(uint16_t raw_kind) {
 
 }  // namespace
 
+// The reader asks for every record: a table instead of the switch.
+struct FixedSizeTable {
+  FixedSizeTable() {
+    for (uint16_t kind = 0; kind < 256; ++kind) {
+      const auto info = kind_info(kind);
+      bytes[kind] = info ? static_cast<uint16_t>(info->fixed_bytes) : 0;
+    }
+  }
+  uint16_t bytes[256];
+};
+
 std::optional<size_t> fixed_record_bytes(uint16_t kind) {
-  if (auto info = kind_info(kind)) return info->fixed_bytes;
-  return std::nullopt;
+  static const FixedSizeTable table;
+  if (kind >= 256 || table.bytes[kind] == 0) return std::nullopt;
+  return table.bytes[kind];
 }
 
 std::optional<std::string_view> record_kind_name(uint16_t kind) {

@@ -2,10 +2,10 @@
 """Checks a Perfetto JSON (Chrome trace-event) file against the importer rules
 in shared/perfetto-format.md and proftrace's own conventions.
 
-    perfetto_json_check.py TRACE.json [--max-errors N] [--summary]
+    perfetto_json_check.py TRACE.json [MORE.json ...] [--max-errors N] [--summary]
 
-Exit status 0 when every rule holds, 1 with one line per violation otherwise,
-2 when the file cannot be read or parsed at all.
+Exit status 0 when every rule holds in every file, 1 with one line per
+violation otherwise, 2 when a file cannot be read or parsed at all.
 
 Rules (each violation names the event by its index in traceEvents):
   - the document is {"traceEvents": [...]} or a bare array of event objects;
@@ -22,8 +22,8 @@ Rules (each violation names the event by its index in traceEvents):
     whose end sorts before its start); s/f flows pair by (id, cat, name)
   - events with a "gpu..." category are on a synthetic pid >= 2^22 (outside
     the Linux pid range)
-  - every pid with events has a process_name; every track on a synthetic
-    pid has a thread_name
+  - every pid with events has a process_name; every track with GPU events
+    has a thread_name (its tid is synthetic and means nothing by itself)
   - X slices on one track (pid, tid) nest: a slice starting inside another
     ends inside it; B/E balance per track
   - instant scope s is t, p or g; C args are numbers; args is an object
@@ -117,6 +117,7 @@ class Checker:
         named_threads = set()
         used_pids = {}
         used_tracks = {}
+        gpu_tracks = {}
         flows_out = defaultdict(list)  # bind_id -> [(index, ts_ns)]
         flows_in = defaultdict(list)
         v1_flow_starts = defaultdict(list)
@@ -158,6 +159,8 @@ class Checker:
                     used_tracks.setdefault((pid, tid), index)
             category = event.get("cat", "")
             if isinstance(category, str) and category.startswith("gpu"):
+                if pid is not None and tid is not None:
+                    gpu_tracks.setdefault((pid, tid), index)
                 if pid is not None and pid < LINUX_PID_LIMIT:
                     self.error(index, f"GPU event on pid {pid}, inside the Linux pid range (< 2^22)")
 
@@ -193,9 +196,9 @@ class Checker:
         for pid, index in used_pids.items():
             if pid not in named_processes:
                 self.error(index, f"pid {pid} has events but no process_name metadata")
-        for (pid, tid), index in used_tracks.items():
-            if pid >= LINUX_PID_LIMIT and (pid, tid) not in named_threads:
-                self.error(index, f"track pid {pid} tid {tid} on a synthetic pid has no thread_name")
+        for (pid, tid), index in gpu_tracks.items():
+            if (pid, tid) not in named_threads:
+                self.error(index, f"GPU track pid {pid} tid {tid} has no thread_name")
 
         return {
             "events": len(events),
@@ -322,30 +325,34 @@ class Checker:
                 stack.append((start, end, index))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("trace")
-    parser.add_argument("--max-errors", type=int, default=20)
-    parser.add_argument("--summary", action="store_true", help="print counts as JSON on success")
-    options = parser.parse_args()
+def check_file(path, options):
     try:
-        document = load(options.trace)
+        document = load(path)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        print(f"{options.trace}: cannot be parsed as JSON: {error}", file=sys.stderr)
+        print(f"{path}: cannot be parsed as JSON: {error}", file=sys.stderr)
         return 2
     checker = Checker(options.max_errors)
     summary = checker.check(document)
     if checker.error_count:
         for line in checker.errors:
-            print(f"{options.trace}: {line}", file=sys.stderr)
+            print(f"{path}: {line}", file=sys.stderr)
         if checker.error_count > len(checker.errors):
-            print(f"{options.trace}: ... {checker.error_count - len(checker.errors)} more", file=sys.stderr)
+            print(f"{path}: ... {checker.error_count - len(checker.errors)} more", file=sys.stderr)
         return 1
     if options.summary:
         print(json.dumps(summary, sort_keys=True))
     else:
-        print(f"{options.trace}: ok ({summary['events']} events, {summary['flows']} flows)")
+        print(f"{path}: ok ({summary['events']} events, {summary['flows']} flows)")
     return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("traces", nargs="+", metavar="trace")
+    parser.add_argument("--max-errors", type=int, default=20)
+    parser.add_argument("--summary", action="store_true", help="print counts as JSON (one line per file) on success")
+    options = parser.parse_args()
+    return max(check_file(path, options) for path in options.traces)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,23 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(self.run_checker('{"traceEvents": [').returncode, 2)
         self.assertEqual(self.run_checker('{"traceEvents": [{"ts": NaN}]}').returncode, 2)
 
+    def test_several_files_fail_if_any_fails(self):
+        good = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        good.write(render(valid_trace()))
+        good.close()
+        bad = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        bad.write(render(self.mutated(6, dur=None)))
+        bad.close()
+        try:
+            both = subprocess.run([sys.executable, CHECKER, good.name, bad.name], capture_output=True, text=True)
+            only_good = subprocess.run([sys.executable, CHECKER, good.name, good.name], capture_output=True, text=True)
+        finally:
+            os.unlink(good.name)
+            os.unlink(bad.name)
+        self.assertEqual(both.returncode, 1)
+        self.assertIn(bad.name, both.stderr)
+        self.assertEqual(only_good.returncode, 0, only_good.stderr)
+
     def test_duplicate_keys_rejected(self):
         result = self.run_checker('{"traceEvents": [{"ph": "M", "ph": "X"}]}')
         self.assertEqual(result.returncode, 2)
@@ -156,7 +173,7 @@ class CheckerTest(unittest.TestCase):
 
     def test_gpu_track_without_name(self):
         events = [e for i, e in enumerate(valid_trace()) if i != 4]
-        self.assert_rejected(events, "has no thread_name")
+        self.assert_rejected(events, "GPU track pid 1000000000 tid 1 has no thread_name")
 
     def test_overlapping_slices_on_one_track(self):
         # Starts inside the API slice (10..15.5) and ends after it.

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
+#include "formats/chunk_encoder.h"
 #include "formats/reader.h"
 #include "formats/record_kinds.h"
 
@@ -45,9 +48,39 @@ void check(const ReadReport& report, const TouchingVisitor& visitor, uint64_t fi
   if (report.truncated_tail && report.truncated_tail_offset > file_bytes) invariant_broken();
 }
 
+// Inputs starting with this byte are chunk *content*: the fuzzer cannot
+// forge CRCs and zstd checksums, so without this mode it would never reach
+// the record parsing inside a chunk.
+constexpr uint8_t kContentMode = 0xC7;
+
+std::vector<uint8_t> wrap_as_trace(const uint8_t* content, size_t bytes, uint16_t chunk_kind) {
+  const FileHeader header = make_file_header();
+  std::vector<uint8_t> file(reinterpret_cast<const uint8_t*>(&header),
+                            reinterpret_cast<const uint8_t*>(&header) + sizeof header);
+  std::vector<uint8_t> chunk(max_encoded_chunk_bytes(bytes));
+  static ChunkEncoder encoder;
+  const size_t encoded = encoder.encode(static_cast<ChunkKind>(chunk_kind), 42, content, bytes,
+                                        chunk.data(), chunk.size());
+  file.insert(file.end(), chunk.begin(), chunk.begin() + static_cast<long>(encoded));
+  return file;
+}
+
+int run_one(const uint8_t* data, size_t size);
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size >= 2 && data[0] == kContentMode) {
+    const uint16_t chunk_kind = 1 + data[1] % 2;
+    const std::vector<uint8_t> file = wrap_as_trace(data + 2, size - 2, chunk_kind);
+    return run_one(file.data(), file.size());
+  }
+  return run_one(data, size);
+}
+
+namespace {
+
+int run_one(const uint8_t* data, size_t size) {
   std::string error;
   // Small limits keep each input fast; the logic is the same as for 64 MiB.
   const ReaderLimits limits{.max_payload_bytes = 1 << 20, .max_content_bytes = 4 << 20};
@@ -73,3 +106,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)summarize(both);
   return 0;
 }
+
+}  // namespace

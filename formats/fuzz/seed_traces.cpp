@@ -5,6 +5,12 @@
 namespace proflaunch::format {
 namespace {
 
+template <typename T>
+void append_record(std::vector<uint8_t>& out, const T& record) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(&record);
+  out.insert(out.end(), bytes, bytes + sizeof record);
+}
+
 void add_events(TraceBuilder& trace, uint64_t section, uint32_t tid, uint64_t first_id) {
   const uint16_t launch_api = trace.api(section, "cuLaunchKernel", ApiDomain::kDriver);
   trace.function(section, 0x1000 + section, "_Z6kernelPfi");
@@ -86,6 +92,35 @@ std::vector<SeedTrace> seed_traces() {
 
   TraceBuilder empty;
   seeds.push_back({"header_only", empty.bytes()});
+
+  // Content-mode seeds (see reader_fuzzer.cpp): 0xC7, chunk kind, then the
+  // uncompressed records of one chunk.
+  std::vector<uint8_t> events = {0xC7, 1};
+  ThreadBatchRecord batch{header_for<ThreadBatchRecord>(), 77};
+  append_record(events, batch);
+  KernelLaunchRecord launch{};
+  launch.header = header_for<KernelLaunchRecord>();
+  launch.span.correlation_id = 1;
+  append_record(events, launch);
+  GpuActivityRecord activity{};
+  activity.header = header_for<GpuActivityRecord>();
+  activity.correlation_id = 1;
+  append_record(events, activity);
+  const uint8_t unknown[6] = {200, 0, 6, 0, 1, 2};  // a future kind, skipped by size
+  events.insert(events.end(), unknown, unknown + sizeof unknown);
+  seeds.push_back({"content_mode_events", events});
+
+  std::vector<uint8_t> definitions = {0xC7, 0};
+  StringDefRecord string{};
+  string.header = RecordHeader{static_cast<uint16_t>(RecordKind::kStringDef), sizeof(StringDefRecord) + 5};
+  string.id = 1;
+  append_record(definitions, string);
+  definitions.insert(definitions.end(), {'h', 'e', 'l', 'l', 'o'});
+  ApiDefRecord api{};
+  api.header = header_for<ApiDefRecord>();
+  api.name_string = 1;
+  append_record(definitions, api);
+  seeds.push_back({"content_mode_definitions", definitions});
   return seeds;
 }
 

@@ -119,18 +119,6 @@ void JsonWriter::quoted(std::string_view text) {
   put('"');
 }
 
-void JsonWriter::number(uint64_t value) {
-  if (size_ + 24 > kCapacity) spill(24);
-  size_ = static_cast<size_t>(std::to_chars(buffer_.get() + size_, buffer_.get() + kCapacity, value).ptr -
-                              buffer_.get());
-}
-
-void JsonWriter::number(int64_t value) {
-  if (size_ + 24 > kCapacity) spill(24);
-  size_ = static_cast<size_t>(std::to_chars(buffer_.get() + size_, buffer_.get() + kCapacity, value).ptr -
-                              buffer_.get());
-}
-
 void JsonWriter::fixed3(double value) {
   if (!std::isfinite(value)) value = 0;
   if (size_ + 64 > kCapacity) spill(64);

@@ -4,6 +4,7 @@
 // proportional to the trace.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -39,8 +40,8 @@ class JsonWriter {
     buffer_[size_++] = c;
   }
   void quoted(std::string_view text);
-  void number(uint64_t value);
-  void number(int64_t value);
+  void number(uint64_t value) { integer(value); }
+  void number(int64_t value) { integer(value); }
   void number(uint32_t value) { number(static_cast<uint64_t>(value)); }
   void number(int32_t value) { number(static_cast<int64_t>(value)); }
   void fixed3(double value);  // "12.345"; non-finite values as 0
@@ -53,6 +54,12 @@ class JsonWriter {
 
  private:
   static constexpr size_t kCapacity = 1 << 20;
+  template <typename Integer>
+  void integer(Integer value) {
+    if (size_ + 24 > kCapacity) spill(24);
+    size_ = static_cast<size_t>(std::to_chars(buffer_.get() + size_, buffer_.get() + kCapacity, value).ptr -
+                                buffer_.get());
+  }
   void spill(size_t needed);
   void write_through(std::string_view text);
 

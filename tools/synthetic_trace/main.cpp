@@ -23,7 +23,7 @@ struct Settings {
   uint32_t threads = 2;
   uint32_t streams = 4;
   uint32_t kernels = 50;
-  uint32_t activity_delay = 64;  // activities trail their launch by this many operations
+  uint32_t activity_delay = 64;  // activities trail their launch by 64..128 operations
   bool gpu_timing = true;
 };
 
@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
   uint64_t operation = 0;
   while (written < s.events) {
     Process& p = processes[operation % s.processes];
-    const uint32_t tid = p.pid + static_cast<uint32_t>((operation / s.processes) % s.threads);
+    // Each host thread issues bursts of operations, as a training step does.
+    const uint32_t tid = p.pid + static_cast<uint32_t>((operation / s.processes / 256) % s.threads);
     const uint32_t stream_index = static_cast<uint32_t>(operation % s.streams);
     const uint64_t stream = 0x5000 + stream_index;
     const uint64_t id = p.next_correlation++;
@@ -158,12 +159,14 @@ int main(int argc, char** argv) {
     activity.start_ns = gpu_start;
     activity.end_ns = gpu_end;
     if (s.gpu_timing) p.pending.push_back(activity);
-    // The timing backend writes activities from its own thread, a little
-    // behind the launches.
-    while (p.pending.size() > s.activity_delay && written < s.events) {
-      trace.event(p.section, p.pid + 9999, p.pending.front());
-      p.pending.pop_front();
-      ++written;
+    // The timing backend resolves operations a little behind the launches
+    // and writes them in bursts from its own thread.
+    if (p.pending.size() >= 2 * s.activity_delay) {
+      while (p.pending.size() > s.activity_delay && written < s.events) {
+        trace.event(p.section, p.pid + 9999, p.pending.front());
+        p.pending.pop_front();
+        ++written;
+      }
     }
     ++operation;
   }

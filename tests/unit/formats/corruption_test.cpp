@@ -103,20 +103,35 @@ TEST(Corruption, GarbageBetweenChunksIsSkippedAndCounted) {
   EXPECT_FALSE(report.truncated_tail);
 }
 
-TEST(Corruption, ChunkCutShortInsideTheFileIsSkippedNotTreatedAsTheEnd) {
-  // A writer died mid-chunk and more data was appended after it (a part
-  // joined as it was): the cut chunk's declared payload covers later chunks.
-  TraceBuilder first(TraceBuilder::Options{.chunk_content_bytes = 240});
+// A writer died mid-chunk and more data was appended after it (a part
+// joined as it was): the cut chunk's declared payload covers later chunks.
+// Both ways it can look: the declared end beyond the end of the file (little
+// appended), or inside the appended data (a lot appended, the payload then
+// fails to decode). Either way the appended chunks are found and read.
+void expect_appended_chunks_recovered(size_t appended_processes, bool expect_end_beyond_file) {
+  TraceBuilder first;
   first.process(1, ProcessSpec{.pid = 1});
-  for (int i = 0; i < 10; ++i) first.event(1, 1, ApiCallRecord{});
+  for (uint64_t i = 0; i < 400; ++i) {
+    KernelLaunchRecord launch{};
+    launch.span.begin_ns = i * 7919;  // varied, so the chunk stays large compressed
+    launch.span.correlation_id = i * 104729;
+    launch.function = i * i;
+    first.event(1, 1, launch);
+  }
   std::vector<uint8_t> file = first.bytes();
   const auto& last = first.chunks().back();
-  file.resize(last.offset + last.bytes / 2);
+  ASSERT_GT(last.bytes, 1000u);
+  const uint64_t cut_at = last.offset + 100;
+  file.resize(cut_at);
 
-  TraceBuilder second(TraceBuilder::Options{.file_header = false});
-  second.process(2, ProcessSpec{.pid = 2});
+  TraceBuilder second(TraceBuilder::Options{.chunk_content_bytes = 64, .file_header = false});
+  for (size_t p = 0; p < appended_processes; ++p)
+    second.process(2 + p, ProcessSpec{.pid = static_cast<uint32_t>(2 + p)});
   const std::vector<uint8_t>& tail = second.bytes();
   file.insert(file.end(), tail.begin(), tail.end());
+  const bool declared_end_beyond_file = last.offset + last.bytes > file.size();
+  ASSERT_EQ(declared_end_beyond_file, expect_end_beyond_file) << "the test no longer covers its case";
+  SCOPED_TRACE(declared_end_beyond_file ? "declared end beyond the file" : "declared end inside appended data");
 
   std::string error;
   auto reader = open_bytes(file, &error);
@@ -125,13 +140,17 @@ TEST(Corruption, ChunkCutShortInsideTheFileIsSkippedNotTreatedAsTheEnd) {
   const ReadReport report = reader->read(visitor);
   EXPECT_EQ(report.chunks_ok, first.chunks().size() - 1 + second.chunks().size());
   EXPECT_EQ(report.chunks_corrupt, 1u);
-  EXPECT_EQ(report.bytes_skipped, last.bytes / 2);
+  EXPECT_EQ(report.bytes_skipped, 100u);
   EXPECT_FALSE(report.truncated_tail);
-  bool saw_second_process = false;
+  size_t appended_seen = 0;
   for (const auto& r : visitor.records)
-    if (r.kind == static_cast<uint16_t>(RecordKind::kProcessInfo) && r.section_id == 2)
-      saw_second_process = true;
-  EXPECT_TRUE(saw_second_process);
+    if (r.kind == static_cast<uint16_t>(RecordKind::kProcessInfo) && r.section_id >= 2) ++appended_seen;
+  EXPECT_EQ(appended_seen, appended_processes);
+}
+
+TEST(Corruption, ChunkCutShortInsideTheFileIsSkippedNotTreatedAsTheEnd) {
+  expect_appended_chunks_recovered(1, true);     // a few hundred bytes appended
+  expect_appended_chunks_recovered(200, false);  // much more: the cut payload fails to decode
 }
 
 TEST(Corruption, ConcatenatedPartFilesAreReadWithoutComplaint) {

@@ -22,7 +22,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 std::string write_bytes(const std::string& name, const std::vector<uint8_t>& bytes) {
   const std::string path = temp_path(name);
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), f);
   std::fclose(f);
   return path;
 }

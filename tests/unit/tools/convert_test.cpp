@@ -295,6 +295,28 @@ TEST(Convert, PartialOverlapOnOneStreamIsAdjustedSoSlicesNest) {
   expect_checker_accepts(out);
 }
 
+TEST(Convert, ConcurrentWorkOnOneStreamGoesToAnExtraLaneInsteadOfBreakingNesting) {
+  // Real streams are sequential; broken timing must still give a valid trace
+  // that hides nothing.
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.event(p.section, 10, launch(p, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 2, kStart + 30, kStart + 40, kKernel, kStreamLegacy));
+  trace.event(p.section, 99, activity(1, kStart + 100, kStart + 10'000, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(2, kStart + 5'000, kStart + 20'000, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto gpu = out.with_phase('X', "gpu");
+  ASSERT_EQ(gpu.size(), 2u);
+  std::set<std::string> tracks;
+  for (const JsonValue* slice : gpu) {
+    tracks.insert(out.thread_name((*slice)["pid"].as_uint(), (*slice)["tid"].as_uint()));
+    EXPECT_FALSE((*slice)["args"].has("start_adjusted_ns")) << "times are kept as measured";
+  }
+  EXPECT_EQ(tracks, (std::set<std::string>{"Default stream (pid 10)", "Default stream (pid 10) overlapping work 1"}));
+  expect_checker_accepts(out);
+}
+
 TEST(Convert, LostRecordsBecomeVisibleMarkers) {
   TraceBuilder trace;
   const TracedProcess p = add_process(trace, 1, 10, kStart);

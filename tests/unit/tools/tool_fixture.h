@@ -44,8 +44,9 @@ struct ConvertedTrace {
 ConvertedTrace convert_files(const std::vector<std::string>& files, tools::ConvertCommand command = {});
 ConvertedTrace convert_trace(format::TraceBuilder& trace, tools::ConvertCommand command = {});
 
-// Runs the checker; returns its exit status and puts its output in `output`.
-int run_checker(const std::string& json_path, std::string* output);
+// Runs the checker on one or more (space-separated) files; returns its exit
+// status and puts its output in `output`.
+int run_checker(const std::string& json_paths, std::string* output);
 
 // Runs a shell command; returns the exit status, stdout and stderr.
 CommandOutput run_shell(const std::string& command);

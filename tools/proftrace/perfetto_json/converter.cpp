@@ -11,23 +11,17 @@ using namespace proflaunch::format;
 
 namespace {
 
-// Joined pairs get a flow id unique across the whole output (all inputs).
-class FlowingSink : public JoinSink {
+class SliceSink : public JoinSink {
  public:
-  explicit FlowingSink(SliceWriter& slices) : slices_(slices) {}
+  explicit SliceSink(SliceWriter& slices) : slices_(slices) {}
   void joined(const HostOperation& operation, const DeviceActivity& activity) override {
-    const uint64_t flow = next_flow_id_++;
-    slices_.operation(operation, flow);
-    slices_.gpu_work(&operation, activity, flow);
+    slices_.joined(operation, activity);
   }
-  void operation_alone(const HostOperation& operation) override { slices_.operation(operation, 0); }
-  void activity_alone(const DeviceActivity& activity) override {
-    slices_.gpu_work(nullptr, activity, 0);
-  }
+  void operation_alone(const HostOperation& operation) override { slices_.operation_alone(operation); }
+  void activity_alone(const DeviceActivity& activity) override { slices_.gpu_work_alone(activity); }
 
  private:
   SliceWriter& slices_;
-  uint64_t next_flow_id_ = 1;
 };
 
 class EventsVisitor : public RecordVisitor {
@@ -109,7 +103,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   TrackLayout layout(model, events);
   layout.write_host_metadata();
   SliceWriter slices(events, layout);
-  FlowingSink sink(slices);
+  SliceSink sink(slices);
   CorrelationJoin join(sink, options.join_window);
 
   uint64_t total_bytes = 0;

@@ -19,8 +19,8 @@
 namespace proflaunch::tools::perfetto_json {
 
 struct ConvertOptions {
-  // Operations and GPU activities that may wait for their partner. ~130
-  // bytes each: the default bounds the window at about 17 MB.
+  // Operations and GPU activities that may wait for their partner. ~160
+  // bytes each with the index: the default bounds the window at about 20 MB.
   size_t join_window = 1 << 17;
   bool show_progress = false;
 };

@@ -22,6 +22,10 @@ struct HostOperation {
   uint32_t tid;
   format::RecordKind kind;  // kKernelLaunch, kMemoryCopy or kMemorySet
   union {
+    // Aligns the (packed, alignment 1) records on 8 bytes: their 8-byte
+    // fields are naturally aligned within a record, so they become aligned
+    // and can be bound to references.
+    uint64_t alignment_;
     format::KernelLaunchRecord launch;
     format::MemoryCopyRecord copy;
     format::MemorySetRecord set;
@@ -38,7 +42,7 @@ struct HostOperation {
 struct DeviceActivity {
   SectionContext* section;
   uint32_t tid;  // thread batch the activity record was in (the backend's thread)
-  format::GpuActivityRecord activity;
+  alignas(8) format::GpuActivityRecord activity;
 };
 
 class JoinSink {

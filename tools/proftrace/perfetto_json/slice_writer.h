@@ -1,9 +1,14 @@
 // Writes the trace events for each kind of record: host API calls as X
 // slices on their thread, GPU work as X slices on its stream's track, flows
 // between the two, LOST as process-scoped instants.
+//
+// Times are placed before anything is written: a slice may be moved to keep
+// its track nested, and a flow is only drawn when the GPU work's final start
+// is not before its call's final begin (the importer drops such flows).
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 
 #include "formats/records.h"
 #include "tools/proftrace/perfetto_json/correlation_join.h"
@@ -18,8 +23,10 @@ struct SliceStats {
   uint64_t flows = 0;
   uint64_t lost_markers = 0;
   uint64_t lost_records = 0;  // sum of LOST counts
-  uint64_t negative_durations = 0;  // end before begin: written with dur 0
-  uint64_t gpu_overlaps_adjusted = 0;  // start moved to the previous slice's end on one stream
+  uint64_t negative_durations = 0;       // end before begin: written with dur 0
+  uint64_t gpu_overlaps_adjusted = 0;    // start moved to keep one stream's slices nested
+  uint64_t api_overlaps_adjusted = 0;    // same on a host thread
+  uint64_t flows_dropped_backwards = 0;  // GPU work timed before its call began: no arrow
 };
 
 class SliceWriter {
@@ -30,23 +37,55 @@ class SliceWriter {
   void synchronize(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record);
   void lifecycle(SectionContext& section, uint32_t tid, const format::ObjectLifecycleRecord& record);
   void lost(SectionContext& section, uint32_t tid, const format::LostRecord& record);
-  // The host side of a launch, copy or memset; flow_id 0: no GPU work joined.
-  void operation(const HostOperation& operation, uint64_t flow_id);
-  // GPU work; `operation` is null when its launch is not in the trace.
-  void gpu_work(const HostOperation* operation, const DeviceActivity& activity, uint64_t flow_id);
+
+  // A launch, copy or memset whose GPU work is not in the trace.
+  void operation_alone(const HostOperation& operation);
+  // GPU work whose call is not in the trace.
+  void gpu_work_alone(const DeviceActivity& activity);
+  // Both sides, with a flow from the call to the work when time allows.
+  void joined(const HostOperation& operation, const DeviceActivity& activity);
 
   const SliceStats& stats() const { return stats_; }
 
  private:
-  // Writes `{"ph":"X",...,"args":{` for a host API span; the caller adds
-  // args after the common ones and closes with "}}".
-  JsonWriter& begin_api_slice(SectionContext& section, uint32_t tid, const format::ApiSpan& span,
-                              uint64_t flow_id);
-  void write_duration(JsonWriter& w, int64_t begin, int64_t end);
+  struct ApiPlacement {
+    uint32_t tid;
+    int64_t begin_ns;
+    int64_t end_ns;
+    int64_t adjusted_ns;
+  };
+  struct GpuWork {
+    GpuPlacement placement;
+    uint64_t stream;
+    uint32_t launching_tid;
+    int32_t device;
+    int64_t measured_start_ns;
+    int64_t measured_end_ns;
+  };
+
+  ApiPlacement place_api(SectionContext& section, uint32_t tid, const format::ApiSpan& span);
+  GpuWork place_gpu(const HostOperation* operation, const DeviceActivity& activity);
+  // Writes `{"ph":"X",...,"args":{<common args>`; the caller adds its args
+  // and closes with "}}".
+  JsonWriter& begin_api_slice(SectionContext& section, const ApiPlacement& placement,
+                              const format::ApiSpan& span, uint64_t flow_id);
+  void write_operation(const HostOperation& operation, const ApiPlacement& placement, uint64_t flow_id);
+  void write_gpu_work(const HostOperation* operation, const DeviceActivity& activity,
+                      const GpuWork& work, uint64_t flow_id);
 
   EventStream& out_;
   TrackLayout& layout_;
   SliceStats stats_;
+  uint64_t next_flow_id_ = 1;  // unique across the whole output
+
+  // The previous slice on each host thread, to keep calls nested: records
+  // arrive when calls return, so an outer call comes after the calls it
+  // contains and a later sibling after its predecessor.
+  struct LastSlice {
+    int64_t begin_ns;
+    int64_t end_ns;
+  };
+  std::unordered_map<uint64_t, LastSlice> last_on_thread_;
 };
 
 }  // namespace proflaunch::tools::perfetto_json

@@ -250,26 +250,30 @@ std::string TrackLayout::stream_track_name(SectionContext& section, uint64_t str
   return "Stream #" + std::to_string(number->second) + process;
 }
 
-GpuTrack TrackLayout::gpu_track(SectionContext& section, int32_t device, uint64_t stream,
-                                uint32_t launching_tid) {
+GpuPlacement TrackLayout::place_gpu_work(SectionContext& section, int32_t device, uint64_t stream,
+                                         uint32_t launching_tid, int64_t start_ns, int64_t end_ns) {
   GpuProcess& gpu = gpu_process(section, device);
   const uint32_t thread_key = stream == kStreamPerThread ? launching_tid : 0;
-  auto key = std::make_tuple(section.model != nullptr ? section.model->section_id : uint64_t{section.pid},
-                             stream, thread_key);
-  auto found = gpu.tracks.find(key);
-  if (found != gpu.tracks.end()) return GpuTrack{gpu.pid, found->second, &gpu};
-
-  const uint32_t tid = gpu.next_tid++;
-  gpu.tracks.emplace(key, tid);
-  gpu.last_end_ns.resize(tid + 1, INT64_MIN);
-  write_name("thread_name", gpu.pid, tid, stream_track_name(section, stream, launching_tid));
-  // Grouped by traced process, default streams first.
-  int64_t within = 2 + static_cast<int64_t>(tid);
-  if (stream == kStreamLegacy) within = 0;
-  else if (stream == kStreamPerThread) within = 1;
-  write_sort_index("thread_sort_index", gpu.pid, tid,
-                   static_cast<int64_t>(section.display_order) * 10000 + std::min<int64_t>(within, 9999));
-  return GpuTrack{gpu.pid, tid, &gpu};
+  const uint64_t section_key = section.model != nullptr ? section.model->section_id : uint64_t{section.pid};
+  StreamLanes& lanes = gpu.streams[std::make_tuple(section_key, stream, thread_key)];
+  const LanePlacement placement = lanes.place(start_ns, end_ns);
+  uint32_t tid;
+  if (placement.lane < lanes.count()) {
+    tid = lanes.tid(placement.lane);
+  } else {
+    tid = gpu.next_tid++;
+    std::string name = stream_track_name(section, stream, launching_tid);
+    if (placement.lane > 0) name += " overlapping work " + std::to_string(placement.lane);
+    write_name("thread_name", gpu.pid, tid, name);
+    // Grouped by traced process, default streams first, lanes after their stream.
+    int64_t within = 2 + static_cast<int64_t>(tid);
+    if (stream == kStreamLegacy) within = 0;
+    else if (stream == kStreamPerThread) within = 1;
+    write_sort_index("thread_sort_index", gpu.pid, tid,
+                     static_cast<int64_t>(section.display_order) * 10000 + std::min<int64_t>(within, 9999));
+  }
+  lanes.commit(placement, tid);
+  return GpuPlacement{gpu.pid, tid, placement.start_ns, placement.end_ns, placement.adjusted_ns};
 }
 
 }  // namespace proflaunch::tools::perfetto_json

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "tools/proftrace/perfetto_json/event_stream.h"
+#include "tools/proftrace/perfetto_json/stream_lanes.h"
+#include "tools/proftrace/perfetto_json/time_math.h"
 #include "tools/proftrace/trace_model.h"
 
 namespace proflaunch::tools::perfetto_json {
@@ -63,21 +65,21 @@ struct SectionContext {
   const std::string& kernel_json_name(uint64_t handle, uint64_t at_ns);
 };
 
-struct GpuTrack {
+// Where one piece of GPU work goes, and its times after lane placement.
+struct GpuPlacement {
   uint32_t pid;
   uint32_t tid;
-  GpuProcess* process;
+  int64_t start_ns;  // timeline ns
+  int64_t end_ns;
+  int64_t adjusted_ns;  // start moved by this much to keep slices nested
 };
 
 struct GpuProcess {
   uint32_t pid;
   std::string name;
-  // (section, stream handle, launching tid for per-thread default streams) -> tid
-  std::map<std::tuple<uint64_t, uint64_t, uint32_t>, uint32_t> tracks;
+  // (section, stream handle, launching tid for per-thread default streams)
+  std::map<std::tuple<uint64_t, uint64_t, uint32_t>, StreamLanes> streams;
   uint32_t next_tid = 1;  // tid 0 would become the pid in the importer
-  // Per tid: end of the latest slice on that track (timeline ns), to keep
-  // slices on one stream from partially overlapping.
-  std::vector<int64_t> last_end_ns;
 };
 
 class TrackLayout {
@@ -87,7 +89,7 @@ class TrackLayout {
   // The start of the timeline: the earliest section start.
   int64_t base_ns() const { return base_ns_; }
   int64_t timeline_ns(const SectionContext& section, uint64_t ns) const {
-    return static_cast<int64_t>(ns) + section.offset_ns - base_ns_;
+    return shift_ns(ns, section.offset_ns, base_ns_);
   }
 
   // Context of a section; sections without definitions get one too (events
@@ -103,8 +105,10 @@ class TrackLayout {
     return tid != 0 ? tid : section.pid;
   }
 
-  GpuTrack gpu_track(SectionContext& section, int32_t device, uint64_t stream,
-                     uint32_t launching_tid);
+  // Places GPU work [start_ns, end_ns] (timeline ns) on its stream's track,
+  // naming tracks as they come into use.
+  GpuPlacement place_gpu_work(SectionContext& section, int32_t device, uint64_t stream,
+                              uint32_t launching_tid, int64_t start_ns, int64_t end_ns);
 
   // From an ObjectLifecycle stream creation: names the stream's track.
   void note_stream_id(SectionContext& section, uint64_t handle, uint64_t id);

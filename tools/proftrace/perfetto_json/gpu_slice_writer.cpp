@@ -1,0 +1,126 @@
+// SliceWriter, GPU side: where GPU work goes and how it is written.
+#include <string>
+
+#include "tools/proftrace/json_writer.h"
+#include "tools/proftrace/perfetto_json/json_args.h"
+#include "tools/proftrace/perfetto_json/slice_writer.h"
+#include "tools/proftrace/record_text.h"
+
+namespace proflaunch::tools::perfetto_json {
+
+using namespace proflaunch::format;
+
+namespace {
+
+uint64_t operation_stream(const HostOperation& op) {
+  switch (op.kind) {
+    case RecordKind::kKernelLaunch: return op.launch.stream;
+    case RecordKind::kMemoryCopy: return op.copy.stream;
+    default: return op.set.stream;
+  }
+}
+
+uint64_t operation_bytes(const HostOperation& op) {
+  switch (op.kind) {
+    case RecordKind::kMemoryCopy: return op.copy.bytes;
+    case RecordKind::kMemorySet: return op.set.bytes;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const DeviceActivity& device_activity) {
+  const GpuActivityRecord& activity = device_activity.activity;
+  SectionContext& section = *device_activity.section;
+  GpuWork work{};
+  // The launch knows the stream as the program named it and the thread that
+  // issued it (needed for per-thread default streams); prefer it.
+  work.stream = op != nullptr ? operation_stream(*op) : activity.stream;
+  work.launching_tid = op != nullptr ? op->tid : device_activity.tid;
+  work.device = activity.device;
+  work.measured_start_ns = layout_.timeline_ns(section, activity.start_ns);
+  work.measured_end_ns = layout_.timeline_ns(section, activity.end_ns);
+  if (work.measured_end_ns < work.measured_start_ns) ++stats_.negative_durations;
+  work.placement = layout_.place_gpu_work(section, work.device, work.stream, work.launching_tid,
+                                          work.measured_start_ns, work.measured_end_ns);
+  if (work.placement.adjusted_ns != 0) ++stats_.gpu_overlaps_adjusted;
+  return work;
+}
+
+void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& device_activity,
+                                 const GpuWork& work, uint64_t flow_id) {
+  const GpuActivityRecord& activity = device_activity.activity;
+  SectionContext& section = *device_activity.section;
+
+  const char* category = "gpu";
+  std::string name;
+  const std::string* json_name = nullptr;
+  if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
+    category = "gpu.kernel";
+    json_name = &section.kernel_json_name(op->launch.function, op->launch.span.begin_ns);
+  } else if (op != nullptr && op->kind == RecordKind::kMemoryCopy) {
+    category = "gpu.memcpy";
+    name = json_quoted("Memcpy " + copy_direction_name(op->copy.direction));
+  } else if (op != nullptr) {
+    category = "gpu.memset";
+    name = json_quoted("Memset");
+  } else {
+    switch (static_cast<GpuActivityKind>(activity.kind)) {
+      case GpuActivityKind::kKernel: category = "gpu.kernel"; break;
+      case GpuActivityKind::kMemoryCopy: category = "gpu.memcpy"; break;
+      case GpuActivityKind::kMemorySet: category = "gpu.memset"; break;
+    }
+    name = json_quoted(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
+  }
+
+  JsonWriter& w = out_.next_event();
+  ++stats_.gpu_slices;
+  w.raw("{\"ph\":\"X\",\"cat\":\"");
+  w.raw(category);
+  w.raw("\",\"name\":");
+  w.raw(json_name != nullptr ? *json_name : name);
+  w.raw(",\"pid\":");
+  w.number(work.placement.pid);
+  w.raw(",\"tid\":");
+  w.number(work.placement.tid);
+  w.raw(",\"ts\":");
+  w.microseconds(work.placement.start_ns);
+  w.raw(",\"dur\":");
+  w.microseconds(difference_ns(work.placement.end_ns, work.placement.start_ns));
+  if (flow_id != 0) {
+    w.raw(",\"bind_id\":");
+    w.number(flow_id);
+    w.raw(",\"flow_in\":true");
+  }
+  w.raw(",\"args\":{\"correlation_id\":");
+  w.number(activity.correlation_id);
+  write_number_arg(w, "device", work.device);
+  write_json_arg(w, "stream", section.stream_json_text(work.stream));
+  write_number_arg(w, "pid", section.model != nullptr ? section.model->pid() : section.pid);
+  write_number_arg(w, "tid", work.launching_tid);
+  if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
+    write_dim3_arg(w, "grid", op->launch.grid);
+    write_dim3_arg(w, "block", op->launch.block);
+    write_number_arg(w, "shared_bytes", op->launch.dynamic_shared_bytes);
+  }
+  if (op != nullptr && op->kind != RecordKind::kKernelLaunch) {
+    const uint64_t bytes = operation_bytes(*op);
+    write_number_arg(w, "bytes", bytes);
+    if (work.measured_end_ns > work.measured_start_ns) {
+      // Bytes per ns is GB/s (1e9 bytes per second); from the measured
+      // duration, before any placement adjustment.
+      w.raw(",\"bandwidth_gbps\":");
+      w.fixed3(static_cast<double>(bytes) / static_cast<double>(difference_ns(work.measured_end_ns, work.measured_start_ns)));
+    }
+    if (op->kind == RecordKind::kMemoryCopy) {
+      write_string_arg(w, "direction", copy_direction_name(op->copy.direction));
+      write_string_arg(w, "src_kind", memory_kind_name(op->copy.src_kind));
+      write_string_arg(w, "dst_kind", memory_kind_name(op->copy.dst_kind));
+    }
+  }
+  if (work.placement.adjusted_ns != 0) write_number_arg(w, "start_adjusted_ns", work.placement.adjusted_ns);
+  w.raw("}}");
+}
+
+}  // namespace proflaunch::tools::perfetto_json
