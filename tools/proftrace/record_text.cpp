@@ -79,6 +79,7 @@ std::string lost_reason_name(uint32_t reason) {
     case LostReason::kBufferFull: return "buffer full";
     case LostReason::kWriteFailed: return "write failed";
     case LostReason::kThreadGone: return "thread gone";
+    case LostReason::kGpuTimingUnresolved: return "GPU timing unresolved";
   }
   return unknown(reason);
 }
