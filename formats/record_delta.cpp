@@ -8,17 +8,22 @@
 namespace proflaunch::format {
 namespace {
 
+// One pass over the lanes: the record becomes its delta (encode) or its
+// original (decode), and `previous` becomes the original either way.
 template <typename Lane, bool kEncode>
-void apply_lane(uint8_t* at, const uint8_t* previous) {
+void apply_lane(uint8_t* at, uint8_t* previous) {
   Lane value, base;
   std::memcpy(&value, at, sizeof value);
   std::memcpy(&base, previous, sizeof base);
-  value = kEncode ? static_cast<Lane>(value - base) : static_cast<Lane>(value + base);
-  std::memcpy(at, &value, sizeof value);
+  const Lane original = kEncode ? value : static_cast<Lane>(value + base);
+  const Lane stored = kEncode ? static_cast<Lane>(value - base) : original;
+  std::memcpy(at, &stored, sizeof stored);
+  std::memcpy(previous, &original, sizeof original);
 }
 
 template <bool kEncode>
-void apply(uint8_t* record, const uint8_t* previous, uint16_t bytes) {
+void apply(uint8_t* record, uint8_t* previous, uint16_t bytes) {
+  std::memcpy(previous, record, sizeof(RecordHeader));
   apply_lane<uint32_t, kEncode>(record + 4, previous + 4);
   size_t offset = 8;
   for (; offset + 8 <= bytes; offset += 8) apply_lane<uint64_t, kEncode>(record + offset, previous + offset);
@@ -47,17 +52,19 @@ void RecordDeltaCoder::remember(uint16_t kind, const uint8_t* record, uint16_t b
 void RecordDeltaCoder::encode(uint8_t* record, uint16_t bytes) noexcept {
   if (bytes < 8 || bytes > kMaxDeltaRecordBytes) return;
   const uint16_t kind = kind_of(record);
-  uint8_t original[kMaxDeltaRecordBytes];
-  std::memcpy(original, record, bytes);
-  if (has_previous(kind, bytes)) apply<true>(record, previous_[kind], bytes);
-  remember(kind, original, bytes);
+  if (has_previous(kind, bytes))
+    apply<true>(record, previous_[kind], bytes);
+  else
+    remember(kind, record, bytes);
 }
 
 void RecordDeltaCoder::decode(uint8_t* record, uint16_t bytes) noexcept {
   if (bytes < 8 || bytes > kMaxDeltaRecordBytes) return;
   const uint16_t kind = kind_of(record);
-  if (has_previous(kind, bytes)) apply<false>(record, previous_[kind], bytes);
-  remember(kind, record, bytes);
+  if (has_previous(kind, bytes))
+    apply<false>(record, previous_[kind], bytes);
+  else
+    remember(kind, record, bytes);
 }
 
 bool undo_record_delta(uint8_t* content, size_t bytes) noexcept {
