@@ -6,10 +6,10 @@
 
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/driver_services.h"
-#include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/hook_registry.h"
 #include "preload/cuda/memory_kinds.h"
 #include "preload/cuda/recording.h"
+#include "preload/cuda/stream_operation.h"
 
 extern "C" {
 CUresult cuMemcpy_ptds(CUdeviceptr, CUdeviceptr, size_t);
@@ -85,20 +85,12 @@ CUresult traced_copy(Api api, bool per_thread, bool async, CUstream stream, Desc
                      CallReal&& call_real) {
   ReentrancyGuard guard;
   if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-  CUcontext context = nullptr;
-  const int device = current_device(&context);
   const CopyShape shape = describe();
-  const CUstream runs_on = effective_stream(stream, per_thread);
-  const uint64_t stream_id = stream_handle(stream, per_thread);
-  const TimingToken token = gpu_timing().before(runs_on, context);
-  DriverCall call(api, Operation::kCopy, variant_flags(per_thread, async));
+  StreamOperation operation(api, Operation::kCopy, per_thread, async, stream);
   const CUresult result = call_real();
   if (auto* record = emit<format::MemoryCopyRecord>()) {
-    call.finish(record->span, result);
-    record->device = device;
+    operation.finish(*record, result);
     record->bytes = shape.bytes;
-    record->stream = stream_id;
-    record->context = reinterpret_cast<uint64_t>(context);
     record->src = shape.src;
     record->dst = shape.dst;
     record->direction = static_cast<uint8_t>(shape.direction);
@@ -107,9 +99,7 @@ CUresult traced_copy(Api api, bool per_thread, bool async, CUstream stream, Desc
     record->peer_device = shape.peer_device;
     commit();
   }
-  gpu_timing().after(token, runs_on,
-                     GpuOperation{call.correlation(), stream_id, device, format::GpuActivityKind::kMemoryCopy},
-                     result == CUDA_SUCCESS);
+  operation.submitted(format::GpuActivityKind::kMemoryCopy, result);
   return result;
 }
 
@@ -118,28 +108,18 @@ CUresult traced_set(Api api, bool per_thread, bool async, CUstream stream, CUdev
                     uint32_t value, uint8_t element_bytes, size_t count, CallReal&& call_real) {
   ReentrancyGuard guard;
   if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-  CUcontext context = nullptr;
-  const int device = current_device(&context);
-  const CUstream runs_on = effective_stream(stream, per_thread);
-  const uint64_t stream_id = stream_handle(stream, per_thread);
-  const TimingToken token = gpu_timing().before(runs_on, context);
-  DriverCall call(api, Operation::kSet, variant_flags(per_thread, async));
+  StreamOperation operation(api, Operation::kSet, per_thread, async, stream);
   const CUresult result = call_real();
   if (auto* record = emit<format::MemorySetRecord>()) {
-    call.finish(record->span, result);
-    record->device = device;
+    operation.finish(*record, result);
     record->bytes = static_cast<uint64_t>(count) * element_bytes;
-    record->stream = stream_id;
-    record->context = reinterpret_cast<uint64_t>(context);
     record->dst = dst;
     record->value = value;
     record->element_bytes = element_bytes;
     record->dst_kind = static_cast<uint8_t>(MemoryKind::kDevice);
     commit();
   }
-  gpu_timing().after(token, runs_on,
-                     GpuOperation{call.correlation(), stream_id, device, format::GpuActivityKind::kMemorySet},
-                     result == CUDA_SUCCESS);
+  operation.submitted(format::GpuActivityKind::kMemorySet, result);
   return result;
 }
 

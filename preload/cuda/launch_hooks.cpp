@@ -5,11 +5,10 @@
 #include <cuda.h>
 
 #include "preload/cuda/api_call.h"
-#include "preload/cuda/driver_services.h"
 #include "preload/cuda/function_names.h"
-#include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/hook_registry.h"
 #include "preload/cuda/recording.h"
+#include "preload/cuda/stream_operation.h"
 
 extern "C" {
 CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -42,29 +41,20 @@ template <typename CallReal>
 CUresult traced_launch(Api api, bool per_thread, const LaunchShape& shape, CallReal&& call_real) {
   ReentrancyGuard guard;
   if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-  CUcontext context = nullptr;
-  const int device = current_device(&context);
   const auto function = reinterpret_cast<uint64_t>(shape.function);
   ensure_function_named(function);
-  const uint64_t stream = stream_handle(shape.stream, per_thread);
-  const TimingToken token = gpu_timing().before(shape.stream, context);
-  DriverCall call(api, Operation::kLaunch, variant_flags(per_thread, /*async=*/true));
+  StreamOperation operation(api, Operation::kLaunch, per_thread, /*async=*/true, shape.stream);
   const CUresult result = call_real();
   if (auto* record = emit<format::KernelLaunchRecord>()) {
-    call.finish(record->span, result);
-    record->device = device;
+    operation.finish(*record, result);
     record->function = function;
-    record->stream = stream;
-    record->context = reinterpret_cast<uint64_t>(context);
     record->grid = shape.grid;
     record->block = shape.block;
     record->dynamic_shared_bytes = shape.shared_bytes;
     record->launch_flags = shape.launch_flags;
     commit();
   }
-  gpu_timing().after(token, shape.stream,
-                     GpuOperation{call.correlation(), stream, device, format::GpuActivityKind::kKernel},
-                     result == CUDA_SUCCESS);
+  operation.submitted(format::GpuActivityKind::kKernel, result);
   return result;
 }
 

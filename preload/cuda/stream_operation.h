@@ -1,0 +1,51 @@
+// What the launch, copy and memset hooks share: GPU work submitted to a
+// stream. Built right before the real call, in this order: the device and
+// context of the calling thread, the stream as it is recorded and as it
+// really runs (a NULL stream in a _ptsz/_ptds variant is the thread's
+// per-thread default stream), the timing backend's start, then the API span
+// (so the span excludes the profiler's own work).
+#pragma once
+
+#include <cuda.h>
+
+#include "preload/cuda/api_call.h"
+#include "preload/cuda/driver_services.h"
+#include "preload/cuda/gpu_timing.h"
+
+namespace proflaunch::cuda {
+
+class StreamOperation {
+ public:
+  StreamOperation(Api api, Operation operation, bool per_thread, bool async, CUstream stream) noexcept
+      : device_(current_device(&context_)),
+        runs_on_(effective_stream(stream, per_thread)),
+        stream_id_(stream_handle(stream, per_thread)),
+        token_(gpu_timing().before(runs_on_, context_)),
+        call_(api, operation, variant_flags(per_thread, async)) {}
+
+  // Fills what every stream record shares: span, device, stream, context.
+  template <typename Record>
+  void finish(Record& record, CUresult result) noexcept {
+    call_.finish(record.span, result);
+    record.device = device_;
+    record.stream = stream_id_;
+    record.context = reinterpret_cast<uint64_t>(context_);
+  }
+
+  // After the record was committed: hands the operation to the timing
+  // backend (which releases what it took if the driver refused the work).
+  void submitted(format::GpuActivityKind kind, CUresult result) noexcept {
+    gpu_timing().after(token_, runs_on_, GpuOperation{call_.correlation(), stream_id_, device_, kind},
+                       result == CUDA_SUCCESS);
+  }
+
+ private:
+  CUcontext context_ = nullptr;  // before device_: current_device() fills it
+  int device_;
+  CUstream runs_on_;
+  uint64_t stream_id_;
+  TimingToken token_;
+  DriverCall call_;
+};
+
+}  // namespace proflaunch::cuda
