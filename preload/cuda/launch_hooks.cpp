@@ -47,7 +47,11 @@ CUresult traced_launch(Api api, bool per_thread, const LaunchShape& shape, CallR
   const auto function = reinterpret_cast<uint64_t>(shape.function);
   ensure_function_named(function);
   const uint64_t stream = stream_handle(shape.stream, per_thread);
-  const TimingToken token = gpu_timing().before(shape.stream, context);
+  // A NULL stream in a _ptsz variant is the per-thread default stream: the
+  // timing events go there too, not to the legacy stream, which would make
+  // every thread's work wait for every other thread's.
+  const CUstream runs_on = effective_stream(shape.stream, per_thread);
+  const TimingToken token = gpu_timing().before(runs_on, context);
   DriverCall call(api, Operation::kLaunch, variant_flags(per_thread, /*async=*/true));
   const CUresult result = call_real();
   if (auto* record = emit<format::KernelLaunchRecord>()) {
@@ -62,7 +66,7 @@ CUresult traced_launch(Api api, bool per_thread, const LaunchShape& shape, CallR
     record->launch_flags = shape.launch_flags;
     commit();
   }
-  gpu_timing().after(token, shape.stream,
+  gpu_timing().after(token, runs_on,
                      GpuOperation{call.correlation(), stream, device, format::GpuActivityKind::kKernel},
                      result == CUDA_SUCCESS);
   return result;

@@ -150,5 +150,53 @@ TEST_F(ThreadsAndStreams, EachWorkerHasItsOwnNamedTrackInTheJson) {
   }
 }
 
+// Largest overlap in ns between kernels launched by different threads.
+uint64_t cross_thread_kernel_overlap_ns(const ProcessImage& image) {
+  uint64_t best = 0;
+  for (const Operation* a : image.launches()) {
+    for (const Operation* b : image.launches()) {
+      if (a->tid >= b->tid || a->gpu.empty() || b->gpu.empty()) continue;
+      const uint64_t start = std::max(a->gpu.front().start_ns, b->gpu.front().start_ns);
+      const uint64_t end = std::min(a->gpu.front().end_ns, b->gpu.front().end_ns);
+      if (end > start) best = std::max(best, end - start);
+    }
+  }
+  return best;
+}
+
+CudaTrace run_two_threads_on_default_streams(const TempDir& dir, const char* program) {
+  const ProcessResult run = testing::run_process(
+      traced(dir / "x.trace", {build_path(program), "--threads", "2", "--launches", "3"}, {},
+             {{"SIMGPU_KERNEL_COSTS", "_Z16e2e_timed_kernelPfi=5ms"}}));
+  EXPECT_TRUE(run.exited_with(0)) << run.describe();
+  CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  EXPECT_EQ(trace.images.size(), 1u) << describe(trace);
+  return trace;
+}
+
+// Built with --default-stream per-thread, each thread's default stream is
+// its own: two threads' kernels run at the same time, traced or not. (The
+// profiler's timing events must go to the per-thread stream too: on the
+// legacy stream they would serialize the threads.)
+TEST(DefaultStreams, PerThreadDefaultStreamsOfTwoThreadsOverlap) {
+  TempDir dir;
+  const CudaTrace trace = run_two_threads_on_default_streams(dir, "STREAM_OPS_PER_THREAD");
+  ASSERT_EQ(trace.images.size(), 1u);
+  const ProcessImage& image = trace.images.front();
+  ASSERT_EQ(image.launches().size(), 6u);
+  for (const Operation* launch : image.launches()) EXPECT_EQ(launch->stream, format::kStreamPerThread);
+  EXPECT_GT(cross_thread_kernel_overlap_ns(image), 2'000'000u) << describe(trace);
+}
+
+// Built plainly, both threads share the legacy default stream: never at once.
+TEST(DefaultStreams, LegacyDefaultStreamIsSharedByThreads) {
+  TempDir dir;
+  const CudaTrace trace = run_two_threads_on_default_streams(dir, "STREAM_OPS");
+  ASSERT_EQ(trace.images.size(), 1u);
+  const ProcessImage& image = trace.images.front();
+  ASSERT_EQ(image.launches().size(), 6u);
+  EXPECT_LT(cross_thread_kernel_overlap_ns(image), kTimestampSlackNs) << describe(trace);
+}
+
 }  // namespace
 }  // namespace proflaunch::e2e

@@ -4,18 +4,21 @@
 // per-thread, which makes nvcc's stubs call __cudaLaunchKernel_ptsz and the
 // headers map the API to its _ptds/_ptsz entry points).
 //
-// Per run: 1 cudaMemcpy H2D, --launches <<<>>> launches of e2e_timed_kernel,
-// 1 cudaMemsetAsync and 1 cudaMemcpyAsync D2H on stream 0, a stream
-// synchronize, 1 cudaMemset and 1 cudaMemcpy D2H. The kernel's modelled
-// duration comes from SIMGPU_KERNEL_COSTS (its mangled name is
+// Per thread: 1 cudaMemcpy H2D, --launches <<<>>> launches of
+// e2e_timed_kernel, 1 cudaMemsetAsync and 1 cudaMemcpyAsync D2H on stream 0,
+// a stream synchronize, 1 cudaMemset and 1 cudaMemcpy D2H. With --threads
+// above 1 the threads do this at the same time: on one legacy default
+// stream, or each on its own per-thread default stream. The kernel's
+// modelled duration comes from SIMGPU_KERNEL_COSTS (its mangled name is
 // _Z16e2e_timed_kernelPfi), so the tests choose it.
 //
-// usage: stream_ops [--launches N=4]
+// usage: stream_ops [--launches N=4] [--threads T=1]
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 __global__ void e2e_timed_kernel(float* data, int n) {
@@ -31,18 +34,7 @@ void check(cudaError_t status, const char* what) {
   std::exit(1);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  int launches = 4;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
-      launches = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: stream_ops [--launches N]\n");
-      return 2;
-    }
-  }
+bool run_stream_ops(int launches) {
   constexpr int kElements = 1 << 16;
   constexpr size_t kBytes = kElements * sizeof(float);
   std::vector<float> host(kElements, 1.0f), back(kElements);
@@ -59,12 +51,38 @@ int main(int argc, char** argv) {
   check(cudaMemset(device, 0, kBytes), "cudaMemset");
   check(cudaMemcpy(back.data(), device, kBytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
   check(cudaFree(device), "cudaFree");
-  for (float value : back) {
-    if (value != 0.0f) {
+  for (float value : back)
+    if (value != 0.0f) return false;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int launches = 4;
+  int threads = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
+      launches = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: stream_ops [--launches N] [--threads T]\n");
+      return 2;
+    }
+  }
+  check(cudaFree(nullptr), "cudaFree(0) context creation");
+  std::vector<char> ok(threads, 0);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) workers.emplace_back([&, t] { ok[t] = run_stream_ops(launches); });
+  for (std::thread& worker : workers) worker.join();
+  for (char thread_ok : ok) {
+    if (!thread_ok) {
       std::fprintf(stderr, "error: the memset did not reach the host copy\n");
       return 1;
     }
   }
-  std::printf("stream_ops: launches=%d copies=3 memsets=2 ok\n", launches);
+  std::printf("stream_ops: threads=%d launches=%d copies=%d memsets=%d ok\n", threads,
+              threads * launches, threads * 3, threads * 2);
   return 0;
 }
