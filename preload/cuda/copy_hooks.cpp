@@ -90,8 +90,8 @@ CUresult traced_copy(Api api, bool per_thread, bool async, CUstream stream, Desc
   const CopyShape shape = describe();
   const CUstream runs_on = effective_stream(stream, per_thread);
   const uint64_t stream_id = stream_handle(stream, per_thread);
-  const TimingToken token = gpu_timing().before(runs_on, context);
   DriverCall call(api, Operation::kCopy, variant_flags(per_thread, async));
+  const TimingToken token = gpu_timing().before(runs_on, context);
   const CUresult result = call_real();
   if (auto* record = emit<format::MemoryCopyRecord>()) {
     call.finish(record->span, result);
@@ -122,8 +122,8 @@ CUresult traced_set(Api api, bool per_thread, bool async, CUstream stream, CUdev
   const int device = current_device(&context);
   const CUstream runs_on = effective_stream(stream, per_thread);
   const uint64_t stream_id = stream_handle(stream, per_thread);
-  const TimingToken token = gpu_timing().before(runs_on, context);
   DriverCall call(api, Operation::kSet, variant_flags(per_thread, async));
+  const TimingToken token = gpu_timing().before(runs_on, context);
   const CUresult result = call_real();
   if (auto* record = emit<format::MemorySetRecord>()) {
     call.finish(record->span, result);

@@ -51,8 +51,8 @@ CUresult traced_launch(Api api, bool per_thread, const LaunchShape& shape, CallR
   // timing events go there too, not to the legacy stream, which would make
   // every thread's work wait for every other thread's.
   const CUstream runs_on = effective_stream(shape.stream, per_thread);
-  const TimingToken token = gpu_timing().before(runs_on, context);
   DriverCall call(api, Operation::kLaunch, variant_flags(per_thread, /*async=*/true));
+  const TimingToken token = gpu_timing().before(runs_on, context);
   const CUresult result = call_real();
   if (auto* record = emit<format::KernelLaunchRecord>()) {
     call.finish(record->span, result);
