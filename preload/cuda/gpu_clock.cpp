@@ -47,25 +47,48 @@ ContextClock* find_clock(CUcontext context) {
   return nullptr;
 }
 
+// Where an anchor's GPU timestamp lies in host time. The event is recorded
+// on the clock's idle private stream, so the device stamps it as soon as it
+// reaches the command, right after the record call; the host learns of it
+// only when the synchronize returns, which on a loaded machine takes tens of
+// microseconds to milliseconds. The midpoint of the two would put every GPU
+// time that much late (work ending after the blocking call that waited for
+// it returned); the start of the record call is the better estimate, early
+// by the submission latency only. Of a few tries the one with the shortest
+// round trip is kept: a try the scheduler disturbed is the one to discard.
+constexpr int kAnchorTries = 4;
+
 // With the clock's context current on the calling thread and g_mutex held.
 bool add_anchor(ContextClock& clock) {
   const DriverServices& driver = driver_services();
-  CUevent event = nullptr;
-  if (driver.event_create == nullptr || driver.event_create(&event, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-    return false;
-  const uint64_t before = now_ns();
-  if (driver.event_record(event, clock.stream) != CUDA_SUCCESS ||
-      driver.event_synchronize(event) != CUDA_SUCCESS) {
-    driver.event_destroy(event);
-    return false;
+  if (driver.event_create == nullptr) return false;
+  Anchor best{nullptr, 0, 0};
+  uint64_t best_round_trip_ns = 0;
+  for (int i = 0; i < kAnchorTries; ++i) {
+    CUevent event = nullptr;
+    if (driver.event_create(&event, CU_EVENT_DEFAULT) != CUDA_SUCCESS) break;
+    const uint64_t before = now_ns();
+    if (driver.event_record(event, clock.stream) != CUDA_SUCCESS ||
+        driver.event_synchronize(event) != CUDA_SUCCESS) {
+      driver.event_destroy(event);
+      break;
+    }
+    const uint64_t after = now_ns();
+    if (best.event == nullptr || after - before < best_round_trip_ns) {
+      if (best.event != nullptr) driver.event_destroy(best.event);
+      best = Anchor{event, before, after};
+      best_round_trip_ns = after - before;
+    } else {
+      driver.event_destroy(event);
+    }
   }
-  const uint64_t after = now_ns();
+  if (best.event == nullptr) return false;
   if (clock.count == kAnchorsKept) {
     driver.event_destroy(clock.anchors[0].event);
     for (int i = 1; i < kAnchorsKept; ++i) clock.anchors[i - 1] = clock.anchors[i];
     --clock.count;
   }
-  clock.anchors[clock.count++] = Anchor{event, before + (after - before) / 2, after};
+  clock.anchors[clock.count++] = best;
   return true;
 }
 

@@ -95,6 +95,34 @@ TEST(GpuTiming, KernelsTakeTheirModelledTimeAndEveryOperationIsJoined) {
   EXPECT_GE(exact, launches - 1);
 }
 
+// GPU and host times share one clock (host CLOCK_MONOTONIC; the simulated
+// device's clock is that clock too): work submitted to an idle stream
+// starts on the GPU while the asynchronous call that submitted it runs, so
+// its GPU start lies inside that call's span, up to float rounding of event
+// times. A mapping that puts GPU times late (or early) by the host's
+// wake-up latency, tens of microseconds at least, fails this.
+TEST(GpuTiming, WorkOnAnIdleStreamStartsWithinTheCallThatSubmittedIt) {
+  constexpr uint64_t kRoundingNs = 1000;
+  TempDir dir;
+  const ProcessResult run = testing::run_process(
+      traced(dir / "x.trace", {build_path("STREAM_OPS"), "--launches", "2"}, {},
+             {{"SIMGPU_KERNEL_COSTS", std::string(kTimedKernel) + "=1ms"}}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  const ProcessImage& image = trace.images.front();
+  // The first launch follows a blocking cudaMemcpy: the stream is idle.
+  ASSERT_GE(image.operations.size(), 2u);
+  ASSERT_EQ(image.operations[0].api, "cudaMemcpy");
+  const Operation& launch = image.operations[1];
+  ASSERT_EQ(launch.kernel, kTimedKernel);
+  ASSERT_EQ(launch.gpu.size(), 1u);
+  EXPECT_GE(launch.gpu.front().start_ns + kRoundingNs, launch.span.begin_ns);
+  EXPECT_LE(launch.gpu.front().start_ns, launch.span.end_ns + kRoundingNs)
+      << "the GPU start is " << launch.gpu.front().start_ns - launch.span.end_ns
+      << " ns after the launch call returned";
+}
+
 TEST(GpuTiming, TrainingLoopKernelsMatchTheCostsTheProgramSet) {
   TempDir dir;
   const ProcessResult run =
