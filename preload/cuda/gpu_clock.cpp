@@ -148,7 +148,23 @@ bool resolve_operation_times(CUcontext context, uint32_t generation, CUevent sta
       driver.event_elapsed_time(&since_anchor_ms, anchor.event, start) != CUDA_SUCCESS ||
       driver.event_elapsed_time(&duration_ms, start, end) != CUDA_SUCCESS)
     return false;
-  const double start_ns = static_cast<double>(anchor.host_ns) + static_cast<double>(since_anchor_ms) * 1e6;
+  const double since_anchor_ns = static_cast<double>(since_anchor_ms) * 1e6;
+  // The start event was recorded at submitted_ns, so the device stamped it
+  // no earlier: an anchor placing it before that is early itself (its tries
+  // were all disturbed, on a loaded machine) by at least the difference.
+  // Every such bound is true, so the anchor only moves toward its real time,
+  // and no GPU work is ever placed before the call that submitted it.
+  const double earliest_anchor_ns = static_cast<double>(submitted_ns) - since_anchor_ns;
+  if (earliest_anchor_ns > static_cast<double>(anchor.host_ns)) {
+    anchor.host_ns = static_cast<uint64_t>(earliest_anchor_ns);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (ContextClock* clock = find_clock(context); clock != nullptr && clock->generation == generation) {
+      for (int i = 0; i < clock->count; ++i)
+        if (clock->anchors[i].event == anchor.event && clock->anchors[i].host_ns < anchor.host_ns)
+          clock->anchors[i].host_ns = anchor.host_ns;
+    }
+  }
+  const double start_ns = static_cast<double>(anchor.host_ns) + since_anchor_ns;
   times->start_ns = static_cast<uint64_t>(std::llround(start_ns));
   times->end_ns = times->start_ns + static_cast<uint64_t>(std::llround(std::fmax(0.0, duration_ms * 1e6)));
   return true;
