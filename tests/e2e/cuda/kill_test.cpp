@@ -6,12 +6,14 @@
 // Either way the trace is readable and holds every iteration up to the
 // program's ready line, which came more than the flush interval (at most
 // 200 ms) before the kill.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "tests/e2e/cuda/support/traced_run.h"
@@ -29,12 +31,27 @@ std::vector<std::string> long_running() {
           "--launches-per-iteration", std::to_string(kLaunchesPerIteration)};
 }
 
-// The one child of `parent` (the traced program under the launcher).
+// The one child of `parent` (the traced program under the launcher), from
+// /proc/<pid>/task/<pid>/children or, on kernels without it, by the ppid
+// field of every /proc/<pid>/stat.
 pid_t only_child_of(pid_t parent) {
-  const std::string path = "/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children";
-  std::ifstream in(path);
+  std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children");
   pid_t child = -1;
-  in >> child;
+  if (children >> child) return child;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return -1;
+  while (dirent* entry = readdir(proc)) {
+    const pid_t pid = std::atoi(entry->d_name);
+    if (pid <= 0) continue;
+    std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    if (!std::getline(stat_file, stat) || stat.rfind(')') == std::string::npos) continue;
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string state;
+    pid_t ppid = 0;
+    if (fields >> state >> ppid && ppid == parent) child = pid;
+  }
+  closedir(proc);
   return child;
 }
 
