@@ -1,6 +1,7 @@
 #include "launcher/launch.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,11 @@ std::string preload_value(const std::string& shim) {
 // file could not be written (the parts are then left for --join).
 bool join_and_report(const std::string& parts_dir, const std::string& output,
                      const std::string& shown_name, bool replace, bool quiet) {
+  // Under a file size limit (RLIMIT_FSIZE) a joined file bigger than every
+  // part would kill the launcher with SIGXFSZ, losing the program's exit
+  // status and leaving the temporary file: take EFBIG instead. The program
+  // has exited by now, so it does not inherit this.
+  signal(SIGXFSZ, SIG_IGN);
   const JoinResult joined = join_parts(parts_dir, output, replace);
   if (!joined.ok) {
     say(joined.error + "; the parts are in " + parts_dir);

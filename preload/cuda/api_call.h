@@ -47,7 +47,9 @@ struct RuntimeFrame {
 
 extern __thread __attribute__((tls_model("initial-exec"))) RuntimeFrame tls_runtime_frame;
 
-// A driver call being recorded. Construct right before the real call.
+// A driver call being recorded. Construct right before the real call, and
+// before the GPU timing's start event: the span must contain that event,
+// which on an idle stream is where the operation's GPU time starts.
 class DriverCall {
  public:
   DriverCall(Api api, Operation operation, uint16_t flags) noexcept

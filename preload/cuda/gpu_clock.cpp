@@ -47,25 +47,48 @@ ContextClock* find_clock(CUcontext context) {
   return nullptr;
 }
 
+// Where an anchor's GPU timestamp lies in host time. The event is recorded
+// on the clock's idle private stream, so the device stamps it as soon as it
+// reaches the command, right after the record call; the host learns of it
+// only when the synchronize returns, which on a loaded machine takes tens of
+// microseconds to milliseconds. The midpoint of the two would put every GPU
+// time that much late (work ending after the blocking call that waited for
+// it returned); the start of the record call is the better estimate, early
+// by the submission latency only. Of a few tries the one with the shortest
+// round trip is kept: a try the scheduler disturbed is the one to discard.
+constexpr int kAnchorTries = 4;
+
 // With the clock's context current on the calling thread and g_mutex held.
 bool add_anchor(ContextClock& clock) {
   const DriverServices& driver = driver_services();
-  CUevent event = nullptr;
-  if (driver.event_create == nullptr || driver.event_create(&event, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-    return false;
-  const uint64_t before = now_ns();
-  if (driver.event_record(event, clock.stream) != CUDA_SUCCESS ||
-      driver.event_synchronize(event) != CUDA_SUCCESS) {
-    driver.event_destroy(event);
-    return false;
+  if (driver.event_create == nullptr) return false;
+  Anchor best{nullptr, 0, 0};
+  uint64_t best_round_trip_ns = 0;
+  for (int i = 0; i < kAnchorTries; ++i) {
+    CUevent event = nullptr;
+    if (driver.event_create(&event, CU_EVENT_DEFAULT) != CUDA_SUCCESS) break;
+    const uint64_t before = now_ns();
+    if (driver.event_record(event, clock.stream) != CUDA_SUCCESS ||
+        driver.event_synchronize(event) != CUDA_SUCCESS) {
+      driver.event_destroy(event);
+      break;
+    }
+    const uint64_t after = now_ns();
+    if (best.event == nullptr || after - before < best_round_trip_ns) {
+      if (best.event != nullptr) driver.event_destroy(best.event);
+      best = Anchor{event, before, after};
+      best_round_trip_ns = after - before;
+    } else {
+      driver.event_destroy(event);
+    }
   }
-  const uint64_t after = now_ns();
+  if (best.event == nullptr) return false;
   if (clock.count == kAnchorsKept) {
     driver.event_destroy(clock.anchors[0].event);
     for (int i = 1; i < kAnchorsKept; ++i) clock.anchors[i - 1] = clock.anchors[i];
     --clock.count;
   }
-  clock.anchors[clock.count++] = Anchor{event, before + (after - before) / 2, after};
+  clock.anchors[clock.count++] = best;
   return true;
 }
 
@@ -125,7 +148,23 @@ bool resolve_operation_times(CUcontext context, uint32_t generation, CUevent sta
       driver.event_elapsed_time(&since_anchor_ms, anchor.event, start) != CUDA_SUCCESS ||
       driver.event_elapsed_time(&duration_ms, start, end) != CUDA_SUCCESS)
     return false;
-  const double start_ns = static_cast<double>(anchor.host_ns) + static_cast<double>(since_anchor_ms) * 1e6;
+  const double since_anchor_ns = static_cast<double>(since_anchor_ms) * 1e6;
+  // The start event was recorded at submitted_ns, so the device stamped it
+  // no earlier: an anchor placing it before that is early itself (its tries
+  // were all disturbed, on a loaded machine) by at least the difference.
+  // Every such bound is true, so the anchor only moves toward its real time,
+  // and no GPU work is ever placed before the call that submitted it.
+  const double earliest_anchor_ns = static_cast<double>(submitted_ns) - since_anchor_ns;
+  if (earliest_anchor_ns > static_cast<double>(anchor.host_ns)) {
+    anchor.host_ns = static_cast<uint64_t>(earliest_anchor_ns);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (ContextClock* clock = find_clock(context); clock != nullptr && clock->generation == generation) {
+      for (int i = 0; i < clock->count; ++i)
+        if (clock->anchors[i].event == anchor.event && clock->anchors[i].host_ns < anchor.host_ns)
+          clock->anchors[i].host_ns = anchor.host_ns;
+    }
+  }
+  const double start_ns = static_cast<double>(anchor.host_ns) + since_anchor_ns;
   times->start_ns = static_cast<uint64_t>(std::llround(start_ns));
   times->end_ns = times->start_ns + static_cast<uint64_t>(std::llround(std::fmax(0.0, duration_ms * 1e6)));
   return true;

@@ -1,8 +1,9 @@
 // Mapping a context's GPU event times to the host clock. Each context gets a
 // private non-blocking stream and "anchor" events: an anchor is recorded on
-// the idle stream and waited for, so its GPU time is known in host time to
-// within half that wait. An operation's start is then anchor + elapsed time
-// (cuEventElapsedTime), its end start + elapsed.
+// the idle stream and waited for; its GPU time is taken as the host time the
+// record call began (see add_anchor for why not the middle of the wait). An
+// operation's start is then anchor + elapsed time (cuEventElapsedTime), its
+// end start + elapsed.
 //
 // cuEventElapsedTime answers a float of milliseconds: 24 bits of mantissa,
 // 60 ns of resolution at 1 s. The writer therefore records a fresh anchor

@@ -2,8 +2,10 @@
 // stream. Built right before the real call, in this order: the device and
 // context of the calling thread, the stream as it is recorded and as it
 // really runs (a NULL stream in a _ptsz/_ptds variant is the thread's
-// per-thread default stream), the timing backend's start, then the API span
-// (so the span excludes the profiler's own work).
+// per-thread default stream), the API span's start, then the timing
+// backend's start event. The span must begin before the start event is
+// recorded: on an idle stream the GPU work can begin at once, and it must
+// not appear to start before the call that submitted it.
 #pragma once
 
 #include <cuda.h>
@@ -20,8 +22,8 @@ class StreamOperation {
       : device_(current_device(&context_)),
         runs_on_(effective_stream(stream, per_thread)),
         stream_id_(stream_handle(stream, per_thread)),
-        token_(gpu_timing().before(runs_on_, context_)),
-        call_(api, operation, variant_flags(per_thread, async)) {}
+        call_(api, operation, variant_flags(per_thread, async)),
+        token_(gpu_timing().before(runs_on_, context_)) {}
 
   // Fills what every stream record shares: span, device, stream, context.
   template <typename Record>
@@ -44,8 +46,8 @@ class StreamOperation {
   int device_;
   CUstream runs_on_;
   uint64_t stream_id_;
+  DriverCall call_;     // before token_: see the top of this file
   TimingToken token_;
-  DriverCall call_;
 };
 
 }  // namespace proflaunch::cuda
