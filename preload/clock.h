@@ -42,7 +42,21 @@ inline uint64_t clock_ns(clockid_t clock) noexcept {
 
 extern bool g_ticks_are_tsc;
 
-// Decides the tick source once, at start (reads sysfs; not from a hook).
+// A (CLOCK_MONOTONIC ns, ticks) pair taken when the tick source was chosen:
+// the baseline of the writer's tick conversion, so that even records drained
+// in the writer's first cycle convert with a measured rate.
+struct TickSample {
+  uint64_t ns;
+  uint64_t ticks;
+};
+extern TickSample g_tick_origin;
+
+// A (clock, ticks) pair read with the clock read bracketed by two tick reads,
+// retried while the bracket is wide (a preemption between the reads).
+TickSample take_tick_sample() noexcept;
+
+// Decides the tick source once, at start (reads sysfs; not from a hook), and
+// takes the origin sample.
 void init_tick_source() noexcept;
 
 inline uint64_t now_ticks() noexcept {

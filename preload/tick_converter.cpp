@@ -40,22 +40,15 @@ bool has_span(uint16_t kind) {
 
 void TickConverter::sample() noexcept {
   if (!g_ticks_are_tsc) return;
-  constexpr uint64_t kTightBracketTicks = 400;  // ~0.15 us; a clock read is ~25 ns
-  Sample best{};
-  uint64_t best_bracket = UINT64_MAX;
-  for (int attempt = 0; attempt < 16 && best_bracket > kTightBracketTicks; ++attempt) {
-    const uint64_t before = now_ticks();
-    const uint64_t ns = now_ns();
-    const uint64_t after = now_ticks();
-    if (after - before < best_bracket) {
-      best_bracket = after - before;
-      best = Sample{ns, before + (after - before) / 2};
-    }
+  if (samples_ == 0 && g_tick_origin.ticks != 0) {
+    first_ = last_ = g_tick_origin;
+    samples_ = 1;
   }
-  if (samples_ > 0 && (best.ticks <= last_.ticks || best.ns <= last_.ns)) return;  // no progress
-  if (samples_ == 0) first_ = best;
-  previous_ = samples_ > 0 ? last_ : best;
-  last_ = best;
+  const Sample next = take_tick_sample();
+  if (samples_ > 0 && (next.ticks <= last_.ticks || next.ns <= last_.ns)) return;  // no progress
+  if (samples_ == 0) first_ = next;
+  previous_ = samples_ > 0 ? last_ : next;
+  last_ = next;
   ++samples_;
   if (last_.ticks > first_.ticks)
     long_rate_ = static_cast<double>(last_.ns - first_.ns) / static_cast<double>(last_.ticks - first_.ticks);

@@ -8,7 +8,9 @@
 // drains were made since the previous cycle - are interpolated between them;
 // the mapping is then continuous across cycles (consecutive segments share a
 // sample) and monotonic. Ticks after the latest sample are extrapolated with
-// the rate measured since the writer started (the longest baseline).
+// the rate measured since the shim started (the longest baseline). The
+// first sample is the origin the shim took at start (clock.h), so the
+// writer's first cycle already interpolates over a measured segment.
 //
 // Ring records of a hook carry ticks in their span, and LOST records made by
 // a ring carry ticks in first/last; the writer converts both.
@@ -17,6 +19,7 @@
 #include <cstdint>
 
 #include "formats/records.h"
+#include "preload/clock.h"
 
 namespace proflaunch {
 
@@ -34,10 +37,7 @@ class TickConverter {
   void convert_record(void* record, uint16_t bytes) const noexcept;
 
  private:
-  struct Sample {
-    uint64_t ns;
-    uint64_t ticks;
-  };
+  using Sample = TickSample;
   int samples_ = 0;
   Sample first_{}, previous_{}, last_{};
   double long_rate_ = 1.0;  // ns per tick since the first sample
