@@ -121,7 +121,13 @@ def main():
           f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
 
     rows, raw = writer_throughput(args)
-    best = max((r["rate"] for r in rows if r.get("dropped", 1) == 0), default=0)
+    # The highest offered rate below which no rate dropped anything: one lucky
+    # run above a failing rate does not count.
+    best = 0
+    for r in sorted(rows, key=lambda r: r["rate"]):
+        if r["dropped"] != 0:
+            break
+        best = r["rate"]
     worst = max(rows, key=lambda r: r["rate"]) if rows else None
     print(f"| c | sustained records/s with zero drops (one producer thread, default buffer) | "
           f"{best / 1e6:.1f} M/s |")

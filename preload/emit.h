@@ -37,6 +37,7 @@
 #include "preload/clock.h"
 #include "preload/config.h"
 #include "preload/definitions.h"
+#include "preload/runtime.h"
 #include "preload/guard.h"
 #include "preload/thread_registry.h"
 
@@ -96,6 +97,6 @@ inline uint64_t next_correlation_id() noexcept {
 }
 
 // The configured trace domains (PROFLAUNCH_TRACE), for hooks to check once.
-uint32_t trace_domains() noexcept;
+inline uint32_t trace_domains() noexcept { return runtime::config().trace_domains; }
 
 }  // namespace proflaunch

@@ -24,9 +24,9 @@ namespace {
 constexpr uint32_t kExitFlushTimeoutMs = 5000;
 constexpr uint32_t kExecFlushTimeoutMs = 3000;
 
-Config g_config;
 }  // namespace
 
+Config g_config;
 std::atomic<State> g_state{State::kOff};
 
 namespace {
@@ -82,7 +82,6 @@ void after_fork_in_child() {
 
 }  // namespace
 
-const Config& config() noexcept { return g_config; }
 
 
 SectionIdentity section() noexcept {
@@ -167,6 +166,5 @@ void after_failed_exec() noexcept {
 
 namespace proflaunch {
 
-uint32_t trace_domains() noexcept { return runtime::config().trace_domains; }
 
 }  // namespace proflaunch

@@ -25,7 +25,9 @@ enum class State : uint8_t {
   kFinished,   // exit in progress or done
 };
 
-const Config& config() noexcept;
+// Read on every hook: inline. Written by start() only, before recording.
+extern Config g_config;
+inline const Config& config() noexcept { return g_config; }
 extern std::atomic<State> g_state;  // read through state(); written by runtime.cpp only
 inline State state() noexcept { return g_state.load(std::memory_order_acquire); }
 inline bool recording() noexcept { return state() == State::kRecording; }
