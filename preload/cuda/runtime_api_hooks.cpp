@@ -56,50 +56,37 @@ constexpr uint16_t kAsyncPerThread = format::kApiAsync | format::kApiPerThreadSt
 
 namespace pc = proflaunch::cuda;
 
-// One exported wrapper: the real function of exactly this symbol, run inside
-// a runtime frame named `api`.
-#define PROFLAUNCH_RUNTIME_HOOK(symbol, api, operation, flags, params, args)                   \
-  PROFLAUNCH_EXPORT cudaError_t symbol params {                                                 \
-    using namespace pc;                                                                         \
-    auto* real = PROFLAUNCH_REAL(symbol, kRuntimeLibrary);                                      \
-    if (real == nullptr) return cudaErrorInitializationError;                                   \
-    return traced_runtime(Api::api, Operation::operation, flags, nullptr,                       \
-                          [&] { return real args; });                                           \
-  }
-
 extern "C" {
 
 // clang-format off
-PROFLAUNCH_RUNTIME_HOOK(cudaMemcpy, cudaMemcpy, kCopy, kSync, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemcpy_ptds, cudaMemcpy, kCopy, kSyncPerThread, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemcpyAsync, cudaMemcpyAsync, kCopy, kAsync, (void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st), (d, s, n, k, st))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemcpyAsync_ptsz, cudaMemcpyAsync, kCopy, kAsyncPerThread, (void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st), (d, s, n, k, st))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemcpyPeer, cudaMemcpyPeer, kCopy, kSync, (void* d, int dd, const void* s, int sd, size_t n), (d, dd, s, sd, n))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemcpyPeerAsync, cudaMemcpyPeerAsync, kCopy, kAsync, (void* d, int dd, const void* s, int sd, size_t n, cudaStream_t st), (d, dd, s, sd, n, st))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemset, cudaMemset, kSet, kSync, (void* d, int v, size_t n), (d, v, n))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemset_ptds, cudaMemset, kSet, kSyncPerThread, (void* d, int v, size_t n), (d, v, n))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemsetAsync, cudaMemsetAsync, kSet, kAsync, (void* d, int v, size_t n, cudaStream_t st), (d, v, n, st))
-PROFLAUNCH_RUNTIME_HOOK(cudaMemsetAsync_ptsz, cudaMemsetAsync, kSet, kAsyncPerThread, (void* d, int v, size_t n, cudaStream_t st), (d, v, n, st))
-PROFLAUNCH_RUNTIME_HOOK(cudaDeviceSynchronize, cudaDeviceSynchronize, kSync, kSync, (), ())
-PROFLAUNCH_RUNTIME_HOOK(cudaStreamSynchronize, cudaStreamSynchronize, kSync, kSync, (cudaStream_t st), (st))
-PROFLAUNCH_RUNTIME_HOOK(cudaStreamSynchronize_ptsz, cudaStreamSynchronize, kSync, kSyncPerThread, (cudaStream_t st), (st))
-PROFLAUNCH_RUNTIME_HOOK(cudaEventSynchronize, cudaEventSynchronize, kSync, kSync, (cudaEvent_t e), (e))
-PROFLAUNCH_RUNTIME_HOOK(cudaStreamWaitEvent, cudaStreamWaitEvent, kSync, kSync, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f))
-PROFLAUNCH_RUNTIME_HOOK(cudaStreamWaitEvent_ptsz, cudaStreamWaitEvent, kSync, kSyncPerThread, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f))
-PROFLAUNCH_RUNTIME_HOOK(cudaStreamCreate, cudaStreamCreate, kStreamObject, kSync, (cudaStream_t* st), (st))
-PROFLAUNCH_RUNTIME_HOOK(cudaStreamCreateWithFlags, cudaStreamCreateWithFlags, kStreamObject, kSync, (cudaStream_t* st, unsigned int f), (st, f))
-PROFLAUNCH_RUNTIME_HOOK(cudaStreamCreateWithPriority, cudaStreamCreateWithPriority, kStreamObject, kSync, (cudaStream_t* st, unsigned int f, int p), (st, f, p))
-PROFLAUNCH_RUNTIME_HOOK(cudaStreamDestroy, cudaStreamDestroy, kStreamObject, kSync, (cudaStream_t st), (st))
-PROFLAUNCH_RUNTIME_HOOK(cudaEventCreate, cudaEventCreate, kEventObject, kSync, (cudaEvent_t* e), (e))
-PROFLAUNCH_RUNTIME_HOOK(cudaEventCreateWithFlags, cudaEventCreateWithFlags, kEventObject, kSync, (cudaEvent_t* e, unsigned int f), (e, f))
-PROFLAUNCH_RUNTIME_HOOK(cudaEventDestroy, cudaEventDestroy, kEventObject, kSync, (cudaEvent_t e), (e))
-PROFLAUNCH_RUNTIME_HOOK(cudaEventRecord, cudaEventRecord, kEventRecord, kAsync, (cudaEvent_t e, cudaStream_t st), (e, st))
-PROFLAUNCH_RUNTIME_HOOK(cudaEventRecord_ptsz, cudaEventRecord, kEventRecord, kAsyncPerThread, (cudaEvent_t e, cudaStream_t st), (e, st))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemcpy, cudaMemcpy, kCopy, kSync, nullptr, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemcpy_ptds, cudaMemcpy, kCopy, kSyncPerThread, nullptr, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemcpyAsync, cudaMemcpyAsync, kCopy, kAsync, nullptr, (void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st), (d, s, n, k, st))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemcpyAsync_ptsz, cudaMemcpyAsync, kCopy, kAsyncPerThread, nullptr, (void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st), (d, s, n, k, st))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemcpyPeer, cudaMemcpyPeer, kCopy, kSync, nullptr, (void* d, int dd, const void* s, int sd, size_t n), (d, dd, s, sd, n))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemcpyPeerAsync, cudaMemcpyPeerAsync, kCopy, kAsync, nullptr, (void* d, int dd, const void* s, int sd, size_t n, cudaStream_t st), (d, dd, s, sd, n, st))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemset, cudaMemset, kSet, kSync, nullptr, (void* d, int v, size_t n), (d, v, n))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemset_ptds, cudaMemset, kSet, kSyncPerThread, nullptr, (void* d, int v, size_t n), (d, v, n))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemsetAsync, cudaMemsetAsync, kSet, kAsync, nullptr, (void* d, int v, size_t n, cudaStream_t st), (d, v, n, st))
+PROFLAUNCH_RUNTIME_HOOK(cudaMemsetAsync_ptsz, cudaMemsetAsync, kSet, kAsyncPerThread, nullptr, (void* d, int v, size_t n, cudaStream_t st), (d, v, n, st))
+PROFLAUNCH_RUNTIME_HOOK(cudaDeviceSynchronize, cudaDeviceSynchronize, kSync, kSync, nullptr, (), ())
+PROFLAUNCH_RUNTIME_HOOK(cudaStreamSynchronize, cudaStreamSynchronize, kSync, kSync, nullptr, (cudaStream_t st), (st))
+PROFLAUNCH_RUNTIME_HOOK(cudaStreamSynchronize_ptsz, cudaStreamSynchronize, kSync, kSyncPerThread, nullptr, (cudaStream_t st), (st))
+PROFLAUNCH_RUNTIME_HOOK(cudaEventSynchronize, cudaEventSynchronize, kSync, kSync, nullptr, (cudaEvent_t e), (e))
+PROFLAUNCH_RUNTIME_HOOK(cudaStreamWaitEvent, cudaStreamWaitEvent, kSync, kSync, nullptr, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f))
+PROFLAUNCH_RUNTIME_HOOK(cudaStreamWaitEvent_ptsz, cudaStreamWaitEvent, kSync, kSyncPerThread, nullptr, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f))
+PROFLAUNCH_RUNTIME_HOOK(cudaStreamCreate, cudaStreamCreate, kStreamObject, kSync, nullptr, (cudaStream_t* st), (st))
+PROFLAUNCH_RUNTIME_HOOK(cudaStreamCreateWithFlags, cudaStreamCreateWithFlags, kStreamObject, kSync, nullptr, (cudaStream_t* st, unsigned int f), (st, f))
+PROFLAUNCH_RUNTIME_HOOK(cudaStreamCreateWithPriority, cudaStreamCreateWithPriority, kStreamObject, kSync, nullptr, (cudaStream_t* st, unsigned int f, int p), (st, f, p))
+PROFLAUNCH_RUNTIME_HOOK(cudaStreamDestroy, cudaStreamDestroy, kStreamObject, kSync, nullptr, (cudaStream_t st), (st))
+PROFLAUNCH_RUNTIME_HOOK(cudaEventCreate, cudaEventCreate, kEventObject, kSync, nullptr, (cudaEvent_t* e), (e))
+PROFLAUNCH_RUNTIME_HOOK(cudaEventCreateWithFlags, cudaEventCreateWithFlags, kEventObject, kSync, nullptr, (cudaEvent_t* e, unsigned int f), (e, f))
+PROFLAUNCH_RUNTIME_HOOK(cudaEventDestroy, cudaEventDestroy, kEventObject, kSync, nullptr, (cudaEvent_t e), (e))
+PROFLAUNCH_RUNTIME_HOOK(cudaEventRecord, cudaEventRecord, kEventRecord, kAsync, nullptr, (cudaEvent_t e, cudaStream_t st), (e, st))
+PROFLAUNCH_RUNTIME_HOOK(cudaEventRecord_ptsz, cudaEventRecord, kEventRecord, kAsyncPerThread, nullptr, (cudaEvent_t e, cudaStream_t st), (e, st))
 // clang-format on
 
 }  // extern "C"
-
-#undef PROFLAUNCH_RUNTIME_HOOK
 
 namespace proflaunch::cuda {
 

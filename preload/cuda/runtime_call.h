@@ -39,3 +39,17 @@ auto traced_runtime(Api api, Operation operation, uint16_t flags, const void* ke
 }
 
 }  // namespace proflaunch::cuda
+
+// One exported runtime wrapper: the real function of exactly this symbol, run
+// inside a runtime frame named `api` doing `operation`. `hint` names the
+// kernel for a launch (the host stub or runtime kernel handle), else nullptr.
+// The file using it declares `namespace pc = proflaunch::cuda` and a
+// real_<symbol> slot for each symbol.
+#define PROFLAUNCH_RUNTIME_HOOK(symbol, api, operation, flags, hint, params, args)    \
+  PROFLAUNCH_EXPORT cudaError_t symbol params {                                       \
+    using namespace pc;                                                               \
+    auto* real = PROFLAUNCH_REAL(symbol, kRuntimeLibrary);                            \
+    if (real == nullptr) return cudaErrorInitializationError;                         \
+    return traced_runtime(Api::api, Operation::operation, flags, hint,                \
+                          [&] { return real args; });                                 \
+  }

@@ -73,78 +73,31 @@ PROFLAUNCH_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* 
   return result;
 }
 
-PROFLAUNCH_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
-                                                 size_t shared, cudaStream_t stream) {
-  using namespace pc;
-  auto* real = PROFLAUNCH_REAL(__cudaLaunchKernel, kRuntimeLibrary);
-  if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernel, Operation::kLaunch, kLaunchFlags, kernel,
-                        [&] { return real(kernel, grid, block, args, shared, stream); });
-}
-
-PROFLAUNCH_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
-                                                      size_t shared, cudaStream_t stream) {
-  using namespace pc;
-  auto* real = PROFLAUNCH_REAL(__cudaLaunchKernel_ptsz, kRuntimeLibrary);
-  if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernel, Operation::kLaunch, kLaunchFlagsPerThread, kernel,
-                        [&] { return real(kernel, grid, block, args, shared, stream); });
-}
-
-PROFLAUNCH_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void** args,
-                                               size_t shared, cudaStream_t stream) {
-  using namespace pc;
-  auto* real = PROFLAUNCH_REAL(cudaLaunchKernel, kRuntimeLibrary);
-  if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernel, Operation::kLaunch, kLaunchFlags, function,
-                        [&] { return real(function, grid, block, args, shared, stream); });
-}
-
-PROFLAUNCH_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* function, dim3 grid, dim3 block, void** args,
-                                                    size_t shared, cudaStream_t stream) {
-  using namespace pc;
-  auto* real = PROFLAUNCH_REAL(cudaLaunchKernel_ptsz, kRuntimeLibrary);
-  if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernel, Operation::kLaunch, kLaunchFlagsPerThread, function,
-                        [&] { return real(function, grid, block, args, shared, stream); });
-}
-
-PROFLAUNCH_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* function,
-                                                  void** args) {
-  using namespace pc;
-  auto* real = PROFLAUNCH_REAL(cudaLaunchKernelExC, kRuntimeLibrary);
-  if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernelExC, Operation::kLaunch, kLaunchFlags, function,
-                        [&] { return real(config, function, args); });
-}
-
-PROFLAUNCH_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config,
-                                                       const void* function, void** args) {
-  using namespace pc;
-  auto* real = PROFLAUNCH_REAL(cudaLaunchKernelExC_ptsz, kRuntimeLibrary);
-  if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchKernelExC, Operation::kLaunch, kLaunchFlagsPerThread, function,
-                        [&] { return real(config, function, args); });
-}
-
-PROFLAUNCH_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* function, dim3 grid, dim3 block,
-                                                          void** args, size_t shared, cudaStream_t stream) {
-  using namespace pc;
-  auto* real = PROFLAUNCH_REAL(cudaLaunchCooperativeKernel, kRuntimeLibrary);
-  if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchCooperativeKernel, Operation::kLaunch, kLaunchFlags, function,
-                        [&] { return real(function, grid, block, args, shared, stream); });
-}
-
-PROFLAUNCH_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* function, dim3 grid, dim3 block,
-                                                               void** args, size_t shared,
-                                                               cudaStream_t stream) {
-  using namespace pc;
-  auto* real = PROFLAUNCH_REAL(cudaLaunchCooperativeKernel_ptsz, kRuntimeLibrary);
-  if (real == nullptr) return cudaErrorInitializationError;
-  return traced_runtime(Api::cudaLaunchCooperativeKernel, Operation::kLaunch, kLaunchFlagsPerThread, function,
-                        [&] { return real(function, grid, block, args, shared, stream); });
-}
+// clang-format off
+PROFLAUNCH_RUNTIME_HOOK(__cudaLaunchKernel, cudaLaunchKernel, kLaunch, kLaunchFlags, kernel,
+  (cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream),
+  (kernel, grid, block, args, shared, stream))
+PROFLAUNCH_RUNTIME_HOOK(__cudaLaunchKernel_ptsz, cudaLaunchKernel, kLaunch, kLaunchFlagsPerThread, kernel,
+  (cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream),
+  (kernel, grid, block, args, shared, stream))
+PROFLAUNCH_RUNTIME_HOOK(cudaLaunchKernel, cudaLaunchKernel, kLaunch, kLaunchFlags, function,
+  (const void* function, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream),
+  (function, grid, block, args, shared, stream))
+PROFLAUNCH_RUNTIME_HOOK(cudaLaunchKernel_ptsz, cudaLaunchKernel, kLaunch, kLaunchFlagsPerThread, function,
+  (const void* function, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream),
+  (function, grid, block, args, shared, stream))
+PROFLAUNCH_RUNTIME_HOOK(cudaLaunchKernelExC, cudaLaunchKernelExC, kLaunch, kLaunchFlags, function,
+  (const cudaLaunchConfig_t* config, const void* function, void** args), (config, function, args))
+PROFLAUNCH_RUNTIME_HOOK(cudaLaunchKernelExC_ptsz, cudaLaunchKernelExC, kLaunch, kLaunchFlagsPerThread, function,
+  (const cudaLaunchConfig_t* config, const void* function, void** args), (config, function, args))
+PROFLAUNCH_RUNTIME_HOOK(cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel, kLaunch, kLaunchFlags, function,
+  (const void* function, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream),
+  (function, grid, block, args, shared, stream))
+PROFLAUNCH_RUNTIME_HOOK(cudaLaunchCooperativeKernel_ptsz, cudaLaunchCooperativeKernel, kLaunch,
+  kLaunchFlagsPerThread, function,
+  (const void* function, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream),
+  (function, grid, block, args, shared, stream))
+// clang-format on
 
 }  // extern "C"
 
