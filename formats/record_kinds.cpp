@@ -29,6 +29,13 @@ std::optional<KindInfo> kind_info(uint16_t raw_kind) {
     case RecordKind::kObjectLifecycle:
       return KindInfo{"ObjectLifecycle", sizeof(ObjectLifecycleRecord)};
     case RecordKind::kGpuActivity: return KindInfo{"GpuActivity", sizeof(GpuActivityRecord)};
+    case RecordKind::kCallStack: return KindInfo{"CallStack", sizeof(CallStackRecord)};
+    case RecordKind::kNativeStackDef:
+      return KindInfo{"NativeStackDef", sizeof(NativeStackDefRecord)};
+    case RecordKind::kPythonStackDef:
+      return KindInfo{"PythonStackDef", sizeof(PythonStackDefRecord)};
+    case RecordKind::kModuleDef: return KindInfo{"ModuleDef", sizeof(ModuleDefRecord)};
+    case RecordKind::kSymbolDef: return KindInfo{"SymbolDef", sizeof(SymbolDefRecord)};
   }
   return std::nullopt;
 }
@@ -58,6 +65,9 @@ std::optional<std::string_view> record_kind_name(uint16_t kind) {
 }
 
 bool is_definition_kind(uint16_t kind) {
+  if (kind >= static_cast<uint16_t>(RecordKind::kNativeStackDef) &&
+      kind <= static_cast<uint16_t>(RecordKind::kSymbolDef))
+    return true;
   return kind >= static_cast<uint16_t>(RecordKind::kProcessInfo) &&
          kind <= static_cast<uint16_t>(RecordKind::kSectionEnd);
 }

@@ -30,6 +30,8 @@ inline constexpr RecordKind kKnownRecordKinds[] = {
     RecordKind::kApiCall,      RecordKind::kKernelLaunch, RecordKind::kMemoryCopy,
     RecordKind::kMemorySet,    RecordKind::kSynchronize,  RecordKind::kObjectLifecycle,
     RecordKind::kGpuActivity,
+    RecordKind::kCallStack,    RecordKind::kNativeStackDef, RecordKind::kPythonStackDef,
+    RecordKind::kModuleDef,    RecordKind::kSymbolDef,
 };
 
 }  // namespace proflaunch::format

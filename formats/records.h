@@ -122,6 +122,14 @@ enum class RecordKind : uint16_t {
   kGpuActivity = 40,
   // 64..95 reserved for memory (allocation) records, 96..127 for stacks,
   // 128..159 for collectives, 160..191 for annotations (NVTX).
+
+  // -- Stacks (96..127): CallStack in Events chunks, the others in
+  // Definitions chunks (formats/README.md, "Call stacks").
+  kCallStack = 96,
+  kNativeStackDef = 97,
+  kPythonStackDef = 98,
+  kModuleDef = 99,
+  kSymbolDef = 100,
 };
 
 #pragma pack(push, 1)
@@ -481,6 +489,117 @@ constexpr bool has_api_span(uint16_t kind) {
   }
 }
 
+// ---- Call stacks ------------------------------------------------------------
+//
+// Stacks are interned like strings: each distinct stack is defined once
+// (NativeStackDef, PythonStackDef) and events refer to it by id through a
+// CallStack record that follows the event in its thread's stream. Native
+// frames are raw return addresses; ModuleDef records map them to files, and
+// SymbolDef records (appended by the launcher after the run) name them.
+
+#pragma pack(push, 1)
+
+// Where in the program a stack was taken (the --stacks choices).
+enum class StackPoint : uint8_t {
+  kLaunch = 1,  // GPU work submitted: kernel launches, copies, memsets
+  kMemory = 2,  // allocations and frees
+  kSync = 3,    // synchronization
+};
+
+// The stacks of the event record just before it in the same thread's stream,
+// joined to it by correlation_id (the event's ApiSpan::correlation_id).
+struct CallStackRecord {
+  RecordHeader header;
+  uint8_t point;  // StackPoint
+  uint8_t reserved[3];
+  uint64_t correlation_id;
+  uint32_t native_stack;  // NativeStackDef.id, 0 when none was taken
+  uint32_t python_stack;  // PythonStackDef.id, 0 when the thread ran no Python code
+};
+static_assert(sizeof(CallStackRecord) == 24);
+
+enum StackDefFlags : uint16_t {
+  kStackTruncated = 1u << 0,  // the stack was deeper than the configured depth
+};
+
+// Followed by frame_count uint64 return addresses, innermost (the caller of
+// the traced API) first. Frames inside libproflaunch itself are left out.
+struct NativeStackDefRecord {
+  RecordHeader header;
+  uint32_t id;  // > 0; unique within the section
+  uint16_t frame_count;
+  uint16_t flags;  // StackDefFlags
+};
+static_assert(sizeof(NativeStackDefRecord) == 12);
+
+// One Python frame of a PythonStackDef.
+struct PythonFrame {
+  uint32_t file_string;      // StringDef id: co_filename
+  uint32_t function_string;  // StringDef id: co_qualname
+  int32_t line;              // -1 when unknown
+  uint32_t flags;            // PythonFrameFlags
+};
+static_assert(sizeof(PythonFrame) == 16);
+
+enum PythonFrameFlags : uint32_t {
+  // The interpreter was entered from C at this frame: in the native stack,
+  // this frame and the ones above it (towards the leaf) run in one
+  // _PyEval_EvalFrameDefault call.
+  kPythonFrameEntry = 1u << 0,
+};
+
+// Followed by frame_count PythonFrame, innermost first.
+struct PythonStackDefRecord {
+  RecordHeader header;
+  uint32_t id;  // > 0; unique within the section (its own id space)
+  uint16_t frame_count;
+  uint16_t flags;  // StackDefFlags
+};
+static_assert(sizeof(PythonStackDefRecord) == 12);
+
+// A loaded ELF object: the executable, a shared library, the vDSO. Written at
+// start and whenever the set of loaded objects changes, always before any
+// NativeStackDef whose addresses fall in it. Followed by build_id_bytes of
+// the GNU build id.
+struct ModuleDefRecord {
+  RecordHeader header;
+  uint32_t path_string;  // StringDef id: the file as the loader opened it
+  uint64_t load_bias;    // run-time address = load_bias + ELF virtual address
+  uint64_t start;        // lowest address of its loaded segments
+  uint64_t end;          // one past the highest
+  uint16_t flags;        // ModuleFlags
+  uint8_t build_id_bytes;
+  uint8_t reserved;
+};
+static_assert(sizeof(ModuleDefRecord) == 36);
+
+enum ModuleFlags : uint16_t {
+  kModuleUnloaded = 1u << 0,  // the object at [start, end) was unloaded (dlclose)
+};
+
+// A name for one return address of a NativeStackDef of the same section.
+// An address inside inlined code has several: inline_depth 0 is the function
+// whose code holds the address, 1 the function it was inlined into, and so on
+// out to the function that was really called.
+struct SymbolDefRecord {
+  RecordHeader header;
+  uint32_t function_string;  // StringDef id: demangled name, 0 when unknown
+  uint64_t address;          // as in the NativeStackDef
+  uint32_t file_string;      // StringDef id: source file, 0 when unknown
+  uint32_t line;             // 0 when unknown
+  uint16_t inline_depth;
+  uint16_t flags;  // SymbolFlags
+  uint32_t reserved;
+};
+static_assert(sizeof(SymbolDefRecord) == 32);
+
+enum SymbolFlags : uint16_t {
+  kSymbolFromDebugInfo = 1u << 0,  // file and line come from DWARF
+  kSymbolInlined = 1u << 1,        // this frame was inlined into the next depth
+};
+
+#pragma pack(pop)
+
 // Maps a record struct to its kind, for typed writers and readers.
 template <typename T> struct RecordKindOf;
 #define PROFLAUNCH_RECORD_KIND(Type, Kind)                      \
@@ -503,6 +622,11 @@ PROFLAUNCH_RECORD_KIND(MemorySetRecord, kMemorySet)
 PROFLAUNCH_RECORD_KIND(SynchronizeRecord, kSynchronize)
 PROFLAUNCH_RECORD_KIND(ObjectLifecycleRecord, kObjectLifecycle)
 PROFLAUNCH_RECORD_KIND(GpuActivityRecord, kGpuActivity)
+PROFLAUNCH_RECORD_KIND(CallStackRecord, kCallStack)
+PROFLAUNCH_RECORD_KIND(NativeStackDefRecord, kNativeStackDef)
+PROFLAUNCH_RECORD_KIND(PythonStackDefRecord, kPythonStackDef)
+PROFLAUNCH_RECORD_KIND(ModuleDefRecord, kModuleDef)
+PROFLAUNCH_RECORD_KIND(SymbolDefRecord, kSymbolDef)
 #undef PROFLAUNCH_RECORD_KIND
 
 // Fills a fixed-size record's header. Variable-size records set `bytes` themselves.

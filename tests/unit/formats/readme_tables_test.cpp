@@ -137,6 +137,30 @@ std::map<std::string, StructFact> facts_from_code() {
        FIELD(GpuActivityRecord, end_ns), FIELD(GpuActivityRecord, stream),
        FIELD(GpuActivityRecord, kind), FIELD(GpuActivityRecord, source),
        FIELD(GpuActivityRecord, reserved)});
+  facts["CallStack"] = record<CallStackRecord>(
+      {FIELD(CallStackRecord, header), FIELD(CallStackRecord, point),
+       FIELD(CallStackRecord, reserved), FIELD(CallStackRecord, correlation_id),
+       FIELD(CallStackRecord, native_stack), FIELD(CallStackRecord, python_stack)});
+  facts["NativeStackDef"] = record<NativeStackDefRecord>(
+      {FIELD(NativeStackDefRecord, header), FIELD(NativeStackDefRecord, id),
+       FIELD(NativeStackDefRecord, frame_count), FIELD(NativeStackDefRecord, flags)});
+  facts["PythonFrame"] = StructFact{
+      sizeof(PythonFrame), -1,
+      {FIELD(PythonFrame, file_string), FIELD(PythonFrame, function_string),
+       FIELD(PythonFrame, line), FIELD(PythonFrame, flags)}};
+  facts["PythonStackDef"] = record<PythonStackDefRecord>(
+      {FIELD(PythonStackDefRecord, header), FIELD(PythonStackDefRecord, id),
+       FIELD(PythonStackDefRecord, frame_count), FIELD(PythonStackDefRecord, flags)});
+  facts["ModuleDef"] = record<ModuleDefRecord>(
+      {FIELD(ModuleDefRecord, header), FIELD(ModuleDefRecord, path_string),
+       FIELD(ModuleDefRecord, load_bias), FIELD(ModuleDefRecord, start),
+       FIELD(ModuleDefRecord, end), FIELD(ModuleDefRecord, flags),
+       FIELD(ModuleDefRecord, build_id_bytes), FIELD(ModuleDefRecord, reserved)});
+  facts["SymbolDef"] = record<SymbolDefRecord>(
+      {FIELD(SymbolDefRecord, header), FIELD(SymbolDefRecord, function_string),
+       FIELD(SymbolDefRecord, address), FIELD(SymbolDefRecord, file_string),
+       FIELD(SymbolDefRecord, line), FIELD(SymbolDefRecord, inline_depth),
+       FIELD(SymbolDefRecord, flags), FIELD(SymbolDefRecord, reserved)});
   return facts;
 }
 

@@ -48,6 +48,10 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   define(noisy_record<ThreadInfoRecord>(random));
   define(noisy_record<DeviceInfoRecord>(random));
   define(noisy_record<SectionEndRecord>(random));
+  define(noisy_record<NativeStackDefRecord>(random));
+  define(noisy_record<PythonStackDefRecord>(random));
+  define(noisy_record<ModuleDefRecord>(random));
+  define(noisy_record<SymbolDefRecord>(random));
 
   const uint32_t tid = 4242;
   auto event = [&](auto record) {
@@ -62,6 +66,7 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<SynchronizeRecord>(random));
   event(noisy_record<ObjectLifecycleRecord>(random));
   event(noisy_record<GpuActivityRecord>(random));
+  event(noisy_record<CallStackRecord>(random));
   const uint32_t string_id = trace.string(section, "void kernel<float>(float*)");
 
   std::string error;
