@@ -24,6 +24,23 @@ namespace {
 constexpr const char* kDefaultGpuTiming = "events";
 constexpr const char* kDefaultTrace = "all";
 
+// Stacks: all points, 32 frames. A native stack costs ~0.2-0.3 us and a Python
+// stack well under 1 us (bench/stack_capture_bench.cpp, preload/stacks/README.md),
+// against several us for a real driver launch; a distinct call site is
+// written once, a repeated one adds ~24 bytes before compression. 32 frames
+// reach from a CUDA call up through a framework's dispatcher into the
+// user's code in the programs we tried; deeper stacks cost ~5 ns a frame.
+constexpr const char* kDefaultStacks = "all";
+
+struct StackPointName {
+  uint32_t bits;
+  const char* name;
+};
+constexpr StackPointName kStackPointNames[] = {
+    {kStacksLaunch, "launch"}, {kStacksMemory, "memory"}, {kStacksSync, "sync"},
+    {kStacksAll, "all"},       {0, "none"},
+};
+
 struct DomainName {
   TraceDomain domain;
   const char* name;
@@ -156,6 +173,28 @@ bool parse_gpu_timing(const char* text, GpuTiming& timing) {
   return false;
 }
 
+bool parse_stack_points(const char* text, uint32_t& points) {
+  if (text == nullptr || *text == '\0') return false;
+  uint32_t result = 0;
+  const char* cursor = text;
+  while (true) {
+    const char* comma = std::strchr(cursor, ',');
+    const size_t length = comma ? static_cast<size_t>(comma - cursor) : std::strlen(cursor);
+    bool known = false;
+    for (const StackPointName& entry : kStackPointNames) {
+      if (std::strlen(entry.name) == length && std::strncmp(cursor, entry.name, length) == 0) {
+        result |= entry.bits;
+        known = true;
+      }
+    }
+    if (!known) return false;
+    if (comma == nullptr) break;
+    cursor = comma + 1;
+  }
+  points = result;
+  return true;
+}
+
 const char* trace_domain_name(TraceDomain domain) {
   for (const DomainName& entry : kDomainNames)
     if (entry.domain == domain) return entry.name;
@@ -213,6 +252,21 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context, Conf
   if (!parse_trace_domains(trace ? trace : kDefaultTrace, config.trace_domains)) {
     complain(kEnvTrace, trace, "expected a comma list of cuda,memory,nccl,nvtx; tracing all");
     config.trace_domains = kTraceAll;
+  }
+
+  const char* stacks = get(kEnvStacks);
+  if (!parse_stack_points(stacks ? stacks : kDefaultStacks, config.stack_points)) {
+    complain(kEnvStacks, stacks, "expected none, all or a comma list of launch,memory,sync; using all");
+    config.stack_points = kStacksAll;
+  }
+
+  config.stack_depth = kDefaultStackDepth;
+  if (const char* text = get(kEnvStackDepth); text != nullptr) {
+    uint64_t depth = 0;
+    if (!parse_u64(text, depth) || depth == 0 || depth > kMaxStackDepth)
+      complain(kEnvStackDepth, text, "expected 1..128 frames; using 32");
+    else
+      config.stack_depth = static_cast<uint32_t>(depth);
   }
 
   if (const char* text = get(kEnvVerbose); text != nullptr && !parse_bool(text, config.verbose))

@@ -21,6 +21,15 @@ enum TraceDomain : uint32_t {
 
 enum class GpuTiming : uint8_t { kEvents, kNone };
 
+// Where call stacks are taken (PROFLAUNCH_STACKS). Bit n is
+// format::StackPoint n, so a hook tests `points >> point & 1`.
+enum StackPointBits : uint32_t {
+  kStacksLaunch = 1u << 1,  // GPU work submitted: launches, copies, memsets
+  kStacksMemory = 1u << 2,  // allocations and frees
+  kStacksSync = 1u << 3,    // synchronization
+  kStacksAll = kStacksLaunch | kStacksMemory | kStacksSync,
+};
+
 inline constexpr size_t kMaxPathBytes = 4096;
 
 struct Config {
@@ -32,6 +41,8 @@ struct Config {
   GpuTiming gpu_timing = GpuTiming::kEvents;
   uint32_t trace_domains = kTraceAll;
   bool verbose = false;
+  uint32_t stack_points = kStacksAll;  // StackPointBits
+  uint32_t stack_depth = 0;            // native (and Python) frames kept per stack
   // Set by a traced process's exec hook for the image it execs:
   // "<pid>:<section id hex>". Tells the new image which section it continues.
   uint32_t exec_parent_pid = 0;
@@ -50,6 +61,8 @@ inline constexpr const char* kEnvGpuTiming = "PROFLAUNCH_GPU_TIMING";
 inline constexpr const char* kEnvTrace = "PROFLAUNCH_TRACE";
 inline constexpr const char* kEnvVerbose = "PROFLAUNCH_VERBOSE";
 inline constexpr const char* kEnvExecParent = "PROFLAUNCH_EXEC_PARENT";
+inline constexpr const char* kEnvStacks = "PROFLAUNCH_STACKS";
+inline constexpr const char* kEnvStackDepth = "PROFLAUNCH_STACK_DEPTH";
 
 // Limits and defaults (config.cpp explains the choices).
 inline constexpr size_t kDefaultBufferBytes = size_t{8} << 20;
@@ -57,6 +70,8 @@ inline constexpr size_t kMinBufferBytes = size_t{64} << 10;
 inline constexpr size_t kMaxBufferBytes = size_t{1} << 30;
 inline constexpr uint32_t kDefaultFlushIntervalMs = 100;
 inline constexpr uint32_t kMaxFlushIntervalMs = 200;
+inline constexpr uint32_t kDefaultStackDepth = 32;
+inline constexpr uint32_t kMaxStackDepth = 128;
 
 // Looks a variable up; nullptr when unset. Lets tests parse without touching
 // the real environment.
@@ -76,6 +91,7 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context,
 bool parse_byte_size(const char* text, size_t& bytes);  // "8M", "65536", "1g", "512k"
 bool parse_trace_domains(const char* text, uint32_t& domains);  // "cuda,nvtx", "all"
 bool parse_gpu_timing(const char* text, GpuTiming& timing);     // "events" | "none"
+bool parse_stack_points(const char* text, uint32_t& points);    // "none", "all", "launch,sync"
 const char* trace_domain_name(TraceDomain domain);
 
 }  // namespace proflaunch

@@ -130,6 +130,19 @@ bool define_device(const DeviceDescription& device) noexcept {
   }
 }
 
+bool define_record(const void* record, size_t bytes) noexcept {
+  if (bytes < sizeof(RecordHeader) || bytes > 65535) return false;
+  DefinitionStore& s = store();
+  try {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const auto* begin = static_cast<const uint8_t*>(record);
+    s.catalog.insert(s.catalog.end(), begin, begin + bytes);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 void define_thread(uint32_t tid, const char* name, uint64_t since_ns) noexcept {
   DefinitionStore& s = store();
   try {

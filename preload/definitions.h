@@ -44,6 +44,11 @@ struct DeviceDescription {
 };
 bool define_device(const DeviceDescription& device) noexcept;
 
+// Appends one whole definition record (header included; `bytes` may cover a
+// variable tail) to the catalog as it is. For record kinds whose content
+// their own subsystem builds (stack and module definitions, preload/stacks).
+bool define_record(const void* record, size_t bytes) noexcept;
+
 // A thread's name from `since_ns` on (first record, or a rename).
 void define_thread(uint32_t tid, const char* name, uint64_t since_ns) noexcept;
 
