@@ -13,6 +13,7 @@
 #include "launcher/join.h"
 #include "launcher/output_name.h"
 #include "launcher/shim_locator.h"
+#include "launcher/symbol_table.h"
 #include "launcher/summary.h"
 #include "launcher/traced_child.h"
 #include "preload/config.h"
@@ -58,7 +59,7 @@ std::string preload_value(const std::string& shim) {
 // Joins, reports damaged parts, prints the summary. False when the joined
 // file could not be written (the parts are then left for --join).
 bool join_and_report(const std::string& parts_dir, const std::string& output,
-                     const std::string& shown_name, bool replace, bool quiet) {
+                     const std::string& shown_name, bool replace, bool quiet, bool symbols) {
   // Under a file size limit (RLIMIT_FSIZE) a joined file bigger than every
   // part would kill the launcher with SIGXFSZ, losing the program's exit
   // status and leaving the temporary file: take EFBIG instead. The program
@@ -68,6 +69,12 @@ bool join_and_report(const std::string& parts_dir, const std::string& output,
   if (!joined.ok) {
     say(joined.error + "; the parts are in " + parts_dir);
     return false;
+  }
+  if (symbols) {
+    // After the join, while the program's libraries are still here. A
+    // failure leaves the trace as it was: it is complete without names.
+    const SymbolTableResult table = append_symbol_table(output);
+    if (!table.ok && !quiet) say(table.error + " (proftrace will look the names up itself)");
   }
   if (!quiet) {
     for (const PartReport& part : joined.parts)
@@ -139,9 +146,12 @@ int run_traced(const LaunchOptions& options) {
   if (options.flush_interval_ms != 0)
     environment.emplace_back(kEnvFlushInterval, std::to_string(options.flush_interval_ms));
   if (options.verbose) environment.emplace_back(kEnvVerbose, "1");
+  if (!options.stacks.empty()) environment.emplace_back(kEnvStacks, options.stacks);
+  if (options.stack_depth != 0)
+    environment.emplace_back(kEnvStackDepth, std::to_string(options.stack_depth));
   // Settings inherited from an outer traced process are not ours.
   const std::vector<std::string> unset = {kEnvExecParent, kEnvBufferSize, kEnvFlushInterval,
-                                          kEnvVerbose};
+                                          kEnvVerbose,    kEnvStacks,     kEnvStackDepth};
 
   const int exec_errno = child.release(environment, unset);
   if (exec_errno != 0) {
@@ -157,7 +167,7 @@ int run_traced(const LaunchOptions& options) {
   }
 
   const int status = child.wait();
-  join_and_report(parts_dir, output, name.path, options.force, options.quiet);
+  join_and_report(parts_dir, output, name.path, options.force, options.quiet, options.symbols);
   return exit_code_for(status);
 }
 
@@ -173,7 +183,10 @@ int run_join(const JoinOptions& options) {
     say(options.output + " already exists: use --force to replace it");
     return 1;
   }
-  return join_and_report(parts_dir, output, options.output, options.force, options.quiet) ? 0 : 1;
+  return join_and_report(parts_dir, output, options.output, options.force, options.quiet,
+                         options.symbols)
+             ? 0
+             : 1;
 }
 
 }  // namespace proflaunch::launcher

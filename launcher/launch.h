@@ -13,6 +13,9 @@ struct LaunchOptions {
   bool force = false;
   std::string gpu_timing = "events";
   std::string trace_domains = "all";
+  std::string stacks;               // empty: the shim's default (PROFLAUNCH_STACKS)
+  unsigned stack_depth = 0;         // 0: the shim's default
+  bool symbols = true;              // append the symbol table after joining
   std::string buffer_size;          // empty: the shim's default
   unsigned flush_interval_ms = 0;   // 0: the shim's default
   bool verbose = false;
@@ -28,6 +31,7 @@ struct JoinOptions {
   std::string output;
   bool force = false;
   bool quiet = false;
+  bool symbols = true;
 };
 
 int run_join(const JoinOptions& options);

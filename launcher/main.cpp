@@ -29,6 +29,12 @@ std::string check_trace_domains(const std::string& value) {
   return "expected a comma list of cuda, memory, nccl, nvtx (or all), got '" + value + "'";
 }
 
+std::string check_stacks(const std::string& value) {
+  uint32_t points = 0;
+  if (proflaunch::parse_stack_points(value.c_str(), points)) return "";
+  return "expected none, all, or a comma list of launch, memory, sync, got '" + value + "'";
+}
+
 std::string check_buffer_size(const std::string& value) {
   size_t bytes = 0;
   if (!proflaunch::parse_byte_size(value.c_str(), bytes))
@@ -65,6 +71,16 @@ int main(int argc, char** argv) {
                  "milliseconds between flushes to disk (default 100, at most 200): what a "
                  "SIGKILL can lose")
       ->check(CLI::Range(1u, 200u));
+  app.add_option("--stacks", launch.stacks,
+                 "where to record call stacks (native and Python): none, all (default), or a "
+                 "comma list of launch (kernels, copies, memsets), memory, sync")
+      ->check(check_stacks);
+  app.add_option("--stack-depth", launch.stack_depth, "frames kept per call stack (default 32)")
+      ->check(CLI::Range(1u, proflaunch::kMaxStackDepth));
+  bool no_symbols = false;
+  app.add_flag("--no-symbols", no_symbols,
+               "do not append the symbol table at the end (proftrace then looks names up in "
+               "the program's files, which must still be there)");
   app.add_flag("-v,--verbose", launch.verbose, "one line per traced process on stderr");
   app.add_flag("-q,--quiet", launch.quiet, "no summary line at the end");
   app.add_option("--join", join_output,
@@ -76,6 +92,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? 0 : 2;
   }
+  launch.symbols = !no_symbols;
   launch.command = app.remaining();
   if (!launch.command.empty() && launch.command.front() == "--")
     launch.command.erase(launch.command.begin());
@@ -85,7 +102,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "proflaunch: --join takes no program to run\n");
       return 2;
     }
-    return proflaunch::launcher::run_join({join_output, launch.force, launch.quiet});
+    return proflaunch::launcher::run_join({join_output, launch.force, launch.quiet, launch.symbols});
   }
   if (launch.command.empty()) {
     std::fprintf(stderr, "proflaunch: no program given\nusage: proflaunch [options] -- program "

@@ -27,6 +27,7 @@ class CountingVisitor : public RecordVisitor {
         dropped += record.as<LostRecord>().count;
         break;
       case RecordKind::kThreadBatch:
+      case RecordKind::kCallStack:  // belongs to the event before it
         break;
       default:
         if (!is_definition_kind(record.kind)) ++events;

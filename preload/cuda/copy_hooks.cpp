@@ -10,6 +10,7 @@
 #include "preload/cuda/memory_kinds.h"
 #include "preload/cuda/recording.h"
 #include "preload/cuda/stream_operation.h"
+#include "preload/stacks/stacks.h"
 
 extern "C" {
 CUresult cuMemcpy_ptds(CUdeviceptr, CUdeviceptr, size_t);
@@ -97,7 +98,9 @@ CUresult traced_copy(Api api, bool per_thread, bool async, CUstream stream, Desc
     record->src_kind = static_cast<uint8_t>(shape.src_kind);
     record->dst_kind = static_cast<uint8_t>(shape.dst_kind);
     record->peer_device = shape.peer_device;
+    const uint64_t correlation = record->span.correlation_id;
     commit();
+    stacks::attach_stacks(correlation, format::StackPoint::kLaunch);
   }
   operation.submitted(format::GpuActivityKind::kMemoryCopy, result);
   return result;
@@ -117,7 +120,9 @@ CUresult traced_set(Api api, bool per_thread, bool async, CUstream stream, CUdev
     record->value = value;
     record->element_bytes = element_bytes;
     record->dst_kind = static_cast<uint8_t>(MemoryKind::kDevice);
+    const uint64_t correlation = record->span.correlation_id;
     commit();
+    stacks::attach_stacks(correlation, format::StackPoint::kLaunch);
   }
   operation.submitted(format::GpuActivityKind::kMemorySet, result);
   return result;

@@ -3,12 +3,14 @@
 #include "preload/cuda/hook_registry.h"
 #include "preload/hook_sets.h"
 #include "preload/runtime.h"
+#include "preload/stacks/stacks.h"
 
 namespace proflaunch {
 
 void start_hook_sets(const Config& config) noexcept {
   cuda::select_gpu_timing(config.gpu_timing == GpuTiming::kEvents);
   cuda::install_cuda_hooks(runtime::recording());
+  stacks::start_stacks(config);
 }
 
 }  // namespace proflaunch

@@ -9,6 +9,7 @@
 #include "preload/cuda/hook_registry.h"
 #include "preload/cuda/recording.h"
 #include "preload/cuda/stream_operation.h"
+#include "preload/stacks/stacks.h"
 
 extern "C" {
 CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -52,7 +53,9 @@ CUresult traced_launch(Api api, bool per_thread, const LaunchShape& shape, CallR
     record->block = shape.block;
     record->dynamic_shared_bytes = shape.shared_bytes;
     record->launch_flags = shape.launch_flags;
+    const uint64_t correlation = record->span.correlation_id;
     commit();
+    stacks::attach_stacks(correlation, format::StackPoint::kLaunch);
   }
   operation.submitted(format::GpuActivityKind::kKernel, result);
   return result;

@@ -7,6 +7,7 @@
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/hook_registry.h"
 #include "preload/cuda/recording.h"
+#include "preload/stacks/stacks.h"
 
 extern "C" {
 CUresult cuStreamSynchronize_ptsz(CUstream);
@@ -47,7 +48,9 @@ CUresult traced_sync(Api api, bool per_thread, const SyncShape& shape, CUcontext
     record->event = shape.event;
     record->context = reinterpret_cast<uint64_t>(context);
     record->target = static_cast<uint8_t>(shape.target);
+    const uint64_t correlation = record->span.correlation_id;
     commit();
+    stacks::attach_stacks(correlation, format::StackPoint::kSync);
   }
   return result;
 }

@@ -1,0 +1,57 @@
+// Python frames of the calling thread, with no change to the program and
+// without the GIL.
+//
+// A CUDA call made from Python runs with the GIL held (a C extension) or
+// released (ctypes releases it around every foreign call; torch releases it
+// inside its ops). Either way the calling thread is inside native code and
+// its own Python frames cannot change until it returns, so they can be read
+// directly from the interpreter's structures - the way py-spy reads them
+// from outside the process - without the GIL and without calling into the
+// interpreter: PyThreadState -> cframe -> current_frame -> previous ...
+// Taking the GIL here could deadlock (another thread may hold it while it
+// waits for this one), and the C API's frame functions allocate.
+//
+// Supported: CPython 3.11 (python_layout.h). Other versions get no Python
+// frames (one warning). Every pointer is checked before it is followed: the
+// frame chain is bounded, each code object must have PyCode_Type as its type,
+// each string PyUnicode_Type.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace proflaunch::stacks {
+
+// One frame as the hot path sees it: the code object and the instruction
+// offset. Resolved to file, function and line on the cold path.
+struct PythonFrameKey {
+  uintptr_t code;
+  int32_t instruction;  // index of the code unit being executed, -1 unknown
+  uint32_t flags;       // format::PythonFrameFlags
+};
+
+// Looks for a CPython 3.11 interpreter in the process (its C API symbols).
+// Cold; may be called again when libraries were loaded. True once found.
+bool init_python_frames() noexcept;
+
+struct PythonKeys {
+  uint32_t count = 0;
+  bool truncated = false;
+};
+
+// The calling thread's Python frames, innermost first (none when the thread
+// runs no Python code). Lock-free, allocation-free, no call into Python
+// beyond PyGILState_GetThisThreadState (a thread-specific-data read).
+PythonKeys capture_python_keys(PythonFrameKey* keys, uint32_t depth) noexcept;
+
+struct ResolvedPythonFrame {
+  std::string file;
+  std::string function;
+  int32_t line = -1;
+};
+
+// Cold path, on the thread that captured `key`, before it returns to Python
+// (the code object is alive: its frame holds a reference).
+ResolvedPythonFrame resolve_python_frame(const PythonFrameKey& key);
+
+}  // namespace proflaunch::stacks
