@@ -28,6 +28,9 @@ void print_summary(const ConvertCommand& command, const perfetto_json::ConvertRe
   if (join.evicted_by_window > 0 && join.activities_without_operation > 0)
     std::fprintf(err, "proftrace: note: %" PRIu64 " entries left the join window unmatched; a larger --join-window may join them\n",
                  join.evicted_by_window);
+  for (const std::string& problem : result.symbol_problems)
+    std::fprintf(err, "proftrace: note: call stacks: %s; its frames are shown as file+offset\n",
+                 problem.c_str());
   if (result.slices.lost_records > 0)
     std::fprintf(err, "proftrace: warning: %" PRIu64 " records were lost while tracing (shown as LOST markers)\n",
                  result.slices.lost_records);

@@ -6,6 +6,7 @@
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/json_writer.h"
 #include "tools/proftrace/record_text.h"
+#include "tools/proftrace/stacks/stack_dump.h"
 
 namespace proflaunch::tools {
 
@@ -190,9 +191,17 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.num("source", static_cast<unsigned>(r.source));
       break;
     }
+    case RecordKind::kCallStack:
+    case RecordKind::kNativeStackDef:
+    case RecordKind::kPythonStackDef:
+    case RecordKind::kModuleDef:
+    case RecordKind::kSymbolDef:
+      append_stack_record_fields(line, record, section);
+      break;
   }
   if (const auto fixed = fixed_record_bytes(record.kind); fixed && record.bytes > *fixed &&
-                                                          record.record_kind() != RecordKind::kStringDef)
+                                                          record.record_kind() != RecordKind::kStringDef &&
+                                                          !has_stack_tail(record.kind))
     b.num("extra_bytes", record.bytes - *fixed);
 }
 

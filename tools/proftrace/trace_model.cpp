@@ -115,7 +115,7 @@ void DefinitionsCollector::on_record(const RecordView& record) {
       break;
     }
     case RecordKind::kSectionEnd: section.end = record.as<SectionEndRecord>(); break;
-    default: break;  // events: not for this pass
+    default: section.stacks.add(record); break;  // stack definitions; events are not for this pass
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include "formats/reader.h"
 #include "formats/records.h"
+#include "tools/symbols/stack_definitions.h"
 
 namespace proflaunch::tools {
 
@@ -29,6 +30,7 @@ struct SectionModel {
   std::map<uint32_t, std::vector<format::ThreadInfoRecord>> threads;  // sorted by since_ns
   std::map<int32_t, format::DeviceInfoRecord> devices;
   std::optional<format::SectionEndRecord> end;
+  symbols::SectionStacks stacks;  // call stacks, modules, symbol table (tools/symbols)
 
   std::string_view string(uint32_t id) const;  // "" for 0 or unknown ids
   uint32_t pid() const { return process ? process->pid : 0; }

@@ -1,7 +1,9 @@
 #include "tools/proftrace/perfetto_json/converter.h"
 
 #include "tools/proftrace/json_writer.h"
+#include "tools/proftrace/perfetto_json/call_stack_pairing.h"
 #include "tools/proftrace/perfetto_json/event_stream.h"
+#include "tools/proftrace/perfetto_json/stack_args.h"
 #include "tools/proftrace/perfetto_json/track_layout.h"
 #include "tools/proftrace/progress.h"
 
@@ -24,12 +26,21 @@ class SliceSink : public JoinSink {
   SliceWriter& slices_;
 };
 
+HostOperation with_stack(HostOperation op, CallStackRef stack) {
+  op.native_stack = stack.native;
+  op.python_stack = stack.python;
+  return op;
+}
+
 class EventsVisitor : public RecordVisitor {
  public:
   EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join, Progress& progress,
                 JsonWriter& writer, uint64_t bytes_before)
       : layout_(layout), slices_(slices), join_(join), progress_(progress), writer_(writer),
-        bytes_before_(bytes_before) {}
+        bytes_before_(bytes_before),
+        pairing_([this](SectionContext& section, const RecordView& record, CallStackRef stack) {
+          dispatch(section, record, stack);
+        }) {}
 
   void on_chunk(const ChunkInfo& chunk) override {
     section_ = &layout_.section(chunk.section_id);
@@ -40,37 +51,47 @@ class EventsVisitor : public RecordVisitor {
 
   void on_record(const RecordView& record) override {
     ++records_;
-    SectionContext& section = *section_;
+    if (pairing_.offer(*section_, record)) return;
+    dispatch(*section_, record, {});
+  }
+
+  // End of an input: records still waiting for a possible CallStack.
+  void finish() { pairing_.flush(); }
+
+  // Every record (a held one when its stack is known, or known to be none).
+  void dispatch(SectionContext& section, const RecordView& record, CallStackRef stack) {
     switch (record.record_kind()) {
-      case RecordKind::kApiCall: slices_.api_call(section, record.tid, record.as<ApiCallRecord>()); break;
+      case RecordKind::kApiCall:
+        slices_.api_call(section, record.tid, record.as<ApiCallRecord>(), stack);
+        break;
       case RecordKind::kSynchronize:
-        slices_.synchronize(section, record.tid, record.as<SynchronizeRecord>());
+        slices_.synchronize(section, record.tid, record.as<SynchronizeRecord>(), stack);
         break;
       case RecordKind::kObjectLifecycle: {
         const auto lifecycle = record.as<ObjectLifecycleRecord>();
         if (lifecycle.object == static_cast<uint8_t>(ObjectKind::kStream) &&
             lifecycle.action == static_cast<uint8_t>(LifecycleAction::kCreate))
           layout_.note_stream_id(section, lifecycle.handle, lifecycle.id);
-        slices_.lifecycle(section, record.tid, lifecycle);
+        slices_.lifecycle(section, record.tid, lifecycle, stack);
         break;
       }
       case RecordKind::kLost: slices_.lost(section, record.tid, record.as<LostRecord>()); break;
       case RecordKind::kKernelLaunch: {
         HostOperation op{&section, record.tid, RecordKind::kKernelLaunch, {}};
         op.launch = record.as<KernelLaunchRecord>();
-        join_.add(op);
+        join_.add(with_stack(op, stack));
         break;
       }
       case RecordKind::kMemoryCopy: {
         HostOperation op{&section, record.tid, RecordKind::kMemoryCopy, {}};
         op.copy = record.as<MemoryCopyRecord>();
-        join_.add(op);
+        join_.add(with_stack(op, stack));
         break;
       }
       case RecordKind::kMemorySet: {
         HostOperation op{&section, record.tid, RecordKind::kMemorySet, {}};
         op.set = record.as<MemorySetRecord>();
-        join_.add(op);
+        join_.add(with_stack(op, stack));
         break;
       }
       case RecordKind::kGpuActivity:
@@ -91,6 +112,7 @@ class EventsVisitor : public RecordVisitor {
   uint64_t bytes_before_;
   SectionContext* section_ = nullptr;
   uint64_t records_ = 0;
+  CallStackPairing pairing_;
 };
 
 }  // namespace
@@ -103,6 +125,9 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   TrackLayout layout(model, events);
   layout.write_host_metadata();
   SliceWriter slices(events, layout);
+  StackFormatter stack_formatter;
+  StackArgs stack_args(stack_formatter);
+  slices.set_stack_args(&stack_args);
   SliceSink sink(slices);
   CorrelationJoin join(sink, options.join_window);
 
@@ -114,6 +139,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   for (auto& input : inputs) {
     EventsVisitor visitor(layout, slices, join, progress, writer, bytes_before);
     input.events_report = input.reader->read(visitor, ChunkSelection::kEventsOnly);
+    visitor.finish();
     result->records_read += visitor.records();
     bytes_before += input.reader->file_bytes();
   }
@@ -127,6 +153,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   result->gpu_processes = layout.gpu_process_count();
   result->slices = slices.stats();
   result->join = join.stats();
+  result->symbol_problems = stack_formatter.problems();
   if (!flushed) {
     *error = "writing the output failed";
     return false;

@@ -32,6 +32,8 @@ struct ConvertResult {
   size_t gpu_processes = 0;
   SliceStats slices;
   JoinStats join;
+  // Module files that local symbolization of call stacks could not use.
+  std::vector<std::string> symbol_problems;
 };
 
 // Writes the whole JSON document to `out`. Fills each input's events_report.

@@ -30,6 +30,8 @@ struct HostOperation {
     format::MemoryCopyRecord copy;
     format::MemorySetRecord set;
   };
+  uint32_t native_stack = 0;  // CallStack ids, 0 when none (call_stack_pairing.h)
+  uint32_t python_stack = 0;
   const format::ApiSpan& span() const {
     switch (kind) {
       case format::RecordKind::kMemoryCopy: return copy.span;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tools/proftrace/perfetto_json/json_args.h"
+#include "tools/proftrace/perfetto_json/stack_args.h"
 #include "tools/proftrace/record_text.h"
 
 namespace proflaunch::tools::perfetto_json {
@@ -36,7 +37,7 @@ SliceWriter::ApiPlacement SliceWriter::place_api(SectionContext& section, uint32
 }
 
 JsonWriter& SliceWriter::begin_api_slice(SectionContext& section, const ApiPlacement& placement,
-                                         const ApiSpan& span, uint64_t flow_id) {
+                                         const ApiSpan& span, uint64_t flow_id, CallStackRef stack) {
   const auto& label = section.api_label(span.api);
   JsonWriter& w = out_.next_event();
   ++stats_.api_slices;
@@ -63,16 +64,22 @@ JsonWriter& SliceWriter::begin_api_slice(SectionContext& section, const ApiPlace
   if (span.flags & kApiAsync) w.raw(",\"async\":true");
   if (span.flags & kApiPerThreadStream) w.raw(",\"per_thread_default_stream\":true");
   if (placement.adjusted_ns != 0) write_number_arg(w, "begin_adjusted_ns", placement.adjusted_ns);
+  if (stack_args_ != nullptr && !stack.empty() && section.model != nullptr) {
+    const std::string& text = stack_args_->json(*section.model, span.api, stack);
+    if (!text.empty()) write_json_arg(w, "stack", text);
+  }
   return w;
 }
 
-void SliceWriter::api_call(SectionContext& section, uint32_t tid, const ApiCallRecord& record) {
-  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0);
+void SliceWriter::api_call(SectionContext& section, uint32_t tid, const ApiCallRecord& record,
+                           CallStackRef stack) {
+  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
   w.raw("}}");
 }
 
-void SliceWriter::synchronize(SectionContext& section, uint32_t tid, const SynchronizeRecord& record) {
-  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0);
+void SliceWriter::synchronize(SectionContext& section, uint32_t tid, const SynchronizeRecord& record,
+                              CallStackRef stack) {
+  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
   write_string_arg(w, "target", sync_target_name(record.target));
   write_number_arg(w, "device", record.device);
   if (record.stream != 0) write_json_arg(w, "stream", section.stream_json_text(record.stream));
@@ -80,8 +87,9 @@ void SliceWriter::synchronize(SectionContext& section, uint32_t tid, const Synch
   w.raw("}}");
 }
 
-void SliceWriter::lifecycle(SectionContext& section, uint32_t tid, const ObjectLifecycleRecord& record) {
-  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0);
+void SliceWriter::lifecycle(SectionContext& section, uint32_t tid, const ObjectLifecycleRecord& record,
+                            CallStackRef stack) {
+  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
   write_string_arg(w, "object", object_kind_name(record.object));
   write_string_arg(w, "action", lifecycle_action_name(record.action));
   write_string_arg(w, "handle", hex(record.handle));
@@ -116,7 +124,8 @@ void SliceWriter::lost(SectionContext& section, uint32_t tid, const LostRecord& 
 
 void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& placement, uint64_t flow_id) {
   SectionContext& section = *op.section;
-  JsonWriter& w = begin_api_slice(section, placement, op.span(), flow_id);
+  JsonWriter& w = begin_api_slice(section, placement, op.span(), flow_id,
+                                  CallStackRef{op.native_stack, op.python_stack});
   switch (op.kind) {
     case RecordKind::kKernelLaunch: {
       const auto& launch = op.launch;

@@ -11,11 +11,14 @@
 #include <unordered_map>
 
 #include "formats/records.h"
+#include "tools/proftrace/perfetto_json/call_stack_pairing.h"
 #include "tools/proftrace/perfetto_json/correlation_join.h"
 #include "tools/proftrace/perfetto_json/event_stream.h"
 #include "tools/proftrace/perfetto_json/track_layout.h"
 
 namespace proflaunch::tools::perfetto_json {
+
+class StackArgs;
 
 struct SliceStats {
   uint64_t api_slices = 0;
@@ -33,9 +36,15 @@ class SliceWriter {
  public:
   SliceWriter(EventStream& out, TrackLayout& layout) : out_(out), layout_(layout) {}
 
-  void api_call(SectionContext& section, uint32_t tid, const format::ApiCallRecord& record);
-  void synchronize(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record);
-  void lifecycle(SectionContext& section, uint32_t tid, const format::ObjectLifecycleRecord& record);
+  // Where API slices get their "stack" arg; none: no stacks are written.
+  void set_stack_args(StackArgs* stack_args) { stack_args_ = stack_args; }
+
+  void api_call(SectionContext& section, uint32_t tid, const format::ApiCallRecord& record,
+                CallStackRef stack = {});
+  void synchronize(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record,
+                   CallStackRef stack = {});
+  void lifecycle(SectionContext& section, uint32_t tid, const format::ObjectLifecycleRecord& record,
+                 CallStackRef stack = {});
   void lost(SectionContext& section, uint32_t tid, const format::LostRecord& record);
 
   // A launch, copy or memset whose GPU work is not in the trace.
@@ -68,13 +77,14 @@ class SliceWriter {
   // Writes `{"ph":"X",...,"args":{<common args>`; the caller adds its args
   // and closes with "}}".
   JsonWriter& begin_api_slice(SectionContext& section, const ApiPlacement& placement,
-                              const format::ApiSpan& span, uint64_t flow_id);
+                              const format::ApiSpan& span, uint64_t flow_id, CallStackRef stack);
   void write_operation(const HostOperation& operation, const ApiPlacement& placement, uint64_t flow_id);
   void write_gpu_work(const HostOperation* operation, const DeviceActivity& activity,
                       const GpuWork& work, uint64_t flow_id);
 
   EventStream& out_;
   TrackLayout& layout_;
+  StackArgs* stack_args_ = nullptr;
   SliceStats stats_;
   uint64_t next_flow_id_ = 1;  // unique across the whole output
 

@@ -6,11 +6,13 @@ namespace proflaunch::tools::stats {
 
 std::unique_ptr<StatsSection> make_gpu_kernel_summary();
 std::unique_ptr<StatsSection> make_api_summary();
+std::unique_ptr<StatsSection> make_call_site_summary();
 
 std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
   std::vector<std::unique_ptr<StatsSection>> sections;
   sections.push_back(make_gpu_kernel_summary());
   sections.push_back(make_api_summary());
+  sections.push_back(make_call_site_summary());
   return sections;
 }
 

@@ -1,0 +1,15 @@
+#include "tools/proftrace/perfetto_json/stack_args.h"
+
+#include "tools/proftrace/json_writer.h"
+
+namespace proflaunch::tools::perfetto_json {
+
+const std::string& StackArgs::json(const SectionModel& section, uint16_t api, CallStackRef stack) {
+  const auto key = std::make_tuple(section.section_id, stack.native, stack.python, api);
+  auto found = cache_.find(key);
+  if (found != cache_.end()) return found->second;
+  const std::string text = formatter_.text(section, stack.native, stack.python, section.api_name(api));
+  return cache_.emplace(key, text.empty() ? std::string() : json_quoted(text)).first->second;
+}
+
+}  // namespace proflaunch::tools::perfetto_json

@@ -1,0 +1,187 @@
+#include "tools/proftrace/stacks/stack_formatter.h"
+
+#include <cstdio>
+
+namespace proflaunch::tools {
+namespace {
+
+std::string base_name(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+bool is_interpreter_loop(std::string_view function) {
+  return function.rfind("_PyEval_EvalFrame", 0) == 0;
+}
+
+// The libraries a CUDA call passes through on its way to the driver: not
+// where the user's call came from.
+bool is_cuda_library(std::string_view path) {
+  const std::string name = base_name(path);
+  return name.rfind("libcuda.", 0) == 0 || name.rfind("libcudart", 0) == 0;
+}
+
+std::string frame_text(std::string_view function, std::string_view file, uint32_t line,
+                       const std::string& location, bool inlined) {
+  std::string text;
+  if (!function.empty()) {
+    text = std::string(function) + " (";
+    text += !file.empty() && line != 0 ? base_name(file) + ":" + std::to_string(line) : location;
+    text += ")";
+  } else if (!file.empty() && line != 0) {
+    text = location + " (" + base_name(file) + ":" + std::to_string(line) + ")";
+  } else {
+    text = location;
+  }
+  if (inlined) text += " [inlined]";
+  return text;
+}
+
+}  // namespace
+
+std::string python_frame_text(const SectionModel& section, const format::PythonFrame& frame) {
+  std::string text(section.string(frame.file_string));
+  if (text.empty()) text = "?";
+  if (frame.line >= 0) text += ":" + std::to_string(frame.line);
+  const std::string_view function = section.string(frame.function_string);
+  if (!function.empty()) text += " " + std::string(function);
+  return text;
+}
+
+void StackFormatter::add_address_frames(const SectionModel& section,
+                                        const symbols::NativeFrameRef& ref,
+                                        std::vector<NativeFrame>& out) {
+  std::string path;
+  std::string location;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(ref.address));
+  location = hex;
+  const symbols::ModuleInfo* module = nullptr;
+  if (ref.module >= 0) {
+    module = &section.stacks.modules()[static_cast<size_t>(ref.module)];
+    path = std::string(section.string(module->path_string));
+    location = symbols::module_offset_text(path, *module, ref.address);
+  }
+  const bool cuda = is_cuda_library(path);
+
+  const auto embedded = section.stacks.embedded_symbols(ref.address);
+  if (!embedded.empty()) {
+    for (size_t i = 0; i < embedded.size(); ++i) {
+      const auto& symbol = embedded[i];
+      const std::string_view function = section.string(symbol.function_string);
+      out.push_back({frame_text(function, section.string(symbol.file_string), symbol.line, location,
+                                i + 1 < embedded.size()),
+                     is_interpreter_loop(function), cuda, ref.module});
+    }
+    return;
+  }
+  if (module != nullptr) {
+    const symbols::SymbolFrames& local = symbolizer_.symbolize(path, *module, ref.address);
+    for (size_t i = 0; i < local.size(); ++i) {
+      out.push_back({frame_text(local[i].function, local[i].file, local[i].line, location, i + 1 < local.size()),
+                     is_interpreter_loop(local[i].function), cuda, ref.module});
+    }
+    if (!local.empty()) return;
+  }
+  out.push_back({location, false, cuda, ref.module});
+}
+
+const std::vector<StackFormatter::NativeFrame>& StackFormatter::native_frames(
+    const SectionModel& section, uint32_t id) {
+  const auto key = std::make_pair(section.section_id, id);
+  auto found = native_cache_.find(key);
+  if (found != native_cache_.end()) return found->second;
+  std::vector<NativeFrame> frames;
+  if (const symbols::NativeStackInfo* stack = section.stacks.native(id)) {
+    for (const symbols::NativeFrameRef& ref : stack->frames) add_address_frames(section, ref, frames);
+    if (stack->truncated) frames.push_back({"...", false, false, -1});
+  }
+  return native_cache_.emplace(key, std::move(frames)).first->second;
+}
+
+std::vector<std::string> StackFormatter::frames(const SectionModel& section, uint32_t native_stack,
+                                                uint32_t python_stack, std::string_view leaf) {
+  // Root-first Python runs: each starts at an entry frame (where C entered
+  // the interpreter) and is what one _PyEval_EvalFrameDefault frame ran.
+  std::vector<std::vector<std::string>> runs;
+  if (const symbols::PythonStackInfo* python = section.stacks.python(python_stack)) {
+    if (python->truncated) runs.push_back({"..."});
+    for (auto it = python->frames.rbegin(); it != python->frames.rend(); ++it) {
+      if (runs.empty() || (it->flags & format::kPythonFrameEntry) != 0) runs.emplace_back();
+      runs.back().push_back(python_frame_text(section, *it));
+    }
+  }
+  std::vector<NativeFrame> native;  // root first
+  if (native_stack != 0) {
+    const auto& innermost_first = native_frames(section, native_stack);
+    native.assign(innermost_first.rbegin(), innermost_first.rend());
+  }
+  size_t interpreter_frames = 0;
+  int32_t interpreter_module = -1;
+  for (const NativeFrame& frame : native) {
+    interpreter_frames += frame.interpreter;
+    if (frame.interpreter) interpreter_module = frame.module;
+  }
+  // The interpreter's own plumbing between Python frames says nothing the
+  // Python frames do not.
+  auto plumbing = [&](const NativeFrame& frame) {
+    return !runs.empty() && interpreter_module >= 0 && frame.module == interpreter_module;
+  };
+
+  std::vector<std::string> out;
+  if (interpreter_frames > 0 && interpreter_frames <= runs.size()) {
+    // Runs the native stack does not reach (cut at the depth limit) are the
+    // outermost ones; the others replace their interpreter frames in order.
+    const size_t unmatched = runs.size() - interpreter_frames;
+    for (size_t r = 0; r < unmatched; ++r) out.insert(out.end(), runs[r].begin(), runs[r].end());
+    size_t next_run = unmatched;
+    bool before_first_interpreter_frame = true;
+    for (const NativeFrame& frame : native) {
+      if (frame.interpreter) {
+        const auto& run = runs[next_run++];
+        out.insert(out.end(), run.begin(), run.end());
+        before_first_interpreter_frame = false;
+      } else if ((!before_first_interpreter_frame || unmatched == 0) && !plumbing(frame)) {
+        // Native frames before the interpreter (libc's start) are kept only
+        // when no Python frame had to go before them.
+        out.push_back(frame.text);
+      }
+    }
+  } else {
+    for (const auto& run : runs) out.insert(out.end(), run.begin(), run.end());
+    // Without interpreter frames to place them, Python frames sit at the
+    // root: only native frames called from Python (after the innermost
+    // interpreter frame) follow them.
+    size_t start = 0;
+    if (!runs.empty())
+      for (size_t i = 0; i < native.size(); ++i)
+        if (native[i].interpreter) start = i + 1;
+    for (size_t i = start; i < native.size(); ++i)
+      if (!plumbing(native[i])) out.push_back(native[i].text);
+  }
+  if (!leaf.empty() && !out.empty()) out.emplace_back(leaf);
+  return out;
+}
+
+std::string StackFormatter::text(const SectionModel& section, uint32_t native_stack,
+                                 uint32_t python_stack, std::string_view leaf) {
+  std::string joined;
+  for (const std::string& frame : frames(section, native_stack, python_stack, leaf)) {
+    if (!joined.empty()) joined += '\n';
+    joined += frame;
+  }
+  return joined;
+}
+
+std::string StackFormatter::call_site(const SectionModel& section, uint32_t native_stack,
+                                      uint32_t python_stack) {
+  if (const symbols::PythonStackInfo* python = section.stacks.python(python_stack))
+    if (!python->frames.empty()) return python_frame_text(section, python->frames.front());
+  if (native_stack == 0) return {};
+  const auto& innermost_first = native_frames(section, native_stack);
+  for (const NativeFrame& frame : innermost_first)
+    if (!frame.cuda_library && frame.text != "...") return frame.text;
+  return innermost_first.empty() ? std::string() : innermost_first.front().text;
+}
+
+}  // namespace proflaunch::tools
