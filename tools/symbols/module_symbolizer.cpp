@@ -130,8 +130,17 @@ SymbolFrames ModuleSymbolizer::lookup(uint64_t pc) {
         line = static_cast<uint32_t>(line_number > 0 ? line_number : 0);
       }
     }
+    // dwarf_getscopes continues from an inlined instance into its abstract
+    // definition's scopes; the concrete nesting (inlined instance inside the
+    // function it was inlined into) is the DIE path of the innermost scope.
     Dwarf_Die* scopes = nullptr;
-    const int count = dwarf_getscopes(cu, pc - bias, &scopes);
+    int count = dwarf_getscopes(cu, pc - bias, &scopes);
+    if (count > 0) {
+      Dwarf_Die innermost = scopes[0];
+      std::free(scopes);
+      scopes = nullptr;
+      count = dwarf_getscopes_die(&innermost, &scopes);
+    }
     for (int i = 0; i < count; ++i) {
       const int tag = dwarf_tag(&scopes[i]);
       if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
