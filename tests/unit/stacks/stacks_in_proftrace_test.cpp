@@ -1,0 +1,246 @@
+// proftrace's side of call stacks on hand-built traces: how native and
+// Python frames are merged (leaf last), which names win (the embedded
+// symbol table, else the module files, else module+offset), how convert pairs
+// a CallStack with its event across chunks and threads, and the call-sites
+// table of `proftrace stats`.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "formats/trace_builder.h"
+#include "tests/unit/tools/tool_fixture.h"
+#include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/trace_model.h"
+
+namespace proflaunch::testing {
+namespace {
+
+using namespace format;
+
+constexpr uint64_t kSection = 0x5A;
+constexpr uint64_t kPythonBase = 0x400000;      // the interpreter (non-PIE)
+constexpr uint64_t kTorchBase = 0x7f0000000000;  // a library
+
+class SyntheticStacks {
+ public:
+  explicit SyntheticStacks(TraceBuilder& trace) : trace_(trace) {}
+
+  void module(const std::string& path, uint64_t start, uint64_t end) {
+    ModuleDefRecord record{};
+    record.header = header_for<ModuleDefRecord>();
+    record.path_string = trace_.string(kSection, path);
+    record.load_bias = start;
+    record.start = start;
+    record.end = end;
+    raw(&record, sizeof record, {});
+  }
+  void native(uint32_t id, const std::vector<uint64_t>& innermost_first, uint16_t flags = 0) {
+    NativeStackDefRecord record{};
+    record.header = header_for<NativeStackDefRecord>();
+    record.header.bytes = static_cast<uint16_t>(sizeof record + innermost_first.size() * 8);
+    record.id = id;
+    record.frame_count = static_cast<uint16_t>(innermost_first.size());
+    record.flags = flags;
+    raw(&record, sizeof record, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(innermost_first.data()),
+                                                     reinterpret_cast<const uint8_t*>(innermost_first.data()) +
+                                                         innermost_first.size() * 8));
+  }
+  // (file, function, line, entry) innermost first.
+  void python(uint32_t id, const std::vector<std::tuple<std::string, std::string, int, bool>>& frames) {
+    PythonStackDefRecord record{};
+    record.header = header_for<PythonStackDefRecord>();
+    record.header.bytes = static_cast<uint16_t>(sizeof record + frames.size() * sizeof(PythonFrame));
+    record.id = id;
+    record.frame_count = static_cast<uint16_t>(frames.size());
+    std::vector<uint8_t> tail;
+    for (const auto& [file, function, line, entry] : frames) {
+      PythonFrame frame{trace_.string(kSection, file), trace_.string(kSection, function), line,
+                        entry ? uint32_t{kPythonFrameEntry} : 0u};
+      const auto* p = reinterpret_cast<const uint8_t*>(&frame);
+      tail.insert(tail.end(), p, p + sizeof frame);
+    }
+    raw(&record, sizeof record, tail);
+  }
+  void symbol(uint64_t address, const std::string& function, const std::string& file = "", uint32_t line = 0,
+              uint16_t depth = 0) {
+    SymbolDefRecord record{};
+    record.header = header_for<SymbolDefRecord>();
+    record.function_string = trace_.string(kSection, function);
+    record.address = address;
+    record.file_string = file.empty() ? 0 : trace_.string(kSection, file);
+    record.line = line;
+    record.inline_depth = depth;
+    raw(&record, sizeof record, {});
+  }
+
+ private:
+  void raw(const void* fixed, size_t bytes, const std::vector<uint8_t>& tail) {
+    std::vector<uint8_t> all(static_cast<const uint8_t*>(fixed), static_cast<const uint8_t*>(fixed) + bytes);
+    all.insert(all.end(), tail.begin(), tail.end());
+    trace_.raw_record(kSection, ChunkKind::kDefinitions, all);
+  }
+  TraceBuilder& trace_;
+};
+
+tools::TraceModel load_model(const std::string& path, std::vector<tools::InputTrace>& inputs) {
+  std::string error;
+  EXPECT_TRUE(tools::open_inputs({path}, &inputs, &error)) << error;
+  tools::TraceModel model;
+  tools::load_definitions(inputs, model);
+  return model;
+}
+
+// A Python program whose model calls into a library that launches: the
+// native stack has two interpreter frames (a C call from Python back into
+// Python in between), the Python stack two entry frames.
+void python_program(TraceBuilder& trace) {
+  trace.process(kSection, {.pid = 10, .argv = {"python3", "train.py"}});
+  SyntheticStacks s(trace);
+  s.module("/usr/bin/python3", kPythonBase, kPythonBase + 0x100000);
+  s.module("/opt/torch/libtorch.so", kTorchBase, kTorchBase + 0x100000);
+  // Root first: main, eval, PyObject_Call, eval, torch op, launch helper (inlined).
+  const std::vector<uint64_t> innermost_first = {kTorchBase + 0x200, kTorchBase + 0x100, kPythonBase + 0x40,
+                                                 kPythonBase + 0x30, kPythonBase + 0x20, kPythonBase + 0x10};
+  s.native(1, innermost_first);
+  s.symbol(kPythonBase + 0x10, "main");
+  s.symbol(kPythonBase + 0x20, "_PyEval_EvalFrameDefault");
+  s.symbol(kPythonBase + 0x30, "PyObject_Call");
+  s.symbol(kPythonBase + 0x40, "_PyEval_EvalFrameDefault");
+  s.symbol(kTorchBase + 0x100, "at::add", "/src/BinaryOps.cpp", 120);
+  s.symbol(kTorchBase + 0x200, "launch_add", "/src/Loops.cuh", 88, 0);
+  s.symbol(kTorchBase + 0x200, "add_kernel_impl", "/src/Add.cu", 31, 1);
+  s.python(1, {{"model.py", "Layer.forward", 7, true}, {"train.py", "step", 42, false},
+               {"train.py", "<module>", 50, true}});
+  // The same Python stack with a native stack cut short of the interpreter.
+  s.native(2, {kTorchBase + 0x200, kTorchBase + 0x100}, kStackTruncated);
+}
+
+TEST(StackFormatter, PythonFramesReplaceTheInterpreterFramesTheyRanIn) {
+  TraceBuilder trace;
+  python_program(trace);
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "python.trace"), inputs);
+  const tools::SectionModel& section = *model.find(kSection);
+  tools::StackFormatter formatter;
+  EXPECT_EQ(formatter.frames(section, 1, 1, "cudaLaunchKernel"),
+            (std::vector<std::string>{"train.py:50 <module>", "train.py:42 step", "model.py:7 Layer.forward",
+                                      "at::add (BinaryOps.cpp:120)", "add_kernel_impl (Add.cu:31)",
+                                      "launch_add (Loops.cuh:88) [inlined]", "cudaLaunchKernel"}));
+  // Cut short of the interpreter: the Python frames go first.
+  EXPECT_EQ(formatter.frames(section, 2, 1, "cudaLaunchKernel"),
+            (std::vector<std::string>{"train.py:50 <module>", "train.py:42 step", "model.py:7 Layer.forward",
+                                      "...", "at::add (BinaryOps.cpp:120)", "add_kernel_impl (Add.cu:31)",
+                                      "launch_add (Loops.cuh:88) [inlined]", "cudaLaunchKernel"}));
+  EXPECT_EQ(formatter.call_site(section, 1, 1), "model.py:7 Layer.forward");
+  EXPECT_TRUE(formatter.frames(section, 99, 99, "x").empty()) << "unknown ids: no frames";
+}
+
+TEST(StackFormatter, WithoutNamesFramesShowModuleAndOffsetOrTheAddress) {
+  TraceBuilder trace;
+  trace.process(kSection, {.pid = 10});
+  SyntheticStacks s(trace);
+  s.module("/nonexistent/libgone.so", kTorchBase, kTorchBase + 0x1000);
+  s.native(1, {kTorchBase + 0x123, 0x1234});
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "bare.trace"), inputs);
+  tools::StackFormatter formatter;
+  EXPECT_EQ(formatter.frames(*model.find(kSection), 1, 0, "cuMemcpyHtoD"),
+            (std::vector<std::string>{"0x1234", "libgone.so+0x123", "cuMemcpyHtoD"}));
+  ASSERT_EQ(formatter.problems().size(), 1u);
+  EXPECT_NE(formatter.problems()[0].find("/nonexistent/libgone.so"), std::string::npos);
+}
+
+TEST(ConvertStacks, EachCallStackGoesToItsOwnThreadsPrecedingCall) {
+  // Small chunks: the launch and its CallStack land in different chunks, with
+  // another thread's call between them.
+  TraceBuilder trace(TraceBuilder::Options{.chunk_content_bytes = 200});
+  python_program(trace);
+  const uint16_t launch_api = trace.api(kSection, "cuLaunchKernel", ApiDomain::kDriver);
+  const uint16_t sync_api = trace.api(kSection, "cuCtxSynchronize", ApiDomain::kDriver);
+  const uint16_t other_api = trace.api(kSection, "cuInit", ApiDomain::kDriver);
+  KernelLaunchRecord launch{};
+  launch.span = {.begin_ns = 1'000'001'000, .end_ns = 1'000'002'000, .correlation_id = 10, .api = launch_api};
+  trace.event(kSection, 1, launch);
+  ApiCallRecord other{};
+  other.span = {.begin_ns = 1'000'001'500, .end_ns = 1'000'001'600, .correlation_id = 11, .api = other_api};
+  trace.event(kSection, 2, other);
+  CallStackRecord stack{};
+  stack.point = static_cast<uint8_t>(StackPoint::kLaunch);
+  stack.correlation_id = 10;
+  stack.native_stack = 1;
+  stack.python_stack = 1;
+  trace.event(kSection, 1, stack);
+  // A sync followed by a stack that is not its own: not attached.
+  SynchronizeRecord sync{};
+  sync.span = {.begin_ns = 1'000'003'000, .end_ns = 1'000'004'000, .correlation_id = 20, .api = sync_api};
+  trace.event(kSection, 1, sync);
+  stack.correlation_id = 99;
+  trace.event(kSection, 1, stack);
+  GpuActivityRecord gpu{};
+  gpu.correlation_id = 10;
+  gpu.start_ns = 1'000'001'500;
+  gpu.end_ns = 1'000'002'500;
+  gpu.kind = static_cast<uint8_t>(GpuActivityKind::kKernel);
+  trace.event(kSection, 3, gpu);
+
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const JsonValue* launch_slice = out.slice_named("cuLaunchKernel");
+  ASSERT_NE(launch_slice, nullptr);
+  const std::string text = (*launch_slice)["args"]["stack"].str();
+  EXPECT_EQ(text.substr(0, text.find('\n')), "train.py:50 <module>");
+  EXPECT_EQ(text.substr(text.rfind('\n') + 1), "cuLaunchKernel") << "leaf last";
+  EXPECT_TRUE(launch_slice->find("bind_id") != nullptr) << "still joined to its GPU work";
+  EXPECT_FALSE((*out.slice_named("cuCtxSynchronize"))["args"].has("stack"));
+  EXPECT_FALSE((*out.slice_named("cuInit"))["args"].has("stack"));
+  std::string checker_output;
+  EXPECT_EQ(run_checker(out.json_path, &checker_output), 0) << checker_output;
+}
+
+TEST(CallSiteStats, RanksCallSitesByTheGpuTimeTheyLaunched) {
+  TraceBuilder trace;
+  python_program(trace);
+  SyntheticStacks s(trace);
+  s.python(2, {{"train.py", "evaluate", 60, true}});
+  const uint16_t launch_api = trace.api(kSection, "cuLaunchKernel", ApiDomain::kDriver);
+  uint64_t correlation = 1;
+  auto launch = [&](uint32_t python_stack, uint64_t gpu_ns) {
+    KernelLaunchRecord record{};
+    record.span = {.begin_ns = 1'000'000'000 + correlation * 10'000, .end_ns = 1'000'000'100 + correlation * 10'000,
+                   .correlation_id = correlation, .api = launch_api};
+    trace.event(kSection, 1, record);
+    CallStackRecord stack{};
+    stack.point = static_cast<uint8_t>(StackPoint::kLaunch);
+    stack.correlation_id = correlation;
+    stack.native_stack = 1;
+    stack.python_stack = python_stack;
+    trace.event(kSection, 1, stack);
+    GpuActivityRecord gpu{};
+    gpu.correlation_id = correlation;
+    gpu.start_ns = record.span.begin_ns + 50;
+    gpu.end_ns = gpu.start_ns + gpu_ns;
+    gpu.kind = static_cast<uint8_t>(GpuActivityKind::kKernel);
+    trace.event(kSection, 2, gpu);
+    ++correlation;
+  };
+  for (int i = 0; i < 3; ++i) launch(1, 100);  // training step: 3 x 100 ns
+  launch(2, 1000);                             // evaluation: 1 x 1000 ns
+
+  tools::StatsCommand command;
+  command.inputs = {write_trace(trace, "sites.trace")};
+  command.sections = {"call-sites"};
+  command.csv = true;
+  const CommandOutput out = run_stats_on(command);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  std::vector<std::string> rows;
+  std::istringstream lines(out.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("train.py") != std::string::npos) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 2u) << out.out;
+  EXPECT_NE(rows[0].find(",1000,1,train.py:60 evaluate,"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[1].find(",300,3,model.py:7 Layer.forward,"), std::string::npos) << rows[1];
+}
+
+}  // namespace
+}  // namespace proflaunch::testing
