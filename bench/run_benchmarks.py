@@ -7,12 +7,17 @@ Each figure is a median over repetitions. Untraced and traced runs of the same
 loop alternate, so a drift in machine speed hits both alike. The README's
 Performance section quotes this script's output and says how it was made.
 
-  a  added cost per kernel launch, GPU timing off: traced minus untraced,
-     over the null driver (the shim alone) and over the simulated driver
+  a  added cost per kernel launch, GPU timing off, call stacks off: traced
+     minus untraced, over the null driver (the shim alone) and over the
+     simulated driver; and the same with call stacks on (the default)
   b  the same with --gpu-timing=events (simulated driver)
   c  sustained records/s with zero drops; drops under overload
   d  bytes per event in the file for the sample training loop
   e  proftrace convert: events/s and peak memory at two trace lengths
+  f  a native call stack (attach_stacks: unw_backtrace, lookup, record) at
+     8 to 64 frames deep, cut at the default depth of 32; unw_backtrace alone
+  g  a Python call stack (20-frame Python call chain, CPython 3.11), with the
+     GIL released (ctypes.CDLL) and held (ctypes.PyDLL)
 """
 import argparse
 import json
@@ -34,11 +39,12 @@ def run(command, env=None, timeout=600):
     return result
 
 
-def launch_loop_ns(args, library_path, traced, timing, parts_dir):
+def launch_loop_ns(args, library_path, traced, timing, parts_dir, stacks="none"):
     """Median ns per cuLaunchKernel in the launch loop, and whether the shim dropped anything."""
     env = dict(os.environ, LD_LIBRARY_PATH=library_path, SIMGPU_KERNEL_COSTS="*=0")
     if traced:
-        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING=timing)
+        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING=timing,
+                   PROFLAUNCH_STACKS=stacks)
     out = run([args.launch_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
                "--benchmark_report_aggregates_only=true"], env=env).stdout
     for entry in json.loads(out)["benchmarks"]:
@@ -47,13 +53,13 @@ def launch_loop_ns(args, library_path, traced, timing, parts_dir):
     raise SystemExit("bench: no median in the launch loop's output")
 
 
-def launch_overhead(args, library_path, timing, rounds=3):
+def launch_overhead(args, library_path, timing, rounds=3, stacks="none"):
     """Median over rounds of (traced - untraced), alternating the two."""
     deltas, untraced_all, traced_all = [], [], []
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as parts:
             untraced = launch_loop_ns(args, library_path, False, timing, parts)
-            traced = launch_loop_ns(args, library_path, True, timing, parts)
+            traced = launch_loop_ns(args, library_path, True, timing, parts, stacks)
         untraced_all.append(untraced)
         traced_all.append(traced)
         deltas.append(traced - untraced)
@@ -95,10 +101,27 @@ def convert_run(args, events):
         return events / wall, usage.ru_maxrss / 1024.0, os.path.getsize(trace)
 
 
+def stack_capture(args):
+    """Median real and CPU ns per call of bench_stack_capture's benchmarks, with frames captured."""
+    out = run([args.stack_capture, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+               "--benchmark_report_aggregates_only=true"]).stdout
+    rows = []
+    for entry in json.loads(out)["benchmarks"]:
+        if entry.get("aggregate_name") == "median":
+            rows.append((entry["run_name"], entry["real_time"], entry["cpu_time"], int(entry.get("frames", 0))))
+    return rows
+
+
+def python_stacks(args):
+    out = run([args.python3, args.python_stack_bench, args.python_stacks_lib]).stdout
+    return json.loads(out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("shim", "launcher", "proftrace", "launch_loop", "writer_throughput", "synthetic_trace",
-                 "training_loop", "null_driver_dir", "sim_library_path"):
+                 "training_loop", "null_driver_dir", "sim_library_path", "stack_capture", "python_stacks_lib",
+                 "python_stack_bench", "python3"):
         parser.add_argument("--" + name.replace("_", "-"), required=True)
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--rates", type=int, nargs="*",
@@ -116,6 +139,9 @@ def main():
     u, t, d = launch_overhead(args, args.sim_library_path, "none")
     print(f"| a | launch overhead, GPU timing off, simulated driver | +{d:.1f} ns per launch "
           f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
+    u, t, d = launch_overhead(args, args.null_driver_dir, "none", stacks="all")
+    print(f"| a | launch overhead with call stacks (the default --stacks=all), null driver | +{d:.1f} ns per launch "
+          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
     u, t, d = launch_overhead(args, args.sim_library_path, "events")
     print(f"| b | launch overhead, GPU timing by events, simulated driver | +{d:.0f} ns per launch "
           f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
@@ -143,6 +169,18 @@ def main():
         rate, rss, trace_bytes = convert_run(args, n)
         print(f"| e | proftrace convert, {n / 1e6:.0f} M events ({trace_bytes / 1e6:.0f} MB trace) | "
               f"{rate / 1e6:.2f} M events/s, peak RSS {rss:.0f} MiB |")
+
+    for name, real, cpu, frames in stack_capture(args):
+        what = "attach_stacks" if "Attach" in name else "unw_backtrace alone"
+        deep = name.rsplit("/", 1)[-1]
+        print(f"| f | native stack, {what}, {deep}-frame call chain ({frames} frames kept) | "
+              f"{real:.0f} ns ({cpu:.0f} ns CPU) |")
+    python = python_stacks(args)
+    for mode in ("gil_released", "gil_held"):
+        figures = python[mode]
+        print(f"| g | Python stack, {python['python_frames']} Python frames, GIL {mode.split('_')[1]} | "
+              f"{figures['python_ns']:.0f} ns (native stack {figures['native_ns']:.0f} ns, "
+              f"whole attach_stacks {figures['attach_stacks_ns']:.0f} ns) |")
 
     print("\nwriter throughput detail:\n")
     print(raw)
