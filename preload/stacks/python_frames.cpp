@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "formats/records.h"
@@ -173,7 +174,18 @@ int32_t line_of_instruction(uintptr_t code, int32_t instruction) {
 bool init_python_frames() noexcept {
   if (g_ready.load(std::memory_order_acquire)) return true;
   const auto* version = static_cast<const unsigned long*>(lookup("Py_Version"));
-  if (version == nullptr) return false;  // no interpreter (or older than 3.11)
+  if (version == nullptr) {
+    // Py_Version exists from 3.11 on; an older interpreter still says its
+    // version (a static string: safe to ask without the GIL).
+    using GetVersionFn = const char* (*)();
+    if (auto* get_version = reinterpret_cast<GetVersionFn>(lookup("Py_GetVersion"))) {
+      const char* text = get_version();
+      unsigned major = 0, minor = 0;
+      if (text != nullptr && std::sscanf(text, "%u.%u", &major, &minor) == 2)
+        warn_unsupported_version(uint64_t{major} << 24 | uint64_t{minor} << 16);
+    }
+    return false;
+  }
   if ((*version >> 16) != layout::kVersionMajorMinor) {
     warn_unsupported_version(*version);
     return false;

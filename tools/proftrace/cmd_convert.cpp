@@ -83,6 +83,7 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
     perfetto_json::ConvertOptions options;
     options.join_window = command.join_window;
     options.show_progress = command.progress;
+    options.stacks = command.stacks;
     perfetto_json::ConvertResult result;
     const bool written = perfetto_json::convert(inputs, model, out, options, &result, &error);
     const bool closed = to_stdout || std::fclose(out) == 0;
@@ -116,6 +117,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--strict", command->strict,
                 "exit with status 3 if an input was damaged (truncated or corrupt) and had to be recovered");
   sub->add_flag("-q,--quiet", command->quiet, "no summary on stderr (warnings still appear)");
+  sub->add_flag("!--no-stacks", command->stacks,
+                "leave call stacks out of the JSON (each API call's stack is text of ~1 KB)");
   sub->callback([command, &exit_code] {
     command->progress = isatty(STDERR_FILENO) != 0;
     exit_code = run_convert(*command, stderr);

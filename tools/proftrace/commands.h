@@ -26,6 +26,7 @@ struct ConvertCommand {
   bool strict = false;
   bool quiet = false;
   bool progress = false;  // set from isatty(stderr) by the CLI
+  bool stacks = true;     // the "stack" arg of API slices (--no-stacks: smaller JSON)
 };
 int run_convert(const ConvertCommand& command, std::FILE* err);
 

@@ -196,6 +196,12 @@ TEST(ConvertStacks, EachCallStackGoesToItsOwnThreadsPrecedingCall) {
   EXPECT_FALSE((*out.slice_named("cuInit"))["args"].has("stack"));
   std::string checker_output;
   EXPECT_EQ(run_checker(out.json_path, &checker_output), 0) << checker_output;
+
+  tools::ConvertCommand without;
+  without.stacks = false;
+  const ConvertedTrace plain = convert_trace(trace, without);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE((*plain.slice_named("cuLaunchKernel"))["args"].has("stack")) << "--no-stacks";
 }
 
 TEST(CallSiteStats, RanksCallSitesByTheGpuTimeTheyLaunched) {

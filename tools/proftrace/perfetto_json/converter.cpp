@@ -127,7 +127,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   SliceWriter slices(events, layout);
   StackFormatter stack_formatter;
   StackArgs stack_args(stack_formatter);
-  slices.set_stack_args(&stack_args);
+  if (options.stacks) slices.set_stack_args(&stack_args);
   SliceSink sink(slices);
   CorrelationJoin join(sink, options.join_window);
 

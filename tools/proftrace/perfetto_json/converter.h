@@ -23,6 +23,7 @@ struct ConvertOptions {
   // bytes each with the index: the default bounds the window at about 20 MB.
   size_t join_window = 1 << 17;
   bool show_progress = false;
+  bool stacks = true;  // a "stack" arg on API slices that have a CallStack
 };
 
 struct ConvertResult {
