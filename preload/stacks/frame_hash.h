@@ -22,7 +22,12 @@ inline uint64_t mix64(uint64_t h) noexcept {
 class FrameHasher {
  public:
   explicit FrameHasher(uint64_t seed) noexcept : h_(seed) {}
-  void add(uint64_t word) noexcept { h_ = (h_ ^ mix64(word + 0x9E3779B97F4A7C15ull)) * 0x100000001B3ull; }
+  // One multiply per word (a stack is hashed on every event); finish()
+  // mixes the result fully.
+  void add(uint64_t word) noexcept {
+    h_ = (h_ ^ word) * 0x9E3779B97F4A7C15ull;
+    h_ ^= h_ >> 29;
+  }
   // Never 0: the tables use 0 for an empty slot.
   uint64_t finish() const noexcept {
     const uint64_t h = mix64(h_);

@@ -30,7 +30,9 @@ void StatisticsCollector::on_record(const RecordView& record) {
     last_section_id_ = record.section_id;
   }
   SectionStatistics& section = *last_section_;
-  if (record.record_kind() != RecordKind::kThreadBatch) ++section.event_records;
+  // A CallStack belongs to the event before it: not an event of its own.
+  if (record.record_kind() != RecordKind::kThreadBatch && record.record_kind() != RecordKind::kCallStack)
+    ++section.event_records;
 
   auto see_span = [&](const ApiSpan& span) {
     see_time(section, span.begin_ns);

@@ -73,6 +73,15 @@ std::string demangle_symbol(const char* name) {
 std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const std::string& path,
                                                          std::span<const uint8_t> build_id,
                                                          std::string* why_not) {
+  // libdwfl asks debuginfod servers for missing debug files when
+  // DEBUGINFOD_URLS is set (distributions set it in login shells): network
+  // round trips per library at the end of every run. Only on request.
+  static const bool debuginfod_off = [] {
+    const char* allow = std::getenv("PROFLAUNCH_DEBUGINFOD");
+    if (allow == nullptr || std::strcmp(allow, "1") != 0) unsetenv("DEBUGINFOD_URLS");
+    return true;
+  }();
+  (void)debuginfod_off;
   std::unique_ptr<ModuleSymbolizer> symbolizer(new ModuleSymbolizer());
   symbolizer->dwfl_ = dwfl_begin(&kOfflineCallbacks);
   if (symbolizer->dwfl_ == nullptr) {
