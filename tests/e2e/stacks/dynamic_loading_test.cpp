@@ -126,5 +126,15 @@ TEST(DynamicLoading, DeepbindWarnsOnceAndTheProgramIsStillTraced) {
   EXPECT_EQ(quiet.err.find("RTLD_DEEPBIND"), std::string::npos) << quiet.err;
 }
 
+TEST(DynamicLoading, LibunwindIsLoadedButStaysOutOfTheGlobalScope) {
+  TempDir dir;
+  const ProcessResult run = testing::run_process(traced(dir / "x.trace", {build_path("SCOPE_PROBE")}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.out,
+            "libunwind loaded: yes\n"
+            "unw_backtrace from: none\n"
+            "backtrace from: libc.so.6\n");
+}
+
 }  // namespace
 }  // namespace proflaunch::e2e
