@@ -8,6 +8,7 @@ packages=(
   libzstd-dev libunwind-dev libdw-dev libelf-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   python3 clang libclang-rt-14-dev
+  libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
 )
 
 missing=()
