@@ -158,8 +158,9 @@ SymbolFrames ModuleSymbolizer::lookup(uint64_t pc) {
       file = call_file(cu, &scopes[i]);
       line = call_line(&scopes[i]);
     }
+    // No function DIE holds pc (startup code without DWARF next to code
+    // with it): the nearest line record belongs to other code, do not use it.
     std::free(scopes);
-    if (frames.empty() && !file.empty()) frames.push_back(SymbolFrame{{}, file, line, true});
   }
   // The ELF symbol table: names the function when DWARF could not, and is
   // the better name for the outermost frame when DWARF had none.
