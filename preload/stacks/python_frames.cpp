@@ -19,9 +19,13 @@ namespace layout = py311;
 // A thread that is not running Python code has no thread state here; the
 // function only reads the interpreter's thread-specific key.
 using GetThisThreadStateFn = void* (*)();
+// Reads _PyRuntime.initialized, which finalization clears before it frees
+// thread states (a daemon thread may still call CUDA then).
+using IsInitializedFn = int (*)();
 
 struct PythonInterpreter {
   GetThisThreadStateFn get_this_thread_state;
+  IsInitializedFn is_initialized;
   uintptr_t code_type;
   uintptr_t unicode_type;
   uintptr_t bytes_type;
@@ -193,10 +197,12 @@ bool init_python_frames() noexcept {
   PythonInterpreter interpreter;
   interpreter.get_this_thread_state =
       reinterpret_cast<GetThisThreadStateFn>(lookup("PyGILState_GetThisThreadState"));
+  interpreter.is_initialized = reinterpret_cast<IsInitializedFn>(lookup("Py_IsInitialized"));
   interpreter.code_type = reinterpret_cast<uintptr_t>(lookup("PyCode_Type"));
   interpreter.unicode_type = reinterpret_cast<uintptr_t>(lookup("PyUnicode_Type"));
   interpreter.bytes_type = reinterpret_cast<uintptr_t>(lookup("PyBytes_Type"));
-  if (interpreter.get_this_thread_state == nullptr || interpreter.code_type == 0 ||
+  if (interpreter.get_this_thread_state == nullptr || interpreter.is_initialized == nullptr ||
+      interpreter.code_type == 0 ||
       interpreter.unicode_type == 0 || interpreter.bytes_type == 0)
     return false;
   g_interpreter = interpreter;
@@ -206,7 +212,7 @@ bool init_python_frames() noexcept {
 
 PythonKeys capture_python_keys(PythonFrameKey* keys, uint32_t depth) noexcept {
   PythonKeys result;
-  if (!g_ready.load(std::memory_order_acquire)) return result;
+  if (!g_ready.load(std::memory_order_acquire) || g_interpreter.is_initialized() == 0) return result;
   const auto thread_state = reinterpret_cast<uintptr_t>(g_interpreter.get_this_thread_state());
   if (thread_state == 0) return result;
   const auto cframe = read_at<uintptr_t>(thread_state, layout::kThreadStateCFrame);
