@@ -25,10 +25,10 @@ constexpr const char* kDefaultGpuTiming = "events";
 constexpr const char* kDefaultTrace = "all";
 
 // Stacks: all points, 32 frames. Measured on the 2-vCPU build machine
-// (bench/, figures a, f, g): a native stack costs 0.15-0.35 us (8-32 frames;
-// ~8 ns a frame in unw_backtrace, ~20 ns for the lookup and the record), a
-// Python stack ~0.12-0.17 us more; over the null driver a launch costs
-// +0.39 us with stacks against +0.06 us without. A real driver launch costs
+// (bench/, figures a, f, g): a native stack costs 0.15-0.35 us (9-32 frames;
+// ~9 ns a frame in unw_backtrace, ~40 ns for the hash, lookup and record), a
+// Python stack ~0.17 us more; over the null driver a launch costs +0.28 us
+// with stacks against +0.06 us without. A real driver launch costs
 // the host several us, a PyTorch op 5-20 us, and the GPU nothing: 2-15 %
 // of host launch time buys the call site of every kernel, copy, sync and
 // allocation. A repeated call site adds ~0.5 byte per event to the file
