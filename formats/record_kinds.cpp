@@ -29,6 +29,9 @@ std::optional<KindInfo> kind_info(uint16_t raw_kind) {
     case RecordKind::kObjectLifecycle:
       return KindInfo{"ObjectLifecycle", sizeof(ObjectLifecycleRecord)};
     case RecordKind::kGpuActivity: return KindInfo{"GpuActivity", sizeof(GpuActivityRecord)};
+    case RecordKind::kCollectiveComm: return KindInfo{"CollectiveComm", sizeof(CollectiveCommRecord)};
+    case RecordKind::kCollective: return KindInfo{"Collective", sizeof(CollectiveRecord)};
+    case RecordKind::kCollectiveGroup: return KindInfo{"CollectiveGroup", sizeof(CollectiveGroupRecord)};
   }
   return std::nullopt;
 }
