@@ -121,8 +121,10 @@ ncclResult_t flush(std::vector<Operation> ops) {
   ncclResult_t result = ncclSuccess;
   while (!ops.empty()) {
     std::vector<Operation> share, rest;
+    const std::shared_ptr<CommState> comm = ops.front().comm;
+    const CUstream stream = ops.front().stream;
     for (Operation& op : ops) {
-      if (op.comm == ops.front().comm && op.stream == ops.front().stream)
+      if (op.comm == comm && op.stream == stream)
         share.push_back(std::move(op));
       else
         rest.push_back(std::move(op));
