@@ -73,6 +73,15 @@ class EventsVisitor : public RecordVisitor {
         join_.add(op);
         break;
       }
+      case RecordKind::kCollective:
+        slices_.collective(section, record.tid, record.as<CollectiveRecord>());
+        break;
+      case RecordKind::kCollectiveComm:
+        slices_.collective_comm(section, record.tid, record.as<CollectiveCommRecord>());
+        break;
+      case RecordKind::kCollectiveGroup:
+        slices_.collective_group(section, record.tid, record.as<CollectiveGroupRecord>());
+        break;
       case RecordKind::kGpuActivity:
         join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
         break;
@@ -100,7 +109,15 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   JsonWriter writer(out);
   EventStream events(writer);
   events.begin();
-  TrackLayout layout(model, events);
+  // Several hosts: align their clocks before anything is placed (a first
+  // pass over the events collects the collectives that end together).
+  HostClockOffsets offsets = HostClockOffsets::from_snapshots(model);
+  if (offsets.host_count() > 1) {
+    CollectiveEndCollector collector(model);
+    for (auto& input : inputs) input.reader->read(collector, ChunkSelection::kEventsOnly);
+    offsets.refine_with_collective_ends(collector.samples());
+  }
+  TrackLayout layout(model, events, &offsets);
   layout.write_host_metadata();
   SliceWriter slices(events, layout);
   SliceSink sink(slices);
