@@ -13,6 +13,8 @@ Performance section quotes this script's output and says how it was made.
   c  sustained records/s with zero drops; drops under overload
   d  bytes per event in the file for the sample training loop
   e  proftrace convert: events/s and peak memory at two trace lengths
+  f  added cost per intercepted NCCL call (ncclAllReduce; a grouped send and
+     receive), over a null libnccl.so.2 with GPU timing off (the shim alone)
 """
 import argparse
 import json
@@ -95,10 +97,38 @@ def convert_run(args, events):
         return events / wall, usage.ru_maxrss / 1024.0, os.path.getsize(trace)
 
 
+def nccl_call_ns(args, traced, parts_dir):
+    """Median ns per call of each NCCL benchmark, over the null libnccl.so.2."""
+    env = dict(os.environ, LD_LIBRARY_PATH=args.null_nccl_dir)
+    if traced:
+        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING="none")
+    out = run([args.nccl_call_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+               "--benchmark_report_aggregates_only=true"], env=env).stdout
+    medians = {}
+    for entry in json.loads(out)["benchmarks"]:
+        if entry.get("aggregate_name") == "median":
+            scale = 1 if entry["time_unit"] == "ns" else 1000
+            medians[entry["run_name"].split("/")[0]] = entry["real_time"] * scale
+    return medians
+
+
+def nccl_overhead(args, rounds=3):
+    """Per benchmark: median over rounds of (traced - untraced), and the medians."""
+    result = {}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as parts:
+            untraced = nccl_call_ns(args, False, parts)
+            traced = nccl_call_ns(args, True, parts)
+        for name in untraced:
+            result.setdefault(name, []).append((untraced[name], traced[name]))
+    return {name: (statistics.median(u for u, _ in pairs), statistics.median(t for _, t in pairs),
+                   statistics.median(t - u for u, t in pairs)) for name, pairs in result.items()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("shim", "launcher", "proftrace", "launch_loop", "writer_throughput", "synthetic_trace",
-                 "training_loop", "null_driver_dir", "sim_library_path"):
+                 "training_loop", "null_driver_dir", "sim_library_path", "nccl_call_loop", "null_nccl_dir"):
         parser.add_argument("--" + name.replace("_", "-"), required=True)
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--rates", type=int, nargs="*",
@@ -119,6 +149,14 @@ def main():
     u, t, d = launch_overhead(args, args.sim_library_path, "events")
     print(f"| b | launch overhead, GPU timing by events, simulated driver | +{d:.0f} ns per launch "
           f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
+
+    nccl = nccl_overhead(args)
+    u, t, d = nccl["BM_AllReduce"]
+    print(f"| f | NCCL collective overhead, null libnccl (shim alone) | +{d:.1f} ns per ncclAllReduce "
+          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+    u, t, d = nccl["BM_GroupedSendRecv"]
+    print(f"| f | NCCL group of a send and a receive, null libnccl | +{d:.1f} ns per group of 4 calls "
+          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
     rows, raw = writer_throughput(args)
     # The highest offered rate below which no rate dropped anything: one lucky
