@@ -75,8 +75,8 @@ ncclResult_t traced_collective(const CollectiveCall& call, CallReal&& call_real)
   const auto runs_on = cuda::effective_stream(reinterpret_cast<CUstream>(call.stream), false);
   const uint64_t stream = cuda::stream_handle(reinterpret_cast<CUstream>(call.stream), false);
   CUcontext current = nullptr;
-  const int32_t device = info != nullptr ? info->device : cuda::current_device(&current);
-  if (info != nullptr) cuda::current_device(&current);
+  const int32_t current_device = cuda::current_device(&current);
+  const int32_t device = info != nullptr ? info->device : current_device;
   const uint64_t begin = now_ticks();
   const uint64_t correlation = next_correlation_id();
   GroupState& group = tls_group;
