@@ -74,15 +74,15 @@ ncclResult_t traced_collective(const CollectiveCall& call, CallReal&& call_real)
   CommInfo* info = find_comm(call.comm);
   const auto runs_on = cuda::effective_stream(reinterpret_cast<CUstream>(call.stream), false);
   const uint64_t stream = cuda::stream_handle(reinterpret_cast<CUstream>(call.stream), false);
-  CUcontext current = nullptr;
-  const int32_t current_device = cuda::current_device(&current);
-  const int32_t device = info != nullptr ? info->device : current_device;
+  const int32_t device = info != nullptr ? info->device : -1;
   const uint64_t begin = now_ticks();
   const uint64_t correlation = next_correlation_id();
   GroupState& group = tls_group;
   // The kernel is launched in this call only outside a group; its start
   // event can be recorded only in the current context (the event pool's).
-  const bool framed = group.depth == 0 && info != nullptr && info->context != nullptr && info->context == current;
+  CUcontext current = nullptr;
+  if (group.depth == 0 && info != nullptr && info->context != nullptr) cuda::current_device(&current);
+  const bool framed = current != nullptr && info->context == current;
   cuda::LibraryFrame& frame = cuda::tls_library_frame;
   if (framed) {
     frame.entries[0] = cuda::LibraryFrameEntry::make(runs_on, correlation, cuda::gpu_timing().before(runs_on, current));

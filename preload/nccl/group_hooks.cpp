@@ -35,7 +35,9 @@ ncclResult_t outermost_group_end(CallReal&& call_real) {
   GroupState& group = tls_group;
   const uint64_t begin = now_ticks();
   CUcontext current = nullptr;
-  cuda::current_device(&current);
+  bool any_context = false;
+  for (uint32_t i = 0; i < group.stream_count; ++i) any_context |= group.streams[i].context != nullptr;
+  if (any_context) cuda::current_device(&current);
   cuda::LibraryFrame& frame = cuda::tls_library_frame;
   uint64_t correlations[kMaxGroupStreams];
   frame.count = 0;
