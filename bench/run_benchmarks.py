@@ -18,6 +18,8 @@ Performance section quotes this script's output and says how it was made.
      8 to 64 frames deep, cut at the default depth of 32; unw_backtrace alone
   g  a Python call stack (20-frame Python call chain, CPython 3.11), with the
      GIL released (ctypes.CDLL) and held (ctypes.PyDLL)
+  h  added cost per intercepted NCCL call (ncclAllReduce; a grouped send and
+     receive), over a null libnccl.so.2 with GPU timing off (the shim alone)
 """
 import argparse
 import json
@@ -117,11 +119,39 @@ def python_stacks(args):
     return json.loads(out)
 
 
+def nccl_call_ns(args, traced, parts_dir):
+    """Median ns per call of each NCCL benchmark, over the null libnccl.so.2."""
+    env = dict(os.environ, LD_LIBRARY_PATH=args.null_nccl_dir)
+    if traced:
+        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING="none")
+    out = run([args.nccl_call_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+               "--benchmark_report_aggregates_only=true"], env=env).stdout
+    medians = {}
+    for entry in json.loads(out)["benchmarks"]:
+        if entry.get("aggregate_name") == "median":
+            scale = 1 if entry["time_unit"] == "ns" else 1000
+            medians[entry["run_name"].split("/")[0]] = entry["real_time"] * scale
+    return medians
+
+
+def nccl_overhead(args, rounds=3):
+    """Per benchmark: median over rounds of (traced - untraced), and the medians."""
+    result = {}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as parts:
+            untraced = nccl_call_ns(args, False, parts)
+            traced = nccl_call_ns(args, True, parts)
+        for name in untraced:
+            result.setdefault(name, []).append((untraced[name], traced[name]))
+    return {name: (statistics.median(u for u, _ in pairs), statistics.median(t for _, t in pairs),
+                   statistics.median(t - u for u, t in pairs)) for name, pairs in result.items()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("shim", "launcher", "proftrace", "launch_loop", "writer_throughput", "synthetic_trace",
                  "training_loop", "null_driver_dir", "sim_library_path", "stack_capture", "python_stacks_lib",
-                 "python_stack_bench", "python3"):
+                 "python_stack_bench", "python3", "nccl_call_loop", "null_nccl_dir"):
         parser.add_argument("--" + name.replace("_", "-"), required=True)
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--rates", type=int, nargs="*",
@@ -145,6 +175,14 @@ def main():
     u, t, d = launch_overhead(args, args.sim_library_path, "events")
     print(f"| b | launch overhead, GPU timing by events, simulated driver | +{d:.0f} ns per launch "
           f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
+
+    nccl = nccl_overhead(args)
+    u, t, d = nccl["BM_AllReduce"]
+    print(f"| h | NCCL collective overhead, null libnccl (shim alone) | +{d:.1f} ns per ncclAllReduce "
+          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+    u, t, d = nccl["BM_GroupedSendRecv"]
+    print(f"| h | NCCL group of a send and a receive, null libnccl | +{d:.1f} ns per group of 4 calls "
+          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
     rows, raw = writer_throughput(args)
     # The highest offered rate below which no rate dropped anything: one lucky

@@ -36,6 +36,9 @@ std::optional<KindInfo> kind_info(uint16_t raw_kind) {
       return KindInfo{"PythonStackDef", sizeof(PythonStackDefRecord)};
     case RecordKind::kModuleDef: return KindInfo{"ModuleDef", sizeof(ModuleDefRecord)};
     case RecordKind::kSymbolDef: return KindInfo{"SymbolDef", sizeof(SymbolDefRecord)};
+    case RecordKind::kCollectiveComm: return KindInfo{"CollectiveComm", sizeof(CollectiveCommRecord)};
+    case RecordKind::kCollective: return KindInfo{"Collective", sizeof(CollectiveRecord)};
+    case RecordKind::kCollectiveGroup: return KindInfo{"CollectiveGroup", sizeof(CollectiveGroupRecord)};
   }
   return std::nullopt;
 }

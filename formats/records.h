@@ -130,6 +130,10 @@ enum class RecordKind : uint16_t {
   kPythonStackDef = 98,
   kModuleDef = 99,
   kSymbolDef = 100,
+  // -- Events chunk: collectives (NCCL)
+  kCollectiveComm = 128,
+  kCollective = 129,
+  kCollectiveGroup = 130,
 };
 
 #pragma pack(push, 1)
@@ -461,6 +465,91 @@ struct GpuActivityRecord {
 };
 static_assert(sizeof(GpuActivityRecord) == 48);
 
+// ---- Collectives (NCCL) ------------------------------------------------------
+//
+// A collective instance is the same call on every rank of a communicator:
+// (comm_id, sequence) names it across ranks and processes. Its GPU time is
+// the GpuActivity of the kernel launched for it: that launch carries the
+// call's correlation id (outside a group) or the CollectiveGroup record's
+// (inside one), and its GPU start is when the stream reached the call.
+
+enum class CollectiveOp : uint8_t {
+  kUnknown = 0,
+  kAllReduce = 1,
+  kBroadcast = 2,
+  kReduce = 3,
+  kAllGather = 4,
+  kReduceScatter = 5,
+  kAlltoAll = 6,
+  kGather = 7,
+  kScatter = 8,
+  kSend = 9,
+  kRecv = 10,
+};
+
+enum class CommAction : uint8_t {
+  kInit = 1,      // ncclCommInitRank, ncclCommInitRankConfig
+  kInitAll = 2,   // one record per communicator ncclCommInitAll made
+  kSplit = 3,
+  kFinalize = 4,
+  kDestroy = 5,
+  kAbort = 6,
+};
+
+// A communicator's creation or end, and what every later record refers to.
+struct CollectiveCommRecord {
+  RecordHeader header;
+  int32_t device;           // CUDA device of the communicator, -1 unknown
+  ApiSpan span;
+  uint64_t comm;            // handle in this process
+  uint64_t comm_id;         // the same on every rank: hash of the unique id (splits: of parent, split, color)
+  uint64_t parent_comm_id;  // kSplit: the parent's comm_id, else 0
+  int32_t rank;
+  int32_t nranks;
+  uint8_t action;           // CommAction
+  uint8_t reserved[7];
+};
+static_assert(sizeof(CollectiveCommRecord) == 80);
+
+// One collective or point-to-point call.
+struct CollectiveRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t comm;
+  uint64_t comm_id;
+  // Collectives: the call's number among this communicator's collectives
+  // (from 1), equal on every rank. Send/recv: its number among this rank's
+  // sends to (receives from) `root`, so a send and the matching receive agree.
+  uint64_t sequence;
+  uint64_t count;           // elements as the API counts them (sendcount, recvcount, count)
+  uint64_t bytes;           // count * datatype size
+  uint64_t stream;          // as recorded for launches (kStreamLegacy for NULL)
+  uint64_t group_id;        // the CollectiveGroup's group_id when called inside a group, else 0
+  int32_t root;             // root, or peer for send/recv; -1 when the op has none
+  int32_t rank;
+  int32_t nranks;
+  uint8_t op;               // CollectiveOp
+  uint8_t datatype;         // ncclDataType_t
+  uint8_t reduction;        // ncclRedOp_t; 255 when the op does not reduce
+  uint8_t group_depth;      // ncclGroupStart nesting at the call, 0 outside a group
+};
+static_assert(sizeof(CollectiveRecord) == 112);
+
+// The outermost ncclGroupEnd, once per stream its members used: span is the
+// ncclGroupEnd call, and span.correlation_id that of the kernel launched on
+// `stream` for the members (their GPU time).
+struct CollectiveGroupRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t group_id;        // what the members carry
+  uint64_t stream;          // 0 when the group had no member with a stream
+  uint32_t members;         // member calls on this stream
+  uint32_t reserved;
+};
+static_assert(sizeof(CollectiveGroupRecord) == 64);
+
 #pragma pack(pop)
 
 // Host API records keep their ApiSpan at one offset (after the header and a
@@ -474,6 +563,9 @@ static_assert(offsetof(MemoryCopyRecord, span) == kApiSpanOffset);
 static_assert(offsetof(MemorySetRecord, span) == kApiSpanOffset);
 static_assert(offsetof(SynchronizeRecord, span) == kApiSpanOffset);
 static_assert(offsetof(ObjectLifecycleRecord, span) == kApiSpanOffset);
+static_assert(offsetof(CollectiveCommRecord, span) == kApiSpanOffset);
+static_assert(offsetof(CollectiveRecord, span) == kApiSpanOffset);
+static_assert(offsetof(CollectiveGroupRecord, span) == kApiSpanOffset);
 
 constexpr bool has_api_span(uint16_t kind) {
   switch (static_cast<RecordKind>(kind)) {
@@ -483,6 +575,9 @@ constexpr bool has_api_span(uint16_t kind) {
     case RecordKind::kMemorySet:
     case RecordKind::kSynchronize:
     case RecordKind::kObjectLifecycle:
+    case RecordKind::kCollectiveComm:
+    case RecordKind::kCollective:
+    case RecordKind::kCollectiveGroup:
       return true;
     default:
       return false;
@@ -627,6 +722,9 @@ PROFLAUNCH_RECORD_KIND(NativeStackDefRecord, kNativeStackDef)
 PROFLAUNCH_RECORD_KIND(PythonStackDefRecord, kPythonStackDef)
 PROFLAUNCH_RECORD_KIND(ModuleDefRecord, kModuleDef)
 PROFLAUNCH_RECORD_KIND(SymbolDefRecord, kSymbolDef)
+PROFLAUNCH_RECORD_KIND(CollectiveCommRecord, kCollectiveComm)
+PROFLAUNCH_RECORD_KIND(CollectiveRecord, kCollective)
+PROFLAUNCH_RECORD_KIND(CollectiveGroupRecord, kCollectiveGroup)
 #undef PROFLAUNCH_RECORD_KIND
 
 // Fills a fixed-size record's header. Variable-size records set `bytes` themselves.

@@ -52,9 +52,11 @@ extern __thread __attribute__((tls_model("initial-exec"))) RuntimeFrame tls_runt
 // which on an idle stream is where the operation's GPU time starts.
 class DriverCall {
  public:
-  DriverCall(Api api, Operation operation, uint16_t flags) noexcept
+  // `correlation_id`: 0 for a new one, else one the call must carry (a
+  // launch inside a library frame, library_frame.h).
+  DriverCall(Api api, Operation operation, uint16_t flags, uint64_t correlation_id = 0) noexcept
       : begin_ns_(now_ticks()),
-        correlation_(next_correlation_id()),
+        correlation_(correlation_id != 0 ? correlation_id : next_correlation_id()),
         api_(api_id(api)),
         flags_(flags),
         operation_(operation) {}

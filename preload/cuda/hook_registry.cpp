@@ -6,6 +6,7 @@
 #include "preload/cuda/cuda_apis.h"
 #include "preload/intercept/dlsym_interposer.h"
 #include "preload/intercept/real_symbols.h"
+#include "preload/nccl/nccl_hooks.h"
 
 namespace proflaunch::cuda {
 namespace {
@@ -20,6 +21,7 @@ intercept::HookTable g_table;
 bool wants(const char* name) {
   if (name[0] == 'c') return name[1] == 'u' && g_table.contains(name);
   if (name[0] == '_') return name[1] == '_' && name[2] == 'c' && g_table.contains(name);
+  if (name[0] == 'n') return name[1] == 'c' && g_table.contains(name);  // NCCL (preload/nccl)
   return false;
 }
 
@@ -44,7 +46,8 @@ const intercept::HookTable& hook_table() { return g_table; }
 bool install_cuda_hooks(bool recording) noexcept {
   const HookFamily families[] = {launch_hooks(), copy_hooks(),        sync_hooks(),
                                  object_hooks(), entry_point_hooks(), runtime_launch_hooks(),
-                                 runtime_api_hooks()};
+                                 runtime_api_hooks(), nccl::nccl_comm_hooks(),
+                                 nccl::nccl_collective_hooks(), nccl::nccl_group_hooks()};
   size_t count = 0;
   for (const HookFamily& family : families) {
     for (size_t i = 0; i < family.count && count < kMaxHooks; ++i) g_sorted[count++] = family.entries[i];

@@ -13,6 +13,7 @@
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/gpu_timing.h"
+#include "preload/cuda/library_frame.h"
 
 namespace proflaunch::cuda {
 
@@ -22,8 +23,9 @@ class StreamOperation {
       : device_(current_device(&context_)),
         runs_on_(effective_stream(stream, per_thread)),
         stream_id_(stream_handle(stream, per_thread)),
-        call_(api, operation, variant_flags(per_thread, async)),
-        token_(gpu_timing().before(runs_on_, context_)) {}
+        library_(operation == Operation::kLaunch ? take_library_frame_entry(runs_on_) : nullptr),
+        call_(api, operation, variant_flags(per_thread, async), library_ ? library_->correlation_id : 0),
+        token_(library_ ? library_->start() : gpu_timing().before(runs_on_, context_)) {}
 
   // Fills what every stream record shares: span, device, stream, context.
   template <typename Record>
@@ -46,6 +48,7 @@ class StreamOperation {
   int device_;
   CUstream runs_on_;
   uint64_t stream_id_;
+  LibraryFrameEntry* library_;  // a library call's entry this launch took, else null
   DriverCall call_;     // before token_: see the top of this file
   TimingToken token_;
 };

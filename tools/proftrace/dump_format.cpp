@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "formats/record_kinds.h"
+#include "tools/proftrace/collective_text.h"
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/json_writer.h"
 #include "tools/proftrace/record_text.h"
@@ -198,6 +199,32 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
     case RecordKind::kSymbolDef:
       append_stack_record_fields(line, record, section);
       break;
+    case RecordKind::kCollectiveComm: {
+      const auto r = record.as<CollectiveCommRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).text("action", comm_action_name(r.action)).hexnum("comm", r.comm);
+      b.hexnum("comm_id", r.comm_id).hexnum("parent_comm_id", r.parent_comm_id).num("rank", r.rank);
+      b.num("nranks", r.nranks);
+      break;
+    }
+    case RecordKind::kCollective: {
+      const auto r = record.as<CollectiveRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).text("op", collective_op_name(r.op)).hexnum("comm", r.comm);
+      b.hexnum("comm_id", r.comm_id).num("sequence", r.sequence).num("count", r.count).num("bytes", r.bytes);
+      b.text("datatype", nccl_datatype_name(r.datatype));
+      if (r.reduction != 255) b.text("reduction", nccl_reduction_name(r.reduction));
+      b.num("root", r.root).num("rank", r.rank).num("nranks", r.nranks).text("stream", stream_handle_text(r.stream));
+      b.num("group_id", r.group_id).num("group_depth", static_cast<unsigned>(r.group_depth));
+      break;
+    }
+    case RecordKind::kCollectiveGroup: {
+      const auto r = record.as<CollectiveGroupRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).num("group_id", r.group_id).text("stream", stream_handle_text(r.stream));
+      b.num("members", r.members);
+      break;
+    }
   }
   if (const auto fixed = fixed_record_bytes(record.kind); fixed && record.bytes > *fixed &&
                                                           record.record_kind() != RecordKind::kStringDef &&

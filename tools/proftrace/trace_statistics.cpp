@@ -53,6 +53,9 @@ void StatisticsCollector::on_record(const RecordView& record) {
     case RecordKind::kMemorySet: see_span(record.as<MemorySetRecord>().span); break;
     case RecordKind::kSynchronize: see_span(record.as<SynchronizeRecord>().span); break;
     case RecordKind::kObjectLifecycle: see_span(record.as<ObjectLifecycleRecord>().span); break;
+    case RecordKind::kCollectiveComm: see_span(record.as<CollectiveCommRecord>().span); break;
+    case RecordKind::kCollective: see_span(record.as<CollectiveRecord>().span); break;
+    case RecordKind::kCollectiveGroup: see_span(record.as<CollectiveGroupRecord>().span); break;
     case RecordKind::kGpuActivity: {
       const auto activity = record.as<GpuActivityRecord>();
       see_time(section, activity.start_ns);

@@ -161,6 +161,24 @@ std::map<std::string, StructFact> facts_from_code() {
        FIELD(SymbolDefRecord, address), FIELD(SymbolDefRecord, file_string),
        FIELD(SymbolDefRecord, line), FIELD(SymbolDefRecord, inline_depth),
        FIELD(SymbolDefRecord, flags), FIELD(SymbolDefRecord, reserved)});
+  facts["CollectiveComm"] = record<CollectiveCommRecord>(
+      {FIELD(CollectiveCommRecord, header), FIELD(CollectiveCommRecord, device),
+       SPAN_FIELDS(CollectiveCommRecord), FIELD(CollectiveCommRecord, comm),
+       FIELD(CollectiveCommRecord, comm_id), FIELD(CollectiveCommRecord, parent_comm_id),
+       FIELD(CollectiveCommRecord, rank), FIELD(CollectiveCommRecord, nranks),
+       FIELD(CollectiveCommRecord, action), FIELD(CollectiveCommRecord, reserved)});
+  facts["Collective"] = record<CollectiveRecord>(
+      {FIELD(CollectiveRecord, header), FIELD(CollectiveRecord, device), SPAN_FIELDS(CollectiveRecord),
+       FIELD(CollectiveRecord, comm), FIELD(CollectiveRecord, comm_id), FIELD(CollectiveRecord, sequence),
+       FIELD(CollectiveRecord, count), FIELD(CollectiveRecord, bytes), FIELD(CollectiveRecord, stream),
+       FIELD(CollectiveRecord, group_id), FIELD(CollectiveRecord, root), FIELD(CollectiveRecord, rank),
+       FIELD(CollectiveRecord, nranks), FIELD(CollectiveRecord, op), FIELD(CollectiveRecord, datatype),
+       FIELD(CollectiveRecord, reduction), FIELD(CollectiveRecord, group_depth)});
+  facts["CollectiveGroup"] = record<CollectiveGroupRecord>(
+      {FIELD(CollectiveGroupRecord, header), FIELD(CollectiveGroupRecord, device),
+       SPAN_FIELDS(CollectiveGroupRecord), FIELD(CollectiveGroupRecord, group_id),
+       FIELD(CollectiveGroupRecord, stream), FIELD(CollectiveGroupRecord, members),
+       FIELD(CollectiveGroupRecord, reserved)});
   return facts;
 }
 

@@ -35,7 +35,7 @@ std::set<std::string> defined_dynamic_symbols(const std::string& library) {
 }
 
 bool is_cuda_hook_name(const std::string& name) {
-  return name.rfind("cu", 0) == 0 || name.rfind("__cuda", 0) == 0;
+  return name.rfind("cu", 0) == 0 || name.rfind("__cuda", 0) == 0 || name.rfind("nccl", 0) == 0;
 }
 
 // libproflaunch.so: the process hooks, the dlsym interposer and the CUDA

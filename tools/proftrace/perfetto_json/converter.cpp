@@ -94,6 +94,15 @@ class EventsVisitor : public RecordVisitor {
         join_.add(with_stack(op, stack));
         break;
       }
+      case RecordKind::kCollective:
+        slices_.collective(section, record.tid, record.as<CollectiveRecord>(), stack);
+        break;
+      case RecordKind::kCollectiveComm:
+        slices_.collective_comm(section, record.tid, record.as<CollectiveCommRecord>(), stack);
+        break;
+      case RecordKind::kCollectiveGroup:
+        slices_.collective_group(section, record.tid, record.as<CollectiveGroupRecord>(), stack);
+        break;
       case RecordKind::kGpuActivity:
         join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
         break;
@@ -122,7 +131,15 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   JsonWriter writer(out);
   EventStream events(writer);
   events.begin();
-  TrackLayout layout(model, events);
+  // Several hosts: align their clocks before anything is placed (a first
+  // pass over the events collects the collectives that end together).
+  HostClockOffsets offsets = HostClockOffsets::from_snapshots(model);
+  if (offsets.host_count() > 1) {
+    CollectiveEndCollector collector(model);
+    for (auto& input : inputs) input.reader->read(collector, ChunkSelection::kEventsOnly);
+    offsets.refine_with_collective_ends(collector.samples());
+  }
+  TrackLayout layout(model, events, &offsets);
   layout.write_host_metadata();
   SliceWriter slices(events, layout);
   StackFormatter stack_formatter;

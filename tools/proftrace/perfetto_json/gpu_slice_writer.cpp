@@ -99,6 +99,8 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   write_json_arg(w, "stream", section.stream_json_text(work.stream));
   write_number_arg(w, "pid", section.model != nullptr ? section.model->pid() : section.pid);
   write_number_arg(w, "tid", work.launching_tid);
+  if (const std::string* label = collective_label_for(section, activity.correlation_id))
+    write_string_arg(w, "collective", *label);
   if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
     write_dim3_arg(w, "grid", op->launch.grid);
     write_dim3_arg(w, "block", op->launch.block);

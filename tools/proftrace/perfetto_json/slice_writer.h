@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "formats/records.h"
 #include "tools/proftrace/perfetto_json/call_stack_pairing.h"
@@ -46,6 +48,15 @@ class SliceWriter {
   void lifecycle(SectionContext& section, uint32_t tid, const format::ObjectLifecycleRecord& record,
                  CallStackRef stack = {});
   void lost(SectionContext& section, uint32_t tid, const format::LostRecord& record);
+  // NCCL calls (collective_slices.cpp). A collective's slice, and its
+  // kernel's GPU slice, carry `collective`: "<comm_id>/<sequence>", the
+  // same on every rank, so one search finds the instance on every rank.
+  void collective(SectionContext& section, uint32_t tid, const format::CollectiveRecord& record,
+                  CallStackRef stack);
+  void collective_comm(SectionContext& section, uint32_t tid, const format::CollectiveCommRecord& record,
+                       CallStackRef stack);
+  void collective_group(SectionContext& section, uint32_t tid, const format::CollectiveGroupRecord& record,
+                        CallStackRef stack);
 
   // A launch, copy or memset whose GPU work is not in the trace.
   void operation_alone(const HostOperation& operation);
@@ -96,6 +107,15 @@ class SliceWriter {
     int64_t end_ns;
   };
   std::unordered_map<uint64_t, LastSlice> last_on_thread_;
+
+  // Collective instance labels by (section, correlation id), for the GPU
+  // slice of the collective's kernel (usually written after the call's
+  // record arrived). Bounded: the oldest leave first.
+  std::unordered_map<uint64_t, std::string> collective_labels_;
+  std::vector<uint64_t> collective_label_order_;
+  void remember_collective_label(uint64_t key, std::string label);
+  const std::string* collective_label(uint64_t key) const;
+  const std::string* collective_label_for(const SectionContext& section, uint64_t correlation_id) const;
 };
 
 }  // namespace proflaunch::tools::perfetto_json

@@ -97,8 +97,8 @@ const std::string& SectionContext::stream_json_text(uint64_t stream) {
   return stream_json.emplace(stream, json_quoted(text)).first->second;
 }
 
-TrackLayout::TrackLayout(const TraceModel& model, EventStream& out)
-    : model_(model), out_(out), clocks_(model) {
+TrackLayout::TrackLayout(const TraceModel& model, EventStream& out, const HostClockOffsets* offsets)
+    : model_(model), out_(out), clocks_(offsets) {
   bool have_base = false;
   for (const auto& [id, section] : model.sections()) {
     if (!section.process) continue;

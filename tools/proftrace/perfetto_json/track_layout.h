@@ -16,6 +16,7 @@
 #include "tools/proftrace/perfetto_json/event_stream.h"
 #include "tools/proftrace/perfetto_json/stream_lanes.h"
 #include "tools/proftrace/perfetto_json/time_math.h"
+#include "tools/proftrace/clock_alignment.h"
 #include "tools/proftrace/trace_model.h"
 
 namespace proflaunch::tools::perfetto_json {
@@ -27,14 +28,18 @@ inline constexpr uint32_t kRemappedPidBase = 500'000'000;
 // GPU processes: kGpuPidBase + index, far above any Linux pid and below 2^32.
 inline constexpr uint32_t kGpuPidBase = 1'000'000'000;
 
-// Relates each section's CLOCK_MONOTONIC timestamps to the common timeline.
-// On one host monotonic clocks agree, so the offset is 0. The hook for
-// several hosts: derive a per-host offset from ProcessInfo's REALTIME -
-// MONOTONIC snapshot (not done yet: every offset is 0).
+// Relates each section's CLOCK_MONOTONIC timestamps to the common timeline:
+// 0 on one host; across hosts the per-host offsets of clock_alignment.h
+// (REALTIME snapshots refined by collective ends).
 class ClockAlignment {
  public:
-  explicit ClockAlignment(const TraceModel&) {}
-  int64_t offset_ns(const SectionModel&) const { return 0; }
+  explicit ClockAlignment(const HostClockOffsets* offsets) : offsets_(offsets) {}
+  int64_t offset_ns(const SectionModel& section) const {
+    return offsets_ != nullptr ? offsets_->offset_ns(section.host()) : 0;
+  }
+
+ private:
+  const HostClockOffsets* offsets_;
 };
 
 struct GpuProcess;
@@ -84,7 +89,8 @@ struct GpuProcess {
 
 class TrackLayout {
  public:
-  TrackLayout(const TraceModel& model, EventStream& out);
+  // `offsets`: per-host clock offsets (null: one host, no offsets).
+  TrackLayout(const TraceModel& model, EventStream& out, const HostClockOffsets* offsets = nullptr);
 
   // The start of the timeline: the earliest section start.
   int64_t base_ns() const { return base_ns_; }

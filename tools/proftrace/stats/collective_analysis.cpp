@@ -1,0 +1,196 @@
+#include "tools/proftrace/stats/collective_analysis.h"
+
+#include <algorithm>
+#include <set>
+
+#include "tools/proftrace/clock_alignment.h"
+
+namespace proflaunch::tools::stats {
+
+using namespace proflaunch::format;
+
+namespace {
+
+// Sorted, disjoint.
+std::vector<std::pair<int64_t, int64_t>> merged(std::vector<std::pair<int64_t, int64_t>>& intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  std::vector<std::pair<int64_t, int64_t>> result;
+  for (const auto& [start, end] : intervals) {
+    if (end <= start) continue;
+    if (!result.empty() && start <= result.back().second)
+      result.back().second = std::max(result.back().second, end);
+    else
+      result.emplace_back(start, end);
+  }
+  return result;
+}
+
+uint64_t operation_size(uint8_t op, uint64_t bytes, int32_t nranks) {
+  switch (static_cast<CollectiveOp>(op)) {
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAlltoAll:
+    case CollectiveOp::kGather:
+    case CollectiveOp::kScatter: return bytes * static_cast<uint64_t>(nranks > 0 ? nranks : 1);
+    default: return bytes;
+  }
+}
+
+}  // namespace
+
+int64_t union_length_ns(std::vector<std::pair<int64_t, int64_t>>& intervals) {
+  int64_t total = 0;
+  for (const auto& [start, end] : merged(intervals)) total += end - start;
+  return total;
+}
+
+int64_t overlap_length_ns(std::vector<std::pair<int64_t, int64_t>>& a, std::vector<std::pair<int64_t, int64_t>>& b) {
+  const auto x = merged(a), y = merged(b);
+  int64_t total = 0;
+  size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    const int64_t start = std::max(x[i].first, y[j].first);
+    const int64_t end = std::min(x[i].second, y[j].second);
+    if (end > start) total += end - start;
+    (x[i].second < y[j].second) ? ++i : ++j;
+  }
+  return total;
+}
+
+int64_t CollectiveInstance::last_arrival_ns() const {
+  int64_t last = INT64_MIN;
+  for (const auto& a : arrivals) last = std::max(last, a.start_ns);
+  return last;
+}
+
+int64_t CollectiveInstance::own_time_ns() const {
+  const CollectiveArrival* last = nullptr;
+  for (const auto& a : arrivals)
+    if (last == nullptr || a.start_ns > last->start_ns) last = &a;
+  return last != nullptr ? last->end_ns - last->start_ns : 0;
+}
+
+int32_t CollectiveInstance::straggler() const {
+  const CollectiveArrival* last = nullptr;
+  for (const auto& a : arrivals)
+    if (last == nullptr || a.start_ns > last->start_ns) last = &a;
+  return last != nullptr ? last->rank : -1;
+}
+
+void CollectiveAnalysis::on_record(const SectionModel& section, const RecordView& record) {
+  switch (record.record_kind()) {
+    case RecordKind::kCollective: {
+      const auto r = record.as<CollectiveRecord>();
+      if (r.span.result != 0 || r.sequence == 0) return;  // rejected by NCCL: nothing ran
+      calls_.push_back(Call{section.section_id, r.span.correlation_id, r.group_id, r.stream, r.op, r.comm_id,
+                            r.sequence, r.bytes, r.rank, r.nranks, r.root});
+      break;
+    }
+    case RecordKind::kCollectiveGroup: {
+      const auto r = record.as<CollectiveGroupRecord>();
+      groups_[{section.section_id, r.group_id, r.stream}] = r.span.correlation_id;
+      break;
+    }
+    case RecordKind::kGpuActivity: {
+      const auto a = record.as<GpuActivityRecord>();
+      if (a.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
+      kernels_[{section.section_id, a.correlation_id}] =
+          Interval{static_cast<int64_t>(a.start_ns), static_cast<int64_t>(a.end_ns)};
+      break;
+    }
+    default: break;
+  }
+}
+
+void CollectiveAnalysis::finish(const TraceModel& model) {
+  // Clocks: per-host offsets, refined by the collectives themselves.
+  HostClockOffsets offsets = HostClockOffsets::from_snapshots(model);
+  std::map<uint64_t, std::string> host_of;
+  std::map<uint64_t, int32_t> process_rank;
+  for (const auto& [id, section] : model.sections()) {
+    host_of[id] = section.host();
+    process_rank[id] = section.process ? section.process->rank : -1;
+  }
+  struct Resolved {
+    const Call* call;
+    Interval gpu;  // local clock
+    uint64_t kernel_correlation;
+  };
+  std::vector<Resolved> resolved;
+  for (const Call& call : calls_) {
+    uint64_t correlation = call.correlation;
+    if (call.group_id != 0) {
+      auto group = groups_.find({call.section, call.group_id, call.stream});
+      if (group == groups_.end()) {
+        ++calls_without_gpu_time_;
+        continue;
+      }
+      correlation = group->second;
+    }
+    auto kernel = kernels_.find({call.section, correlation});
+    if (kernel == kernels_.end()) {
+      ++calls_without_gpu_time_;
+      continue;
+    }
+    resolved.push_back(Resolved{&call, kernel->second, correlation});
+  }
+  if (offsets.host_count() > 1) {
+    std::vector<CollectiveEndSample> samples;
+    for (const Resolved& r : resolved)
+      if (r.call->group_id == 0 && ends_together(r.call->op))
+        samples.push_back({host_of[r.call->section], r.call->comm_id, r.call->sequence, r.gpu.end_ns});
+    offsets.refine_with_collective_ends(samples);
+  }
+
+  // Instances: collectives by (comm, sequence); a send and its receive by
+  // (comm, source, destination, sequence).
+  std::map<std::tuple<uint64_t, int32_t, int32_t, uint64_t>, size_t> index;
+  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> communication, compute;
+  std::set<std::pair<uint64_t, uint64_t>> collective_kernels;
+  for (const Resolved& r : resolved) {
+    const Call& call = *r.call;
+    const int64_t offset = offsets.offset_ns(host_of[call.section]);
+    const int32_t rank = process_rank[call.section] >= 0 ? process_rank[call.section] : call.rank;
+    const auto op = static_cast<CollectiveOp>(call.op);
+    int32_t source = -1, destination = -1;
+    if (op == CollectiveOp::kSend) source = call.rank, destination = call.root;
+    if (op == CollectiveOp::kRecv) source = call.root, destination = call.rank;
+    const auto key = std::make_tuple(call.comm_id, source, destination, call.sequence);
+    auto [it, inserted] = index.emplace(key, instances_.size());
+    if (inserted)
+      instances_.push_back(CollectiveInstance{op == CollectiveOp::kRecv ? static_cast<uint8_t>(CollectiveOp::kSend) : call.op,
+                                              operation_size(call.op, call.bytes, call.nranks), call.nranks, {}});
+    instances_[it->second].arrivals.push_back({rank, r.gpu.start_ns + offset, r.gpu.end_ns + offset});
+    ranks_[rank].collectives++;
+    if (collective_kernels.insert({call.section, r.kernel_correlation}).second)
+      communication[rank].emplace_back(r.gpu.start_ns, r.gpu.end_ns);
+  }
+  for (const auto& [key, interval] : kernels_) {
+    if (collective_kernels.count(key)) continue;
+    const int32_t rank = process_rank[key.first];
+    compute[rank].emplace_back(interval.start_ns, interval.end_ns);
+  }
+  for (const CollectiveInstance& instance : instances_) {
+    if (instance.arrivals.size() < 2) continue;
+    const int64_t last = instance.last_arrival_ns();
+    const int32_t straggler = instance.straggler();
+    int64_t caused = 0;
+    for (const auto& a : instance.arrivals) {
+      ranks_[a.rank].wait_ns += last - a.start_ns;
+      caused += last - a.start_ns;
+    }
+    ranks_[straggler].arrived_last++;
+    ranks_[straggler].caused_wait_ns += caused;
+  }
+  for (auto& [rank, times] : ranks_) {
+    times.communication_ns = union_length_ns(communication[rank]);
+    times.compute_ns = union_length_ns(compute[rank]);
+    times.overlap_ns = overlap_length_ns(communication[rank], compute[rank]);
+  }
+  for (auto& [rank, intervals] : compute) {
+    if (ranks_.count(rank)) continue;  // ranks without collectives still show their compute
+    ranks_[rank].compute_ns = union_length_ns(intervals);
+  }
+}
+
+}  // namespace proflaunch::tools::stats
