@@ -29,7 +29,7 @@ inline constexpr RecordKind kKnownRecordKinds[] = {
     RecordKind::kSectionEnd,   RecordKind::kThreadBatch,  RecordKind::kLost,
     RecordKind::kApiCall,      RecordKind::kKernelLaunch, RecordKind::kMemoryCopy,
     RecordKind::kMemorySet,    RecordKind::kSynchronize,  RecordKind::kObjectLifecycle,
-    RecordKind::kGpuActivity,
+    RecordKind::kGpuActivity,  RecordKind::kMemoryOperation, RecordKind::kMemoryInfo,
 };
 
 }  // namespace proflaunch::format

@@ -120,8 +120,12 @@ enum class RecordKind : uint16_t {
   kSynchronize = 38,
   kObjectLifecycle = 39,
   kGpuActivity = 40,
-  // 64..95 reserved for memory (allocation) records, 96..127 for stacks,
-  // 128..159 for collectives, 160..191 for annotations (NVTX).
+
+  // -- Events chunk: memory (64..95)
+  kMemoryOperation = 64,
+  kMemoryInfo = 65,
+  // 96..127 reserved for stacks, 128..159 for collectives, 160..191 for
+  // annotations (NVTX).
 };
 
 #pragma pack(push, 1)
@@ -453,6 +457,62 @@ struct GpuActivityRecord {
 };
 static_assert(sizeof(GpuActivityRecord) == 48);
 
+// ---- Memory (allocations) ----------------------------------------------------
+
+// Which memory a MemoryOperation concerns.
+enum class AllocationKind : uint8_t {
+  kDevice = 1,          // cuMemAlloc, cuMemAllocPitch
+  kPool = 2,            // stream-ordered: cuMemAllocAsync, cuMemAllocFromPoolAsync, cuMemFreeAsync, cuMemPoolTrimTo
+  kManaged = 3,         // cuMemAllocManaged
+  kPinnedHost = 4,      // cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost
+  kRegisteredHost = 5,  // cuMemHostRegister, cuMemHostUnregister (pinned in place)
+  kPhysical = 6,        // VMM physical memory: cuMemCreate, cuMemRelease
+  kMapping = 7,         // VMM: cuMemMap, cuMemUnmap, cuMemSetAccess
+  kAddressRange = 8,    // VMM address space (no memory): cuMemAddressReserve, cuMemAddressFree
+};
+
+enum class MemoryAction : uint8_t {
+  kAcquire = 1,    // allocate, register, create, map, reserve
+  kRelease = 2,    // free, unregister, release, unmap, free the address range
+  kSetAccess = 3,  // cuMemSetAccess
+  kTrim = 4,       // cuMemPoolTrimTo
+};
+
+// Every call that obtains or gives back memory, failed ones included (a
+// failed allocation has result != 0, address 0 and the requested size). The
+// shim keeps no allocation table: a release names only the address (or
+// handle), and a reader finds its size from the matching acquire.
+struct MemoryOperationRecord {
+  RecordHeader header;
+  int32_t device;      // whose memory: the current context's device; cuMemCreate: its location; -1 unknown
+  ApiSpan span;
+  uint64_t address;    // the memory (acquire: the result, 0 on failure); kPool trim: 0
+  uint64_t bytes;      // acquire: size (pitched: pitch * height); unmap, address free: the size passed; trim: bytes to keep; other releases: 0
+  uint64_t stream;     // kPool: the stream (see kStreamLegacy / kStreamPerThread), else 0
+  uint64_t handle;     // kPool: the pool; kPhysical, kMapping map: the generic allocation handle; else 0
+  uint64_t context;
+  uint64_t pool_reserved_bytes;    // kPool: the pool's reserved memory after the call; kPoolReservedUnknown if not known
+  uint64_t pitch_or_offset_bytes;  // pitched allocation: the pitch; cuMemMap: offset into the physical memory; else 0
+  uint32_t flags;      // the call's flags argument (cuMemHostAlloc, cuMemHostRegister, cuMemAllocManaged attach, cuMemSetAccess access)
+  uint8_t kind;        // AllocationKind
+  uint8_t action;      // MemoryAction
+  uint16_t reserved;
+};
+static_assert(sizeof(MemoryOperationRecord) == 104);
+static_assert(offsetof(MemoryOperationRecord, span) == 8);
+inline constexpr uint64_t kPoolReservedUnknown = ~uint64_t{0};
+
+// cuMemGetInfo / cudaMemGetInfo: the driver's view of the device.
+struct MemoryInfoRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t free_bytes;
+  uint64_t total_bytes;
+};
+static_assert(sizeof(MemoryInfoRecord) == 56);
+static_assert(offsetof(MemoryInfoRecord, span) == 8);
+
 #pragma pack(pop)
 
 // Maps a record struct to its kind, for typed writers and readers.
@@ -477,6 +537,8 @@ PROFLAUNCH_RECORD_KIND(MemorySetRecord, kMemorySet)
 PROFLAUNCH_RECORD_KIND(SynchronizeRecord, kSynchronize)
 PROFLAUNCH_RECORD_KIND(ObjectLifecycleRecord, kObjectLifecycle)
 PROFLAUNCH_RECORD_KIND(GpuActivityRecord, kGpuActivity)
+PROFLAUNCH_RECORD_KIND(MemoryOperationRecord, kMemoryOperation)
+PROFLAUNCH_RECORD_KIND(MemoryInfoRecord, kMemoryInfo)
 #undef PROFLAUNCH_RECORD_KIND
 
 // Fills a fixed-size record's header. Variable-size records set `bytes` themselves.

@@ -62,6 +62,8 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<SynchronizeRecord>(random));
   event(noisy_record<ObjectLifecycleRecord>(random));
   event(noisy_record<GpuActivityRecord>(random));
+  event(noisy_record<MemoryOperationRecord>(random));
+  event(noisy_record<MemoryInfoRecord>(random));
   const uint32_t string_id = trace.string(section, "void kernel<float>(float*)");
 
   std::string error;
