@@ -30,6 +30,8 @@ bool has_span(uint16_t kind) {
     case RecordKind::kMemorySet:
     case RecordKind::kSynchronize:
     case RecordKind::kObjectLifecycle:
+    case RecordKind::kMemoryOperation:
+    case RecordKind::kMemoryInfo:
       return true;
     default:
       return false;
