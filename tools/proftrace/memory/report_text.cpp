@@ -82,7 +82,7 @@ std::string space_label(const SpaceReport& space) {
 
 std::string failure_sentence(const FailureReport& failure, uint32_t pid, uint64_t base_ns) {
   std::string text = failure.result == 2 ? "out of memory" : "failed allocation (" + cuda_result_name(failure.result) + ")";
-  text += " at " + seconds_since(failure.time_ns, base_ns, 1) + " on ";
+  text += " at " + seconds_since(failure.time_ns, base_ns) + " on ";
   text += failure.space.device == kHostSpace ? std::string("the host") : "device " + std::to_string(failure.space.device);
   text += " (pid " + std::to_string(pid) + ", " + failure.api + ", thread " + std::to_string(failure.tid) + ")";
   text += ": requested " + human_bytes(failure.requested_bytes) + " with ";

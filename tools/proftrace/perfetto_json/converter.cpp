@@ -1,6 +1,7 @@
 #include "tools/proftrace/perfetto_json/converter.h"
 
 #include "tools/proftrace/json_writer.h"
+#include "tools/proftrace/memory/perfetto_counters.h"
 #include "tools/proftrace/perfetto_json/event_stream.h"
 #include "tools/proftrace/perfetto_json/track_layout.h"
 #include "tools/proftrace/progress.h"
@@ -26,9 +27,10 @@ class SliceSink : public JoinSink {
 
 class EventsVisitor : public RecordVisitor {
  public:
-  EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join, Progress& progress,
-                JsonWriter& writer, uint64_t bytes_before)
-      : layout_(layout), slices_(slices), join_(join), progress_(progress), writer_(writer),
+  EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join,
+                memory::PerfettoMemoryCounters& memory, Progress& progress, JsonWriter& writer,
+                uint64_t bytes_before)
+      : layout_(layout), slices_(slices), join_(join), memory_(memory), progress_(progress), writer_(writer),
         bytes_before_(bytes_before) {}
 
   void on_chunk(const ChunkInfo& chunk) override {
@@ -76,6 +78,8 @@ class EventsVisitor : public RecordVisitor {
       case RecordKind::kGpuActivity:
         join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
         break;
+      case RecordKind::kMemoryOperation:
+      case RecordKind::kMemoryInfo: memory_.on_record(record); break;
       default: break;  // definitions, ThreadBatch
     }
   }
@@ -86,6 +90,7 @@ class EventsVisitor : public RecordVisitor {
   TrackLayout& layout_;
   SliceWriter& slices_;
   CorrelationJoin& join_;
+  memory::PerfettoMemoryCounters& memory_;
   Progress& progress_;
   JsonWriter& writer_;
   uint64_t bytes_before_;
@@ -105,6 +110,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   SliceWriter slices(events, layout);
   SliceSink sink(slices);
   CorrelationJoin join(sink, options.join_window);
+  memory::PerfettoMemoryCounters memory(events, layout);
 
   uint64_t total_bytes = 0;
   for (const auto& input : inputs) total_bytes += input.reader->file_bytes();
@@ -112,12 +118,13 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
 
   uint64_t bytes_before = 0;
   for (auto& input : inputs) {
-    EventsVisitor visitor(layout, slices, join, progress, writer, bytes_before);
+    EventsVisitor visitor(layout, slices, join, memory, progress, writer, bytes_before);
     input.events_report = input.reader->read(visitor, ChunkSelection::kEventsOnly);
     result->records_read += visitor.records();
     bytes_before += input.reader->file_bytes();
   }
   join.finish();
+  memory.finish();
   events.end();
   progress.finish();
 
@@ -127,6 +134,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   result->gpu_processes = layout.gpu_process_count();
   result->slices = slices.stats();
   result->join = join.stats();
+  result->memory_counter_events = memory.counter_events();
   if (!flushed) {
     *error = "writing the output failed";
     return false;
