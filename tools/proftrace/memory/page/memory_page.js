@@ -83,9 +83,10 @@
     this.view = this.home.slice();
     const peakField = this.host ? 'peak_pinned' : 'peak_allocated';
     this.peak = space[peakField];
-    let top = Math.max(this.peak.bytes, this.host ? 0 : space.peak_reserved.bytes, space.peak_managed.bytes);
-    for (const f of failures) top = Math.max(top, f.state.allocated_bytes + f.requested_bytes);
-    this.yMax = Math.max(top * 1.08, 1024);
+    // Scaled to what was held: a failed request of many times the device
+    // would flatten everything else (its size is in the marker's tooltip).
+    const top = Math.max(this.peak.bytes, this.host ? 0 : space.peak_reserved.bytes, space.peak_managed.bytes);
+    this.yMax = Math.max(top * 1.12, 1024);
 
     const tools = el('div', { class: 'chart-tools' });
     const buttons = [['+', 'zoom in', () => this.zoom(0.5, 0.5)], ['\u2212', 'zoom out', () => this.zoom(2, 0.5)],
@@ -300,16 +301,22 @@
       if (this.space.peak_managed.bytes > 0) add('managed', tl.value(row, 'managed_bytes'));
     }
     d.appendChild(totals);
-    const live = this.intervals.filter(a => a.time_ns <= t && (a.end_ns === null || a.end_ns > t))
-                               .sort((a, b) => b.bytes - a.bytes);
-    d.appendChild(el('div', {}, live.length ? 'live allocations, largest first:' : 'no allocation live here'));
-    const list = el('ul', { class: 'live-here' });
-    for (const a of live.slice(0, 8)) {
-      list.appendChild(el('li', { 'data-bytes': a.bytes },
-                          bytes(a.bytes) + ' ' + a.kind + ', ' + who(a) + ', since ' + seconds(a.time_ns)));
-    }
-    d.appendChild(list);
-    if (live.length > 8) d.appendChild(el('div', { class: 'note' }, '... and ' + (live.length - 8) + ' more'));
+    const all = this.intervals.filter(a => a.time_ns <= t && (a.end_ns === null || a.end_ns > t))
+                              .sort((a, b) => b.bytes - a.bytes);
+    // Managed memory is not part of what the chart stacks: listed on its own.
+    const live = all.filter(a => a.kind !== 'managed'), managed = all.filter(a => a.kind === 'managed');
+    const listing = (items, className, heading) => {
+      d.appendChild(el('div', {}, heading));
+      const list = el('ul', { class: className });
+      for (const a of items.slice(0, 8)) {
+        list.appendChild(el('li', { 'data-bytes': a.bytes },
+                            bytes(a.bytes) + ' ' + a.kind + ', ' + who(a) + ', since ' + seconds(a.time_ns)));
+      }
+      d.appendChild(list);
+      if (items.length > 8) d.appendChild(el('div', { class: 'note' }, '... and ' + (items.length - 8) + ' more'));
+    };
+    listing(live, 'live-here', live.length ? 'live allocations, largest first:' : 'no allocation live here');
+    if (managed.length) listing(managed, 'managed-here', 'managed allocations:');
     d.hidden = false;
   };
 
