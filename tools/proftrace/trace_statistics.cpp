@@ -51,6 +51,8 @@ void StatisticsCollector::on_record(const RecordView& record) {
     case RecordKind::kMemorySet: see_span(record.as<MemorySetRecord>().span); break;
     case RecordKind::kSynchronize: see_span(record.as<SynchronizeRecord>().span); break;
     case RecordKind::kObjectLifecycle: see_span(record.as<ObjectLifecycleRecord>().span); break;
+    case RecordKind::kMemoryOperation: see_span(record.as<MemoryOperationRecord>().span); break;
+    case RecordKind::kMemoryInfo: see_span(record.as<MemoryInfoRecord>().span); break;
     case RecordKind::kGpuActivity: {
       const auto activity = record.as<GpuActivityRecord>();
       see_time(section, activity.start_ns);

@@ -186,3 +186,40 @@ TEST(MemoryCounters, ConvertWritesAllocatedAndReservedPerDeviceAndPinnedHostMemo
 
 }  // namespace
 }  // namespace proflaunch::testing
+
+namespace proflaunch::testing {
+namespace {
+
+// `proftrace dump` and `info` know the memory records.
+TEST(MemoryRecords, DumpPrintsEveryFieldAndInfoCountsThem) {
+  MemoryScenario s;
+  auto pool_free = memory_record(AllocationKind::kPool, MemoryAction::kRelease, kStartNs + kSecond, 0xA0000, 0);
+  pool_free.stream = format::kStreamPerThread;
+  pool_free.handle = 0x9001;
+  s.record(kMainTid, pool_free);
+  format::MemoryInfoRecord info{};
+  info.device = 1;
+  info.span.end_ns = kStartNs + 2 * kSecond;
+  info.free_bytes = 123 * kMiB;
+  info.total_bytes = 456 * kMiB;
+  s.builder().event(s.section(), kMainTid, info);
+  const std::string trace = write_trace(s.builder(), "dump.trace");
+  const CommandOutput dump = run_dump_on({trace});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_NE(dump.out.find("MemoryOperation "), std::string::npos) << dump.out;
+  EXPECT_NE(dump.out.find("kind=\"stream-ordered\" action=\"release\" address=0xa0000 bytes=0 "
+                          "stream=per-thread default handle=0x9001"),
+            std::string::npos)
+      << dump.out;
+  EXPECT_NE(dump.out.find("pool_reserved_bytes=unknown"), std::string::npos) << dump.out;
+  EXPECT_NE(dump.out.find("device=1 free_bytes=" + std::to_string(123 * kMiB) + " total_bytes=" +
+                          std::to_string(456 * kMiB)),
+            std::string::npos)
+      << dump.out;
+  const CommandOutput info_out = run_info_on({trace});
+  EXPECT_NE(info_out.out.find("MemoryOperation             1"), std::string::npos) << info_out.out;
+  EXPECT_NE(info_out.out.find("MemoryInfo                  1"), std::string::npos) << info_out.out;
+}
+
+}  // namespace
+}  // namespace proflaunch::testing

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "tools/proftrace/memory/analysis_passes.h"
+#include "tools/proftrace/record_text.h"
 
 namespace proflaunch::tools::memory {
 
@@ -33,17 +34,7 @@ std::string cuda_result_name(int32_t result) {
 }
 
 std::string allocation_kind_name(AllocationKind kind) {
-  switch (kind) {
-    case AllocationKind::kDevice: return "device";
-    case AllocationKind::kPool: return "stream-ordered";
-    case AllocationKind::kManaged: return "managed";
-    case AllocationKind::kPinnedHost: return "pinned host";
-    case AllocationKind::kRegisteredHost: return "registered host";
-    case AllocationKind::kPhysical: return "VMM physical";
-    case AllocationKind::kMapping: return "VMM mapping";
-    case AllocationKind::kAddressRange: return "VMM address range";
-  }
-  return "kind " + std::to_string(static_cast<int>(kind));
+  return tools::allocation_kind_name(static_cast<uint8_t>(kind));
 }
 
 namespace {
