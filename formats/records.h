@@ -515,6 +515,36 @@ static_assert(offsetof(MemoryInfoRecord, span) == 8);
 
 #pragma pack(pop)
 
+// Host API records keep their ApiSpan at one offset (after the header and a
+// 4-byte field), so that code handling every such kind - the shim's writer
+// converting ticks to ns, tools summarizing API calls - needs no per-kind
+// layout. A new kind with an ApiSpan puts it here and joins has_api_span().
+inline constexpr size_t kApiSpanOffset = 8;
+static_assert(offsetof(ApiCallRecord, span) == kApiSpanOffset);
+static_assert(offsetof(KernelLaunchRecord, span) == kApiSpanOffset);
+static_assert(offsetof(MemoryCopyRecord, span) == kApiSpanOffset);
+static_assert(offsetof(MemorySetRecord, span) == kApiSpanOffset);
+static_assert(offsetof(SynchronizeRecord, span) == kApiSpanOffset);
+static_assert(offsetof(ObjectLifecycleRecord, span) == kApiSpanOffset);
+static_assert(offsetof(MemoryOperationRecord, span) == kApiSpanOffset);
+static_assert(offsetof(MemoryInfoRecord, span) == kApiSpanOffset);
+
+constexpr bool has_api_span(uint16_t kind) {
+  switch (static_cast<RecordKind>(kind)) {
+    case RecordKind::kApiCall:
+    case RecordKind::kKernelLaunch:
+    case RecordKind::kMemoryCopy:
+    case RecordKind::kMemorySet:
+    case RecordKind::kSynchronize:
+    case RecordKind::kObjectLifecycle:
+    case RecordKind::kMemoryOperation:
+    case RecordKind::kMemoryInfo:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Maps a record struct to its kind, for typed writers and readers.
 template <typename T> struct RecordKindOf;
 #define PROFLAUNCH_RECORD_KIND(Type, Kind)                      \

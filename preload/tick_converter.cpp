@@ -13,30 +13,7 @@ namespace {
 using format::ApiSpan;
 using format::RecordKind;
 
-// Every hook record keeps its span right after the header and a 4-byte field.
-constexpr size_t kSpanOffset = 8;
-static_assert(offsetof(format::ApiCallRecord, span) == kSpanOffset);
-static_assert(offsetof(format::KernelLaunchRecord, span) == kSpanOffset);
-static_assert(offsetof(format::MemoryCopyRecord, span) == kSpanOffset);
-static_assert(offsetof(format::MemorySetRecord, span) == kSpanOffset);
-static_assert(offsetof(format::SynchronizeRecord, span) == kSpanOffset);
-static_assert(offsetof(format::ObjectLifecycleRecord, span) == kSpanOffset);
-
-bool has_span(uint16_t kind) {
-  switch (static_cast<RecordKind>(kind)) {
-    case RecordKind::kApiCall:
-    case RecordKind::kKernelLaunch:
-    case RecordKind::kMemoryCopy:
-    case RecordKind::kMemorySet:
-    case RecordKind::kSynchronize:
-    case RecordKind::kObjectLifecycle:
-    case RecordKind::kMemoryOperation:
-    case RecordKind::kMemoryInfo:
-      return true;
-    default:
-      return false;
-  }
-}
+constexpr size_t kSpanOffset = format::kApiSpanOffset;
 
 }  // namespace
 
@@ -78,7 +55,7 @@ void TickConverter::convert_record(void* record, uint16_t bytes) const noexcept 
     std::memcpy(record, &lost, sizeof lost);
     return;
   }
-  if (!has_span(kind) || bytes < kSpanOffset + sizeof(ApiSpan)) return;
+  if (!format::has_api_span(kind) || bytes < kSpanOffset + sizeof(ApiSpan)) return;
   ApiSpan span;
   auto* at = static_cast<uint8_t*>(record) + kSpanOffset;
   std::memcpy(&span, at, sizeof span);

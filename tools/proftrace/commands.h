@@ -53,12 +53,20 @@ struct MemoryCommand {
   bool strict = false;
 };
 int run_memory(const MemoryCommand& command, std::FILE* out, std::FILE* err);
+struct StatsCommand {
+  std::vector<std::string> inputs;
+  std::vector<std::string> sections;  // empty: all
+  bool csv = false;
+  bool strict = false;
+};
+int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err);
 
 // CLI11 wiring; the subcommand stores its exit code in `exit_code`.
 void add_convert_command(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
 void add_dump_command(CLI::App& app, int& exit_code);
 void add_memory_command(CLI::App& app, int& exit_code);
+void add_stats_command(CLI::App& app, int& exit_code);
 
 // Shared by the commands: one line per damaged input ("<file>: recovered ...").
 // Returns true if any input needed recovery.

@@ -81,6 +81,16 @@ CommandOutput run_dump_on(const std::vector<std::string>& files, bool definition
   return result;
 }
 
+CommandOutput run_stats_on(tools::StatsCommand command) {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  CommandOutput result;
+  result.exit_code = tools::run_stats(command, out, err);
+  result.out = read_back(out);
+  result.err = read_back(err);
+  return result;
+}
+
 ConvertedTrace convert_files(const std::vector<std::string>& files, tools::ConvertCommand command) {
   ConvertedTrace result;
   command.inputs = files;

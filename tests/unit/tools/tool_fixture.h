@@ -25,6 +25,7 @@ struct CommandOutput {
 
 CommandOutput run_info_on(const std::vector<std::string>& files);
 CommandOutput run_dump_on(const std::vector<std::string>& files, bool definitions_only = false);
+CommandOutput run_stats_on(tools::StatsCommand command);
 
 struct ConvertedTrace {
   int exit_code = -1;

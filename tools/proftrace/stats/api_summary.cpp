@@ -1,0 +1,61 @@
+// api: host time per API (nsys: cuda_api_sum), from every record that
+// carries an ApiSpan, with the number of calls that returned an error.
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "tools/proftrace/stats/duration_summary.h"
+#include "tools/proftrace/stats/stats_section.h"
+
+namespace proflaunch::tools::stats {
+namespace {
+
+using namespace format;
+
+class ApiSummary final : public StatsSection {
+ public:
+  std::string name() const override { return "api"; }
+
+  void on_record(const SectionModel& section, const RecordView& record) override {
+    if (!has_api_span(record.kind) || record.bytes < kApiSpanOffset + sizeof(ApiSpan)) return;
+    ApiSpan span;
+    std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
+    Entry& entry = by_name_[section.api_name(span.api)];
+    entry.durations.add(span.end_ns > span.begin_ns ? span.end_ns - span.begin_ns : 0);
+    if (span.result != 0) ++entry.errors;
+  }
+
+  Table finish(const TraceModel&) override {
+    Table table;
+    table.title = "API calls: host time per API";
+    table.columns = {"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Min (ns)", "Max (ns)",
+                     "Errors", "Name"};
+    uint64_t grand_total = 0;
+    for (const auto& [name, entry] : by_name_) grand_total += entry.durations.total_ns;
+    std::vector<std::pair<std::string, Entry>> sorted(by_name_.begin(), by_name_.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second.durations.total_ns > b.second.durations.total_ns;
+    });
+    for (const auto& [name, entry] : sorted) {
+      const DurationSummary& d = entry.durations;
+      table.rows.push_back({format_percent(grand_total ? double(d.total_ns) / double(grand_total) : 0),
+                            format_ns(d.total_ns), std::to_string(d.count),
+                            format_ns(static_cast<uint64_t>(d.mean_ns)), format_ns(d.min_ns), format_ns(d.max_ns),
+                            std::to_string(entry.errors), name});
+    }
+    return table;
+  }
+
+ private:
+  struct Entry {
+    DurationSummary durations;
+    uint64_t errors = 0;
+  };
+  std::map<std::string, Entry> by_name_;
+};
+
+}  // namespace
+
+std::unique_ptr<StatsSection> make_api_summary() { return std::make_unique<ApiSummary>(); }
+
+}  // namespace proflaunch::tools::stats

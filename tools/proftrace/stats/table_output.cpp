@@ -1,0 +1,73 @@
+#include "tools/proftrace/stats/table_output.h"
+
+#include <algorithm>
+#include <cinttypes>
+
+namespace proflaunch::tools::stats {
+
+std::string format_ns(uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%" PRIu64, ns);
+  return text;
+}
+
+std::string format_percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", fraction * 100.0);
+  return text;
+}
+
+void print_text(const Table& table, std::FILE* out) {
+  std::vector<size_t> widths(table.columns.size(), 0);
+  for (size_t c = 0; c < table.columns.size(); ++c) widths[c] = table.columns[c].size();
+  for (const auto& row : table.rows)
+    for (size_t c = 0; c < row.size() && c < widths.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  std::fprintf(out, "%s\n\n", table.title.c_str());
+  auto print_row = [&](const std::vector<std::string>& cells) {
+    for (size_t c = 0; c < cells.size() && c < widths.size(); ++c) {
+      const bool last = c + 1 == cells.size();
+      // Numbers right-aligned, the last column (a name) left-aligned and unpadded.
+      if (last)
+        std::fprintf(out, "%s", cells[c].c_str());
+      else
+        std::fprintf(out, "%*s  ", static_cast<int>(widths[c]), cells[c].c_str());
+    }
+    std::fprintf(out, "\n");
+  };
+  print_row(table.columns);
+  std::vector<std::string> rule;
+  for (size_t c = 0; c < widths.size(); ++c)  // the last column (names) is not padded: rule its title
+    rule.push_back(std::string(c + 1 == widths.size() ? table.columns[c].size() : widths[c], '-'));
+  print_row(rule);
+  for (const auto& row : table.rows) print_row(row);
+  for (const auto& note : table.notes) std::fprintf(out, "  %s\n", note.c_str());
+  std::fprintf(out, "\n");
+}
+
+namespace {
+
+std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+  std::string quoted = "\"";
+  for (char c : cell) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
+void print_csv(const Table& table, std::FILE* out) {
+  std::fprintf(out, "# %s\n", table.title.c_str());
+  auto print_row = [&](const std::vector<std::string>& cells) {
+    for (size_t c = 0; c < cells.size(); ++c)
+      std::fprintf(out, "%s%s", c ? "," : "", csv_cell(cells[c]).c_str());
+    std::fprintf(out, "\n");
+  };
+  print_row(table.columns);
+  for (const auto& row : table.rows) print_row(row);
+  std::fprintf(out, "\n");
+}
+
+}  // namespace proflaunch::tools::stats
