@@ -184,6 +184,31 @@ TEST(MemoryCounters, ConvertWritesAllocatedAndReservedPerDeviceAndPinnedHostMemo
   EXPECT_EQ(run_checker(converted.json_path, &output), 0) << output;
 }
 
+// Each memory call is also a slice on its thread, a failed one with its result.
+TEST(MemoryCounters, ConvertShowsEveryMemoryCallOnItsThread) {
+  MemoryScenario s;
+  s.alloc(1 * kSecond, 0xA0000, 100 * kMiB);
+  s.alloc(2 * kSecond, 0, 4096 * kMiB, kWorkerTid, /*CUDA_ERROR_OUT_OF_MEMORY*/ 2);
+  s.free(3 * kSecond, 0xA0000);
+  const ConvertedTrace converted = convert_trace(s.builder());
+  ASSERT_EQ(converted.exit_code, 0) << converted.err;
+  std::vector<std::string> seen;
+  for (const JsonValue* slice : converted.with_phase('X')) {
+    const JsonValue& args = (*slice)["args"];
+    std::string text = (*slice)["name"].str() + " tid " + std::to_string((*slice)["tid"].as_uint()) + " " +
+                       args["action"].str();
+    if (args.has("bytes")) text += " " + std::to_string(args["bytes"].as_uint());
+    if (args.has("result")) text += " result " + std::to_string(args["result"].as_int());
+    seen.push_back(text);
+  }
+  const std::vector<std::string> expected = {
+      "cudaMalloc tid 4242 acquire " + std::to_string(100 * kMiB),
+      "cudaMalloc tid 4243 acquire " + std::to_string(4096 * kMiB) + " result 2",
+      "cudaFree tid 4242 release",
+  };
+  EXPECT_EQ(seen, expected);
+}
+
 }  // namespace
 }  // namespace proflaunch::testing
 

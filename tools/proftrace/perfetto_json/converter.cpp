@@ -79,7 +79,13 @@ class EventsVisitor : public RecordVisitor {
         join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
         break;
       case RecordKind::kMemoryOperation:
-      case RecordKind::kMemoryInfo: memory_.on_record(record); break;
+        slices_.memory_operation(section, record.tid, record.as<MemoryOperationRecord>());
+        memory_.on_record(record);
+        break;
+      case RecordKind::kMemoryInfo:
+        slices_.memory_info(section, record.tid, record.as<MemoryInfoRecord>());
+        memory_.on_record(record);
+        break;
       default: break;  // definitions, ThreadBatch
     }
   }

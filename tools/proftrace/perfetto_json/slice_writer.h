@@ -36,6 +36,9 @@ class SliceWriter {
   void api_call(SectionContext& section, uint32_t tid, const format::ApiCallRecord& record);
   void synchronize(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record);
   void lifecycle(SectionContext& section, uint32_t tid, const format::ObjectLifecycleRecord& record);
+  // Allocations, frees, VMM calls (failed ones carry their result) and cuMemGetInfo.
+  void memory_operation(SectionContext& section, uint32_t tid, const format::MemoryOperationRecord& record);
+  void memory_info(SectionContext& section, uint32_t tid, const format::MemoryInfoRecord& record);
   void lost(SectionContext& section, uint32_t tid, const format::LostRecord& record);
 
   // A launch, copy or memset whose GPU work is not in the trace.
