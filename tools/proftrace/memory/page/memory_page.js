@@ -166,6 +166,8 @@
   Chart.prototype.draw = function () {
     const s = this.svg, tl = this.timeline;
     while (s.firstChild) s.removeChild(s.firstChild);
+    s.setAttribute('data-view-start-ns', Math.round(this.view[0]));
+    s.setAttribute('data-view-end-ns', Math.round(this.view[1]));
     const clip = 'clip-' + this.space.id.replace(/[^a-zA-Z0-9]/g, '_');
     const defs = svg('defs');
     const clipPath = svg('clipPath', { id: clip });
