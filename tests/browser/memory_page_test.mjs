@@ -10,7 +10,7 @@
 // EXPECTED.json (written by tests/e2e/memory/memory_page_browser_test.py
 // from the target program's own output): {"device": {"peak_bytes": N,
 // "live_at_peak": [bytes, ...], "failures": N, "failed_request": N},
-// "host": {"peak_bytes": N}}.
+// "host": {"peak_bytes": N, "failures": N}}.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -124,6 +124,8 @@ try {
   check(await host.count() === 1, 'one section for pinned host memory');
   const hostPeak = Number(await host.locator('g.peak-marker').getAttribute('data-bytes'));
   check(hostPeak === expected.host.peak_bytes, `host peak marker at ${hostPeak}, the program's ${expected.host.peak_bytes}`);
+  const hostFailures = await host.locator('g.oom-marker').count();
+  check(hostFailures === expected.host.failures, `${hostFailures} failure markers on pinned host memory, ${expected.host.failures} failed`);
 
   await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
   await page.screenshot({ path: screenshotPath, fullPage: true });

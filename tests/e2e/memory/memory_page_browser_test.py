@@ -75,7 +75,7 @@ def main():
                 "failures": int(said["failures"]),
                 "failed_request": int(said["failed_request"]),
             },
-            "host": {"peak_bytes": int(said["pinned_peak"])},
+            "host": {"peak_bytes": int(said["pinned_peak"]), "failures": int(said["pinned_failures"])},
         }
         expected_path = os.path.join(work, "expected.json")
         with open(expected_path, "w") as f:

@@ -120,14 +120,25 @@ TEST_F(MemoryPhases, PeakLiveAtPeakFailuresAndTheLeakAreThoseOfTheProgram) {
   EXPECT_EQ(live, field_of_line(run_->out, summary, "live_at_peak"));
   EXPECT_EQ((*device)["live_at_peak_count"].as_uint(), (*device)["live_at_peak"].items.size());
 
-  const auto& failures = report["failures"].items;
-  ASSERT_EQ(std::to_string(failures.size()), field_of_line(run_->out, summary, "failures"));
-  for (const JsonValue& failure : failures) {
-    EXPECT_EQ(std::to_string(failure["requested_bytes"].as_uint()), field_of_line(run_->out, summary, "failed_request"));
+  std::vector<const JsonValue*> on_device, on_host;
+  for (const JsonValue& failure : report["failures"].items) {
     EXPECT_EQ(failure["result_name"].str(), "CUDA_ERROR_OUT_OF_MEMORY");
-    EXPECT_EQ(failure["api"].str(), "cudaMalloc");
-    EXPECT_EQ(failure["state"]["allocated_bytes"].as_uint() > 0, true);
+    (failure["space"].str() == (*device)["id"].str() ? on_device : on_host).push_back(&failure);
   }
+  ASSERT_EQ(std::to_string(on_device.size()), field_of_line(run_->out, summary, "failures"));
+  for (const JsonValue* failure : on_device) {
+    EXPECT_EQ(std::to_string((*failure)["requested_bytes"].as_uint()), field_of_line(run_->out, summary, "failed_request"));
+    EXPECT_EQ((*failure)["api"].str(), "cudaMalloc");
+    EXPECT_EQ(std::to_string((*failure)["state"]["allocated_bytes"].as_uint()),
+              field_of_line(run_->out, "phase peak:", "allocated"))
+        << "the state when it failed: what the peak phase left";
+  }
+  // The pinned allocation no host can satisfy fails in the host space.
+  ASSERT_EQ(std::to_string(on_host.size()), field_of_line(run_->out, summary, "pinned_failures"));
+  EXPECT_EQ((*on_host[0])["space"].str(), (*space_of(report, "host"))["id"].str());
+  EXPECT_EQ((*on_host[0])["api"].str(), "cudaMallocHost");
+  EXPECT_EQ(std::to_string((*on_host[0])["requested_bytes"].as_uint()),
+            field_of_line(run_->out, summary, "pinned_failed_request"));
 
   const auto& leaks = report["leaks"].items;
   ASSERT_EQ(leaks.size(), 1u);
@@ -155,7 +166,7 @@ TEST_F(MemoryPhases, EveryCallIsOneRecordUnderTheNameTheProgramCalled) {
       {"cudaMalloc", 7},        // leak, a, b, c, peak block, two failures
       {"cudaFree", 7},          // b, the peak block, volume, pitched, c, a, managed (cudaFree(nullptr) makes no driver call)
       {"cudaMallocPitch", 1},   {"cudaMalloc3D", 1},
-      {"cudaMallocHost", 1},    {"cudaHostAlloc", 1},      {"cudaHostRegister", 1},
+      {"cudaMallocHost", 2},    {"cudaHostAlloc", 1},      {"cudaHostRegister", 1},  // one pinned allocation fails
       {"cudaHostUnregister", 1}, {"cudaFreeHost", 2},      {"cudaMallocManaged", 1},
       {"cudaMallocAsync", 3},   {"cudaFreeAsync", 3},      {"cudaMemPoolTrimTo", 2},
       {"cudaMemGetInfo", 11},
@@ -165,16 +176,16 @@ TEST_F(MemoryPhases, EveryCallIsOneRecordUnderTheNameTheProgramCalled) {
   };
   EXPECT_EQ(by_api, expected);
 
-  int failed = 0;
+  std::map<std::string, int> failed;
   for (const MemoryCall& call : calls) {
     if (call.info || call.span().result == 0) continue;
-    ++failed;
-    EXPECT_EQ(call.api, "cudaMalloc");
+    ++failed[call.api];
     EXPECT_EQ(call.span().result, 2) << "CUDA_ERROR_OUT_OF_MEMORY";
     EXPECT_EQ(call.operation.address, 0u);
-    EXPECT_EQ(std::to_string(call.operation.bytes), field_of_line(run_->out, "memory_phases:", "failed_request"));
+    EXPECT_EQ(std::to_string(call.operation.bytes),
+              field_of_line(run_->out, "memory_phases:", call.api == "cudaMalloc" ? "failed_request" : "pinned_failed_request"));
   }
-  EXPECT_EQ(failed, 2);
+  EXPECT_EQ(failed, (std::map<std::string, int>{{"cudaMalloc", 2}, {"cudaMallocHost", 1}}));
 
   // Stream-ordered calls carry their stream and their pool's reserved size.
   for (const MemoryCall& call : calls) {

@@ -11,7 +11,8 @@
 //            reached through cudaGetDriverEntryPointByVersion as PyTorch's
 //            expandable segments do; released while still mapped
 //   peak     one more large block, held for --hold-ms
-//   oom      two cudaMalloc calls far beyond the device (both must fail)
+//   oom      two cudaMalloc calls far beyond the device (both must fail), and
+//            one cudaMallocHost far beyond what any host can pin
 //   release  everything but the leak
 //
 // Each phase ends with cudaMemGetInfo (a marker the trace records) and a line
@@ -66,6 +67,8 @@ struct Ledger {
   size_t managed_peak = 0;
   int failures = 0;
   size_t failed_request = 0;
+  int pinned_failures = 0;
+  size_t pinned_failed_request = 0;
 
   size_t allocated() const { return sum(blocks) + sum(pool) + sum(mappings); }
   size_t pool_reserved() const {
@@ -258,6 +261,18 @@ int main(int argc, char** argv) {
     ++ledger.failures;
     ledger.failed_request = too_much;
   }
+  {
+    const size_t petabyte = size_t{1} << 50;
+    void* never = nullptr;
+    const cudaError_t status = cudaMallocHost(&never, petabyte);
+    if (status != cudaErrorMemoryAllocation) {
+      std::fprintf(stderr, "error: a 1 PiB cudaMallocHost returned %s\n", cudaGetErrorName(status));
+      return 1;
+    }
+    cudaGetLastError();
+    ++ledger.pinned_failures;
+    ledger.pinned_failed_request = petabyte;
+  }
   end_phase("oom");
 
   // release everything but `leaked`
@@ -289,9 +304,9 @@ int main(int argc, char** argv) {
   end_phase("release");
 
   std::printf("memory_phases: peak_allocated=%zu live_at_peak=%s failures=%d failed_request=%zu leaked=%zu "
-              "pinned_peak=%zu managed_peak=%zu\n",
+              "pinned_peak=%zu managed_peak=%zu pinned_failures=%d pinned_failed_request=%zu\n",
               ledger.peak, joined(ledger.live_at_peak).c_str(), ledger.failures, ledger.failed_request,
               ledger.blocks.count(leaked) ? ledger.blocks[leaked] : size_t{0}, ledger.pinned_peak,
-              ledger.managed_peak);
+              ledger.managed_peak, ledger.pinned_failures, ledger.pinned_failed_request);
   return 0;
 }
