@@ -248,3 +248,22 @@ TEST(MemoryRecords, DumpPrintsEveryFieldAndInfoCountsThem) {
 
 }  // namespace
 }  // namespace proflaunch::testing
+
+namespace proflaunch::testing {
+namespace {
+
+TEST(MemoryCommand, ATraceWithoutAllocationsSaysSo) {
+  MemoryScenario s;  // definitions only
+  tools::MemoryCommand command;
+  command.inputs = {write_trace(s.builder(), "empty.trace")};
+  command.html = temp_path("empty.html");
+  command.report = true;
+  const CommandOutput result = run_memory(command);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("No allocation was recorded"), std::string::npos) << result.out;
+  std::ifstream page(command.html);
+  EXPECT_TRUE(page.good());
+}
+
+}  // namespace
+}  // namespace proflaunch::testing

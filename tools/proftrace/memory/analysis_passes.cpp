@@ -94,14 +94,6 @@ void FirstPass::on_event(const MemoryEvent& event, const SpaceKey& space, const 
   facts.first_ns = std::min(facts.first_ns, event.time_ns);
   facts.last_ns = std::max(facts.last_ns, event.time_ns);
   ++facts.events;
-  if (!event.is_info && event.succeeded()) {
-    if (event.action == format::MemoryAction::kAcquire && event.kind != AllocationKind::kPhysical &&
-        event.kind != AllocationKind::kAddressRange)
-      ++facts.allocations;
-    if (event.action == format::MemoryAction::kRelease && event.kind != AllocationKind::kPhysical &&
-        event.kind != AllocationKind::kAddressRange)
-      ++facts.frees;
-  }
   if (event.is_info && event.succeeded() && memory_info_.size() < MemoryReport::kMaxListed)
     memory_info_.push_back(MemoryInfoSample{space, event.time_ns, event.free_bytes, event.total_bytes});
   raise(facts.allocated, totals.allocated(), event.time_ns, index);
@@ -134,6 +126,15 @@ void FirstPass::on_failure(const MemoryEvent& event, const SpaceKey& space, cons
       failure.largest.push_back(namer_.view(a));
   }
   failures_.push_back(std::move(failure));
+}
+
+void FirstPass::on_allocation(const Allocation& allocation) {
+  ++spaces_[SpaceKey{allocation.section_id, allocation.device}].allocations;
+}
+
+void FirstPass::on_free(const Allocation& allocation) {
+  ++spaces_[SpaceKey{allocation.section_id, allocation.device}].frees;
+  offer_interval(allocation);
 }
 
 void FirstPass::offer_interval(const Allocation& allocation) {

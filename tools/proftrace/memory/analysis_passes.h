@@ -67,7 +67,8 @@ class FirstPass : public MemoryObserver {
   explicit FirstPass(const AllocationNamer& namer) : namer_(namer) {}
   void attach(const MemoryState* state) { state_ = state; }
   void on_event(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) override;
-  void on_free(const Allocation& allocation) override { offer_interval(allocation); }
+  void on_allocation(const Allocation& allocation) override;
+  void on_free(const Allocation& allocation) override;
   void on_failure(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) override;
 
   // After the pass: live allocations become intervals that end with the trace.
