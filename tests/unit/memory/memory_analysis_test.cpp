@@ -218,17 +218,21 @@ TEST(MemoryAnalysis, EachProcessHasItsOwnSpaces) {
 TEST(MemoryAnalysis, AStackRecordedForTheAllocatingCallIsShown) {
   MemoryScenario s;
   peak_scenario(s);
-  tools::memory::AnalysisOptions options;
+  MemoryReport report = analyze(s);
+  // Every listed allocation can be asked for: the four allocations of the scenario.
+  const auto wanted = tools::memory::listed_correlations(report);
+  ASSERT_EQ(wanted.size(), 1u);
+  EXPECT_EQ(wanted.at(kSection).size(), 4u);
   const uint64_t with_stack = kStartNs + 5 * kSecond;  // memory_record's correlation id is its end time
-  options.stacks = [&](uint64_t section, uint64_t correlation) -> std::optional<std::string> {
+  tools::memory::attach_stacks(report, [&](uint64_t section, uint64_t correlation) -> std::optional<std::string> {
     if (section == kSection && correlation == with_stack) return "train_step\nmain";
     return std::nullopt;
-  };
-  const MemoryReport report = analyze(s, options);
+  });
   const SpaceReport* space = device_space(report);
   ASSERT_EQ(space->live_at_peak.size(), 3u);
   EXPECT_EQ(space->live_at_peak[0].stack, std::optional<std::string>("train_step\nmain"));
   EXPECT_FALSE(space->live_at_peak[1].stack.has_value());
+  EXPECT_GE(report.stacks_found, 1u);
 }
 
 }  // namespace

@@ -70,10 +70,6 @@ AllocationView AllocationNamer::view(const Allocation& a) const {
   view.api = api(a.section_id, a.api);
   view.tid = a.tid;
   view.thread = thread(a.section_id, a.tid);
-  if (stacks_) {
-    view.stack = stacks_(a.section_id, a.correlation_id);
-    if (view.stack) ++stacks_found_;
-  }
   return view;
 }
 

@@ -3,9 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <queue>
 #include <vector>
@@ -23,22 +21,16 @@ namespace proflaunch::tools::memory {
 uint64_t replay_events(std::vector<InputTrace>& inputs, MemoryState& state, const TimeOrderBuffer::Options& order,
                        uint64_t* lost_records);
 
-using StackLookup = std::function<std::optional<std::string>(uint64_t section_id, uint64_t correlation_id)>;
-
-// Names for what the outputs show: API and thread names from the
-// definitions, call stacks from `stacks` (when set).
+// Names for what the outputs show: API and thread names from the definitions.
 class AllocationNamer {
  public:
-  AllocationNamer(const TraceModel& model, const StackLookup& stacks) : model_(model), stacks_(stacks) {}
+  explicit AllocationNamer(const TraceModel& model) : model_(model) {}
   std::string api(uint64_t section_id, uint16_t api) const;
   std::string thread(uint64_t section_id, uint32_t tid) const;
   AllocationView view(const Allocation& allocation) const;
-  uint64_t stacks_found() const { return stacks_found_; }
 
  private:
   const TraceModel& model_;
-  const StackLookup& stacks_;
-  mutable uint64_t stacks_found_ = 0;
 };
 
 struct PeakAt {

@@ -100,7 +100,7 @@ MemoryReport analyze_memory(std::vector<InputTrace>& inputs, const TraceModel& m
     if (!any_section || section.process->monotonic_ns < report.base_ns) report.base_ns = section.process->monotonic_ns;
     any_section = true;
   }
-  const AllocationNamer namer(model, options.stacks);
+  const AllocationNamer namer(model);
 
   // Pass 1.
   FirstPass first(namer);
@@ -141,8 +141,36 @@ MemoryReport analyze_memory(std::vector<InputTrace>& inputs, const TraceModel& m
     space.leaked_bytes = leaked_bytes[key];
     report.spaces.push_back(std::move(space));
   }
-  report.stacks_found = namer.stacks_found();
   return report;
+}
+
+namespace {
+
+// Every AllocationView the report lists.
+template <typename Report, typename Visit>
+void for_each_listed(Report& report, Visit&& visit) {
+  for (auto& space : report.spaces)
+    for (auto& a : space.live_at_peak) visit(a);
+  for (auto& failure : report.failures)
+    for (auto& a : failure.largest) visit(a);
+  for (auto& a : report.leaks) visit(a);
+  for (auto& a : report.intervals) visit(a);
+}
+
+}  // namespace
+
+std::map<uint64_t, std::set<uint64_t>> listed_correlations(const MemoryReport& report) {
+  std::map<uint64_t, std::set<uint64_t>> ids;
+  for_each_listed(report, [&](const AllocationView& a) { ids[a.space.section_id].insert(a.correlation_id); });
+  return ids;
+}
+
+void attach_stacks(MemoryReport& report, const StackLookup& lookup) {
+  report.stacks_found = 0;
+  for_each_listed(report, [&](AllocationView& a) {
+    a.stack = lookup(a.space.section_id, a.correlation_id);
+    if (a.stack) ++report.stacks_found;
+  });
 }
 
 }  // namespace proflaunch::tools::memory

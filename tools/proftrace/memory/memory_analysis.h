@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,15 +31,24 @@ struct AnalysisOptions {
   // samples per bucket (the bucket's highest allocated and its last state).
   size_t timeline_buckets = 2000;
   TimeOrderBuffer::Options order;
-  // The call stack recorded for a call (by section and correlation id), one
-  // frame per line, when the trace has one. Call stacks come from a separate
-  // part of the shim; without them (empty, or answering nullopt) the outputs
-  // show "-".
-  StackLookup stacks;
 };
 
 MemoryReport analyze_memory(std::vector<InputTrace>& inputs, const TraceModel& model,
                             const AnalysisOptions& options);
+
+// Call stacks, after the analysis: the calls whose stacks the outputs would
+// show (every allocation the report lists) are known only then, so a pass
+// over the trace's CallStack records can keep just those.
+//
+// The (section, correlation id) of every allocation the report lists.
+std::map<uint64_t, std::set<uint64_t>> listed_correlations(const MemoryReport& report);
+
+// The call stack recorded for a call, one frame per line, or nullopt.
+using StackLookup = std::function<std::optional<std::string>(uint64_t section_id, uint64_t correlation_id)>;
+
+// Sets the stack of every listed allocation that `lookup` knows (the others
+// show "-"); counts them in report.stacks_found.
+void attach_stacks(MemoryReport& report, const StackLookup& lookup);
 
 // The name of a CUresult as cuda.h spells it ("CUDA_ERROR_OUT_OF_MEMORY"), or
 // "CUresult <n>" for codes this tool does not know.
