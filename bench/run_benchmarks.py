@@ -20,6 +20,10 @@ Performance section quotes this script's output and says how it was made.
      GIL released (ctypes.CDLL) and held (ctypes.PyDLL)
   h  added cost per intercepted NCCL call (ncclAllReduce; a grouped send and
      receive), over a null libnccl.so.2 with GPU timing off (the shim alone)
+  i  added cost per traced allocation (cuMemAlloc_v2, and an alloc + free
+     pair), memory domain on, over the null driver: traced minus untraced
+  j  proftrace memory on a synthetic trace of 10 M allocation events: time
+     and peak memory to build the timeline and write every output
 """
 import argparse
 import json
@@ -66,6 +70,49 @@ def launch_overhead(args, library_path, timing, rounds=3, stacks="none"):
         traced_all.append(traced)
         deltas.append(traced - untraced)
     return statistics.median(untraced_all), statistics.median(traced_all), statistics.median(deltas)
+
+
+def alloc_loop_ns(args, traced, parts_dir):
+    """Median ns per iteration of each allocation benchmark: {name: ns}."""
+    env = dict(os.environ, LD_LIBRARY_PATH=args.null_driver_dir)
+    if traced:
+        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING="none")
+    out = run([args.alloc_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+               "--benchmark_report_aggregates_only=true"], env=env).stdout
+    medians = {}
+    for entry in json.loads(out)["benchmarks"]:
+        if entry.get("aggregate_name") == "median":
+            name = entry["run_name"].split("/")[0]
+            medians[name] = entry["real_time"] if entry["time_unit"] == "ns" else entry["real_time"] * 1000
+    return medians
+
+
+def alloc_overhead(args, rounds=3):
+    """Per benchmark: median untraced, traced and (traced - untraced) over alternating rounds."""
+    samples = {}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as parts:
+            untraced = alloc_loop_ns(args, False, parts)
+            traced = alloc_loop_ns(args, True, parts)
+        for name in untraced:
+            samples.setdefault(name, []).append((untraced[name], traced[name], traced[name] - untraced[name]))
+    return {name: tuple(statistics.median(v[i] for v in values) for i in range(3)) for name, values in samples.items()}
+
+
+def memory_run(args, events):
+    """proftrace memory (HTML, JSON and the report) on N synthetic allocation events: seconds, peak RSS MiB."""
+    with tempfile.TemporaryDirectory() as work:
+        trace = os.path.join(work, "alloc.trace")
+        run([args.synthetic_memory_trace, "-n", str(events), "-o", trace])
+        start = time.monotonic()
+        child = subprocess.Popen([args.proftrace, "memory", trace, "--report", "-o", os.path.join(work, "m.html"),
+                                  "--json", os.path.join(work, "m.json")],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.monotonic() - start
+        if status != 0:
+            raise SystemExit(f"bench: proftrace memory failed: {child.stderr.read().decode()}")
+        return wall, usage.ru_maxrss / 1024.0, os.path.getsize(trace)
 
 
 def writer_throughput(args):
@@ -149,14 +196,16 @@ def nccl_overhead(args, rounds=3):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for name in ("shim", "launcher", "proftrace", "launch_loop", "writer_throughput", "synthetic_trace",
-                 "training_loop", "null_driver_dir", "sim_library_path", "stack_capture", "python_stacks_lib",
-                 "python_stack_bench", "python3", "nccl_call_loop", "null_nccl_dir"):
+    for name in ("shim", "launcher", "proftrace", "launch_loop", "alloc_loop", "writer_throughput",
+                 "synthetic_trace", "synthetic_memory_trace", "training_loop", "null_driver_dir",
+                 "sim_library_path", "stack_capture", "python_stacks_lib", "python_stack_bench", "python3",
+                 "nccl_call_loop", "null_nccl_dir"):
         parser.add_argument("--" + name.replace("_", "-"), required=True)
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--rates", type=int, nargs="*",
                         default=[2_000_000, 4_000_000, 6_000_000, 8_000_000, 10_000_000, 12_000_000])
     parser.add_argument("--convert-events", type=int, nargs=2, default=[1_000_000, 10_000_000])
+    parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
@@ -219,6 +268,19 @@ def main():
         print(f"| g | Python stack, {python['python_frames']} Python frames, GIL {mode.split('_')[1]} | "
               f"{figures['python_ns']:.0f} ns (native stack {figures['native_ns']:.0f} ns, "
               f"whole attach_stacks {figures['attach_stacks_ns']:.0f} ns) |")
+
+    costs = alloc_overhead(args)
+    u, t, d = costs["BM_MemAlloc"]
+    print(f"| i | added cost per traced allocation (cuMemAlloc_v2), no stacks, null driver | +{d:.1f} ns "
+          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+    u, t, d = costs["BM_MemAllocFree"]
+    print(f"| i | the same for an allocation + free pair, per call | +{d / 2:.1f} ns "
+          f"(pair untraced {u:.1f} ns, traced {t:.1f} ns) |")
+
+    for n in args.memory_events:
+        wall, rss, trace_bytes = memory_run(args, n)
+        print(f"| j | proftrace memory, {n / 1e6:.0f} M allocation events ({trace_bytes / 1e6:.0f} MB trace), two passes, "
+              f"HTML + JSON + report | {wall:.1f} s ({n / wall / 1e6:.2f} M events/s), peak RSS {rss:.0f} MiB |")
 
     print("\nwriter throughput detail:\n")
     print(raw)

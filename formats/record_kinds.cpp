@@ -29,6 +29,9 @@ std::optional<KindInfo> kind_info(uint16_t raw_kind) {
     case RecordKind::kObjectLifecycle:
       return KindInfo{"ObjectLifecycle", sizeof(ObjectLifecycleRecord)};
     case RecordKind::kGpuActivity: return KindInfo{"GpuActivity", sizeof(GpuActivityRecord)};
+    case RecordKind::kMemoryOperation:
+      return KindInfo{"MemoryOperation", sizeof(MemoryOperationRecord)};
+    case RecordKind::kMemoryInfo: return KindInfo{"MemoryInfo", sizeof(MemoryInfoRecord)};
     case RecordKind::kCallStack: return KindInfo{"CallStack", sizeof(CallStackRecord)};
     case RecordKind::kNativeStackDef:
       return KindInfo{"NativeStackDef", sizeof(NativeStackDefRecord)};

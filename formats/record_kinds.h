@@ -29,9 +29,10 @@ inline constexpr RecordKind kKnownRecordKinds[] = {
     RecordKind::kSectionEnd,   RecordKind::kThreadBatch,  RecordKind::kLost,
     RecordKind::kApiCall,      RecordKind::kKernelLaunch, RecordKind::kMemoryCopy,
     RecordKind::kMemorySet,    RecordKind::kSynchronize,  RecordKind::kObjectLifecycle,
-    RecordKind::kGpuActivity,
+    RecordKind::kGpuActivity,  RecordKind::kMemoryOperation, RecordKind::kMemoryInfo,
     RecordKind::kCallStack,    RecordKind::kNativeStackDef, RecordKind::kPythonStackDef,
-    RecordKind::kModuleDef,    RecordKind::kSymbolDef,
+    RecordKind::kModuleDef,    RecordKind::kSymbolDef,      RecordKind::kCollectiveComm,
+    RecordKind::kCollective,   RecordKind::kCollectiveGroup,
 };
 
 }  // namespace proflaunch::format

@@ -120,8 +120,10 @@ enum class RecordKind : uint16_t {
   kSynchronize = 38,
   kObjectLifecycle = 39,
   kGpuActivity = 40,
-  // 64..95 reserved for memory (allocation) records, 96..127 for stacks,
-  // 128..159 for collectives, 160..191 for annotations (NVTX).
+
+  // -- Events chunk: memory (64..95)
+  kMemoryOperation = 64,
+  kMemoryInfo = 65,
 
   // -- Stacks (96..127): CallStack in Events chunks, the others in
   // Definitions chunks (formats/README.md, "Call stacks").
@@ -130,7 +132,8 @@ enum class RecordKind : uint16_t {
   kPythonStackDef = 98,
   kModuleDef = 99,
   kSymbolDef = 100,
-  // -- Events chunk: collectives (NCCL)
+  // -- Events chunk: collectives (NCCL, 128..159). 160..191 reserved for
+  // annotations (NVTX).
   kCollectiveComm = 128,
   kCollective = 129,
   kCollectiveGroup = 130,
@@ -550,6 +553,62 @@ struct CollectiveGroupRecord {
 };
 static_assert(sizeof(CollectiveGroupRecord) == 64);
 
+// ---- Memory (allocations) ----------------------------------------------------
+
+// Which memory a MemoryOperation concerns.
+enum class AllocationKind : uint8_t {
+  kDevice = 1,          // cuMemAlloc, cuMemAllocPitch
+  kPool = 2,            // stream-ordered: cuMemAllocAsync, cuMemAllocFromPoolAsync, cuMemFreeAsync, cuMemPoolTrimTo
+  kManaged = 3,         // cuMemAllocManaged
+  kPinnedHost = 4,      // cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost
+  kRegisteredHost = 5,  // cuMemHostRegister, cuMemHostUnregister (pinned in place)
+  kPhysical = 6,        // VMM physical memory: cuMemCreate, cuMemRelease
+  kMapping = 7,         // VMM: cuMemMap, cuMemUnmap, cuMemSetAccess
+  kAddressRange = 8,    // VMM address space (no memory): cuMemAddressReserve, cuMemAddressFree
+};
+
+enum class MemoryAction : uint8_t {
+  kAcquire = 1,    // allocate, register, create, map, reserve
+  kRelease = 2,    // free, unregister, release, unmap, free the address range
+  kSetAccess = 3,  // cuMemSetAccess
+  kTrim = 4,       // cuMemPoolTrimTo
+};
+
+// Every call that obtains or gives back memory, failed ones included (a
+// failed allocation has result != 0, address 0 and the requested size). The
+// shim keeps no allocation table: a release names only the address (or
+// handle), and a reader finds its size from the matching acquire.
+struct MemoryOperationRecord {
+  RecordHeader header;
+  int32_t device;      // whose memory: the current context's device; cuMemCreate: its location; -1 unknown
+  ApiSpan span;
+  uint64_t address;    // the memory (acquire: the result, 0 on failure); kPool trim: 0
+  uint64_t bytes;      // acquire: size (pitched: pitch * height); unmap, address free: the size passed; trim: bytes to keep; other releases: 0
+  uint64_t stream;     // kPool: the stream (see kStreamLegacy / kStreamPerThread), else 0
+  uint64_t handle;     // kPool: the pool; kPhysical, kMapping map: the generic allocation handle; else 0
+  uint64_t context;
+  uint64_t pool_reserved_bytes;    // kPool: the pool's reserved memory after the call; kPoolReservedUnknown if not known
+  uint64_t pitch_or_offset_bytes;  // pitched allocation: the pitch; cuMemMap: offset into the physical memory; else 0
+  uint32_t flags;      // the call's flags argument (cuMemHostAlloc, cuMemHostRegister, cuMemAllocManaged attach, cuMemSetAccess access)
+  uint8_t kind;        // AllocationKind
+  uint8_t action;      // MemoryAction
+  uint16_t reserved;
+};
+static_assert(sizeof(MemoryOperationRecord) == 104);
+static_assert(offsetof(MemoryOperationRecord, span) == 8);
+inline constexpr uint64_t kPoolReservedUnknown = ~uint64_t{0};
+
+// cuMemGetInfo / cudaMemGetInfo: the driver's view of the device.
+struct MemoryInfoRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t free_bytes;
+  uint64_t total_bytes;
+};
+static_assert(sizeof(MemoryInfoRecord) == 56);
+static_assert(offsetof(MemoryInfoRecord, span) == 8);
+
 #pragma pack(pop)
 
 // Host API records keep their ApiSpan at one offset (after the header and a
@@ -566,6 +625,8 @@ static_assert(offsetof(ObjectLifecycleRecord, span) == kApiSpanOffset);
 static_assert(offsetof(CollectiveCommRecord, span) == kApiSpanOffset);
 static_assert(offsetof(CollectiveRecord, span) == kApiSpanOffset);
 static_assert(offsetof(CollectiveGroupRecord, span) == kApiSpanOffset);
+static_assert(offsetof(MemoryOperationRecord, span) == kApiSpanOffset);
+static_assert(offsetof(MemoryInfoRecord, span) == kApiSpanOffset);
 
 constexpr bool has_api_span(uint16_t kind) {
   switch (static_cast<RecordKind>(kind)) {
@@ -578,6 +639,8 @@ constexpr bool has_api_span(uint16_t kind) {
     case RecordKind::kCollectiveComm:
     case RecordKind::kCollective:
     case RecordKind::kCollectiveGroup:
+    case RecordKind::kMemoryOperation:
+    case RecordKind::kMemoryInfo:
       return true;
     default:
       return false;
@@ -725,6 +788,8 @@ PROFLAUNCH_RECORD_KIND(SymbolDefRecord, kSymbolDef)
 PROFLAUNCH_RECORD_KIND(CollectiveCommRecord, kCollectiveComm)
 PROFLAUNCH_RECORD_KIND(CollectiveRecord, kCollective)
 PROFLAUNCH_RECORD_KIND(CollectiveGroupRecord, kCollectiveGroup)
+PROFLAUNCH_RECORD_KIND(MemoryOperationRecord, kMemoryOperation)
+PROFLAUNCH_RECORD_KIND(MemoryInfoRecord, kMemoryInfo)
 #undef PROFLAUNCH_RECORD_KIND
 
 // Fills a fixed-size record's header. Variable-size records set `bytes` themselves.

@@ -9,7 +9,13 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   python3 clang libclang-rt-14-dev
   libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
+  chromium  # the memory page's browser test (tests/browser)
 )
+# Node and npm for the browser test's driver (playwright-core, pinned in
+# tests/browser/package-lock.json). A node that is already installed (e.g.
+# from NodeSource) is kept.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -28,4 +34,11 @@ if [ ! -f "$cuda_home/include/cuda.h" ]; then
   echo "install-deps: the CUDA toolkit headers are missing: no $cuda_home/include/cuda.h." >&2
   echo "install-deps: install the CUDA 13 toolkit (it cannot come from Debian's archive here) or set CUDA_HOME." >&2
   exit 1
+fi
+
+# playwright-core drives /usr/bin/chromium; it downloads no browser of its own.
+browser_tests="$(dirname "$0")/../tests/browser"
+if [ ! -d "$browser_tests/node_modules/playwright-core" ]; then
+  echo "install-deps: npm ci in tests/browser"
+  (cd "$browser_tests" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -68,3 +68,12 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
   (void)stream; (void)params; (void)extra;
   return CUDA_SUCCESS;
 }
+/* Allocation returns at once with a new address each time (never reused, so a
+ * memory model reading the trace sees distinct blocks); nothing is tracked. */
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  static __thread CUdeviceptr next = 0x10000000;
+  *dptr = next;
+  next += (bytesize + 511) / 512 * 512;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) { (void)dptr; return CUDA_SUCCESS; }

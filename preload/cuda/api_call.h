@@ -34,6 +34,9 @@ enum class Operation : uint8_t {
   kStreamObject,
   kEventObject,
   kEventRecord,
+  kAllocate,     // memory obtained: allocations, host registration, VMM create/map/reserve
+  kFree,         // memory given back, and pool trimming
+  kMemoryInfo,   // cuMemGetInfo
 };
 
 struct RuntimeFrame {

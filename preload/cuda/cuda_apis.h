@@ -54,7 +54,28 @@
   X(105, cuLibraryLoadData)            \
   X(106, cuLibraryUnload)              \
   X(107, cuLibraryGetKernel)           \
-  X(108, cuKernelGetFunction)
+  X(108, cuKernelGetFunction)          \
+  X(120, cuMemAlloc)                   \
+  X(121, cuMemFree)                    \
+  X(122, cuMemAllocPitch)              \
+  X(123, cuMemAllocManaged)            \
+  X(124, cuMemAllocHost)               \
+  X(125, cuMemHostAlloc)               \
+  X(126, cuMemFreeHost)                \
+  X(127, cuMemHostRegister)            \
+  X(128, cuMemHostUnregister)          \
+  X(129, cuMemGetInfo)                 \
+  X(130, cuMemAllocAsync)              \
+  X(131, cuMemAllocFromPoolAsync)      \
+  X(132, cuMemFreeAsync)               \
+  X(133, cuMemPoolTrimTo)              \
+  X(140, cuMemCreate)                  \
+  X(141, cuMemRelease)                 \
+  X(142, cuMemMap)                     \
+  X(143, cuMemUnmap)                   \
+  X(144, cuMemAddressReserve)          \
+  X(145, cuMemAddressFree)             \
+  X(146, cuMemSetAccess)
 
 #define PROFLAUNCH_CUDA_RUNTIME_APIS(X) \
   X(1000, cudaLaunchKernel)             \
@@ -77,7 +98,22 @@
   X(1044, cudaEventCreate)              \
   X(1045, cudaEventCreateWithFlags)     \
   X(1046, cudaEventDestroy)             \
-  X(1047, cudaEventRecord)
+  X(1047, cudaEventRecord)              \
+  X(1050, cudaMalloc)                   \
+  X(1051, cudaFree)                     \
+  X(1052, cudaMallocAsync)              \
+  X(1053, cudaFreeAsync)                \
+  X(1054, cudaMallocFromPoolAsync)      \
+  X(1055, cudaMallocManaged)            \
+  X(1056, cudaMallocHost)               \
+  X(1057, cudaHostAlloc)                \
+  X(1058, cudaFreeHost)                 \
+  X(1059, cudaMallocPitch)              \
+  X(1060, cudaMalloc3D)                 \
+  X(1061, cudaHostRegister)             \
+  X(1062, cudaHostUnregister)           \
+  X(1063, cudaMemGetInfo)               \
+  X(1064, cudaMemPoolTrimTo)
 
 namespace proflaunch::cuda {
 

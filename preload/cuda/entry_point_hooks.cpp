@@ -42,7 +42,7 @@ struct ExportedAddresses {
 };
 
 void substitute_wrapper(const char* symbol, void** pfn, int version, cuuint64_t flags) {
-  if (symbol == nullptr || pfn == nullptr || *pfn == nullptr || !cuda_domain_recording()) return;
+  if (symbol == nullptr || pfn == nullptr || *pfn == nullptr || !cuda_hooks_recording()) return;
   const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
   const intercept::HookTable& table = hook_table();
   // Cheap rejection first: most of the hundreds of lookups a runtime makes

@@ -44,9 +44,10 @@ const intercept::SymbolPolicy kPolicy{wants, wrap, real_exists};
 const intercept::HookTable& hook_table() { return g_table; }
 
 bool install_cuda_hooks(bool recording) noexcept {
-  const HookFamily families[] = {launch_hooks(), copy_hooks(),        sync_hooks(),
-                                 object_hooks(), entry_point_hooks(), runtime_launch_hooks(),
-                                 runtime_api_hooks(), nccl::nccl_comm_hooks(),
+  const HookFamily families[] = {launch_hooks(),         copy_hooks(),          sync_hooks(),
+                                 object_hooks(),         entry_point_hooks(),   runtime_launch_hooks(),
+                                 runtime_api_hooks(),    memory_hooks(),        pool_hooks(),
+                                 vmm_hooks(),            runtime_memory_hooks(), nccl::nccl_comm_hooks(),
                                  nccl::nccl_collective_hooks(), nccl::nccl_group_hooks()};
   size_t count = 0;
   for (const HookFamily& family : families) {

@@ -54,6 +54,10 @@ HookFamily object_hooks();
 HookFamily entry_point_hooks();
 HookFamily runtime_launch_hooks();
 HookFamily runtime_api_hooks();
+HookFamily memory_hooks();
+HookFamily pool_hooks();
+HookFamily vmm_hooks();
+HookFamily runtime_memory_hooks();
 
 // The merged table, sorted by symbol. Built by install_cuda_hooks().
 const intercept::HookTable& hook_table();

@@ -12,4 +12,11 @@ inline bool cuda_domain_recording() noexcept {
   return runtime::recording() && (trace_domains() & kTraceCuda) != 0;
 }
 
+// Whether any domain whose hooks live in preload/cuda records: the cuda
+// domain, or the memory domain (allocations). cuGetProcAddress must hand out
+// wrappers for either.
+inline bool cuda_hooks_recording() noexcept {
+  return runtime::recording() && (trace_domains() & (kTraceCuda | kTraceMemory)) != 0;
+}
+
 }  // namespace proflaunch::cuda

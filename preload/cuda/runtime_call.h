@@ -14,11 +14,14 @@ namespace proflaunch::cuda {
 // the runtime rejected before reaching the driver: its error is recorded).
 // Nested runtime calls (the runtime calling itself through the PLT) pass
 // through.
+// `domain` is the PROFLAUNCH_TRACE domain the call belongs to (kTraceCuda,
+// kTraceMemory for allocations).
 template <typename CallReal>
-auto traced_runtime(Api api, Operation operation, uint16_t flags, const void* kernel_name_hint,
-                    CallReal&& call_real) {
+auto traced_runtime_in(uint32_t domain, Api api, Operation operation, uint16_t flags,
+                       const void* kernel_name_hint, CallReal&& call_real) {
   RuntimeFrame& frame = tls_runtime_frame;
-  if (inside_profiler() || frame.api != 0 || !cuda_domain_recording()) return call_real();
+  if (inside_profiler() || frame.api != 0 || !runtime::recording() || (trace_domains() & domain) == 0)
+    return call_real();
   frame = RuntimeFrame{api_id(api), flags, operation, false, now_ticks(),
                        reinterpret_cast<uint64_t>(kernel_name_hint)};
   const auto result = call_real();
@@ -36,6 +39,12 @@ auto traced_runtime(Api api, Operation operation, uint16_t flags, const void* ke
     }
   }
   return result;
+}
+
+template <typename CallReal>
+auto traced_runtime(Api api, Operation operation, uint16_t flags, const void* kernel_name_hint,
+                    CallReal&& call_real) {
+  return traced_runtime_in(kTraceCuda, api, operation, flags, kernel_name_hint, call_real);
 }
 
 }  // namespace proflaunch::cuda

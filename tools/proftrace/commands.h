@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -41,6 +42,18 @@ struct DumpCommand {
 };
 int run_dump(const DumpCommand& command, std::FILE* out, std::FILE* err);
 
+struct MemoryCommand {
+  std::vector<std::string> inputs;
+  std::string html;           // -o: the HTML page
+  std::string json;
+  std::string csv_directory;
+  bool report = false;        // the text report even when writing files
+  size_t top = 10;
+  size_t timeline_points = 4000;
+  uint64_t reorder_window_ms = 500;
+  bool strict = false;
+};
+int run_memory(const MemoryCommand& command, std::FILE* out, std::FILE* err);
 struct StatsCommand {
   std::vector<std::string> inputs;
   std::vector<std::string> sections;  // empty: all
@@ -53,6 +66,7 @@ int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err);
 void add_convert_command(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
 void add_dump_command(CLI::App& app, int& exit_code);
+void add_memory_command(CLI::App& app, int& exit_code);
 void add_stats_command(CLI::App& app, int& exit_code);
 
 // Shared by the commands: one line per damaged input ("<file>: recovered ...").

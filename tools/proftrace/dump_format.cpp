@@ -225,6 +225,24 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.num("members", r.members);
       break;
     }
+    case RecordKind::kMemoryOperation: {
+      const auto r = record.as<MemoryOperationRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).text("kind", "\"" + allocation_kind_name(r.kind) + "\"");
+      b.text("action", "\"" + memory_action_name(r.action) + "\"").hexnum("address", r.address).num("bytes", r.bytes);
+      b.text("stream", r.stream != 0 ? stream_handle_text(r.stream) : "0").hexnum("handle", r.handle);
+      b.hexnum("context", r.context);
+      if (r.pool_reserved_bytes == kPoolReservedUnknown) b.text("pool_reserved_bytes", "unknown");
+      else b.num("pool_reserved_bytes", r.pool_reserved_bytes);
+      b.num("pitch_or_offset_bytes", r.pitch_or_offset_bytes).hexnum("call_flags", r.flags);
+      break;
+    }
+    case RecordKind::kMemoryInfo: {
+      const auto r = record.as<MemoryInfoRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).num("free_bytes", r.free_bytes).num("total_bytes", r.total_bytes);
+      break;
+    }
   }
   if (const auto fixed = fixed_record_bytes(record.kind); fixed && record.bytes > *fixed &&
                                                           record.record_kind() != RecordKind::kStringDef &&

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add_convert_command(app, exit_code);
   add_info_command(app, exit_code);
   add_dump_command(app, exit_code);
+  add_memory_command(app, exit_code);
   add_stats_command(app, exit_code);
   try {
     app.parse(argc, argv);

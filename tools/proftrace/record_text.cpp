@@ -104,6 +104,30 @@ std::string gpu_activity_kind_name(uint8_t kind) {
   return unknown(kind);
 }
 
+std::string allocation_kind_name(uint8_t kind) {
+  switch (static_cast<AllocationKind>(kind)) {
+    case AllocationKind::kDevice: return "device";
+    case AllocationKind::kPool: return "stream-ordered";
+    case AllocationKind::kManaged: return "managed";
+    case AllocationKind::kPinnedHost: return "pinned host";
+    case AllocationKind::kRegisteredHost: return "registered host";
+    case AllocationKind::kPhysical: return "VMM physical";
+    case AllocationKind::kMapping: return "VMM mapping";
+    case AllocationKind::kAddressRange: return "VMM address range";
+  }
+  return unknown(kind);
+}
+
+std::string memory_action_name(uint8_t action) {
+  switch (static_cast<MemoryAction>(action)) {
+    case MemoryAction::kAcquire: return "acquire";
+    case MemoryAction::kRelease: return "release";
+    case MemoryAction::kSetAccess: return "set access";
+    case MemoryAction::kTrim: return "trim";
+  }
+  return unknown(action);
+}
+
 std::string vendor_name(uint8_t vendor) {
   switch (static_cast<Vendor>(vendor)) {
     case Vendor::kUnknown: return "unknown";

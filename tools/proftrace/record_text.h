@@ -16,7 +16,9 @@ std::string lifecycle_action_name(uint8_t action);     // "create", "destroy"
 std::string lost_reason_name(uint32_t reason);         // "buffer full", ...
 std::string api_domain_name(uint8_t domain);           // "driver", "runtime", ...
 std::string gpu_activity_kind_name(uint8_t kind);      // "kernel", "memcpy", "memset"
-std::string vendor_name(uint8_t vendor);               // "NVIDIA", "AMD"
+std::string vendor_name(uint8_t vendor);
+std::string allocation_kind_name(uint8_t kind);        // "device", "stream-ordered", "VMM mapping", ...
+std::string memory_action_name(uint8_t action);        // "acquire", "release", "set access", "trim"               // "NVIDIA", "AMD"
 
 // The stream as people read it: "legacy default", "per-thread default", or
 // the raw handle in hex.

@@ -56,6 +56,8 @@ void StatisticsCollector::on_record(const RecordView& record) {
     case RecordKind::kCollectiveComm: see_span(record.as<CollectiveCommRecord>().span); break;
     case RecordKind::kCollective: see_span(record.as<CollectiveRecord>().span); break;
     case RecordKind::kCollectiveGroup: see_span(record.as<CollectiveGroupRecord>().span); break;
+    case RecordKind::kMemoryOperation: see_span(record.as<MemoryOperationRecord>().span); break;
+    case RecordKind::kMemoryInfo: see_span(record.as<MemoryInfoRecord>().span); break;
     case RecordKind::kGpuActivity: {
       const auto activity = record.as<GpuActivityRecord>();
       see_time(section, activity.start_ns);

@@ -3,6 +3,7 @@
 // yet the program runs to its normal end with its normal output and exit
 // status, and the problem is reported on stderr.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/e2e/cuda/support/traced_run.h"
@@ -36,9 +37,20 @@ TEST(FullDisk, TheProgramFinishesNormallyAndTheProblemIsReported) {
 TEST(FullDisk, AJoinThatDoesNotFitKeepsThePartsAndTheExitStatus) {
   TempDir dir;
   const int children = 3;
-  RunOptions options = traced(dir / "x.trace", {build_path("FORK_GPU"), "--children",
-                                                std::to_string(children), "--launches", "2"});
-  options.file_size_limit_bytes = 3072;
+  const std::vector<std::string> program = {build_path("FORK_GPU"), "--children", std::to_string(children),
+                                            "--launches", "2"};
+  // The four parts are alike (same program, same records; module lists and
+  // stacks make their size depend on the machine), so half the size of an
+  // unlimited run's joined trace holds any one part but not the join.
+  const ProcessResult unlimited = testing::run_process(traced(dir / "size.trace", program));
+  ASSERT_TRUE(unlimited.exited_with(0)) << unlimited.describe();
+  struct stat size_stat {};
+  ASSERT_EQ(stat((dir / "size.trace").c_str(), &size_stat), 0);
+  const off_t joined_size = size_stat.st_size;
+  unlink((dir / "size.trace").c_str());
+
+  RunOptions options = traced(dir / "x.trace", program);
+  options.file_size_limit_bytes = static_cast<rlim_t>(joined_size / 2);
   const ProcessResult run = testing::run_process(options);
   EXPECT_TRUE(run.exited_with(0)) << run.describe();
   EXPECT_NE(run.err.find("cannot write the joined trace"), std::string::npos) << run.err;

@@ -179,6 +179,19 @@ std::map<std::string, StructFact> facts_from_code() {
        SPAN_FIELDS(CollectiveGroupRecord), FIELD(CollectiveGroupRecord, group_id),
        FIELD(CollectiveGroupRecord, stream), FIELD(CollectiveGroupRecord, members),
        FIELD(CollectiveGroupRecord, reserved)});
+  facts["MemoryOperation"] = record<MemoryOperationRecord>(
+      {FIELD(MemoryOperationRecord, header), FIELD(MemoryOperationRecord, device),
+       SPAN_FIELDS(MemoryOperationRecord), FIELD(MemoryOperationRecord, address),
+       FIELD(MemoryOperationRecord, bytes), FIELD(MemoryOperationRecord, stream),
+       FIELD(MemoryOperationRecord, handle), FIELD(MemoryOperationRecord, context),
+       FIELD(MemoryOperationRecord, pool_reserved_bytes),
+       FIELD(MemoryOperationRecord, pitch_or_offset_bytes), FIELD(MemoryOperationRecord, flags),
+       FIELD(MemoryOperationRecord, kind), FIELD(MemoryOperationRecord, action),
+       FIELD(MemoryOperationRecord, reserved)});
+  facts["MemoryInfo"] = record<MemoryInfoRecord>(
+      {FIELD(MemoryInfoRecord, header), FIELD(MemoryInfoRecord, device),
+       SPAN_FIELDS(MemoryInfoRecord), FIELD(MemoryInfoRecord, free_bytes),
+       FIELD(MemoryInfoRecord, total_bytes)});
   return facts;
 }
 

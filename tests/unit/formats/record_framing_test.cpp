@@ -38,7 +38,7 @@ TEST(RecordFraming, UnknownKindsAreSkippedBySize) {
   const auto first = api_call(1), second = api_call(2);
   trace.raw_record(1, ChunkKind::kEvents, bytes_of(first));
   trace.raw_record(1, ChunkKind::kEvents, record_bytes(200, 37, 0xAB));  // future kind, odd size
-  trace.raw_record(1, ChunkKind::kEvents, record_bytes(64, 4));           // header only
+  trace.raw_record(1, ChunkKind::kEvents, record_bytes(255, 4));          // header only
   trace.raw_record(1, ChunkKind::kEvents, bytes_of(second));
   std::string error;
   auto reader = open_bytes(trace.bytes(), &error);

@@ -67,6 +67,11 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<ObjectLifecycleRecord>(random));
   event(noisy_record<GpuActivityRecord>(random));
   event(noisy_record<CallStackRecord>(random));
+  event(noisy_record<MemoryOperationRecord>(random));
+  event(noisy_record<MemoryInfoRecord>(random));
+  event(noisy_record<CollectiveCommRecord>(random));
+  event(noisy_record<CollectiveRecord>(random));
+  event(noisy_record<CollectiveGroupRecord>(random));
   const uint32_t string_id = trace.string(section, "void kernel<float>(float*)");
 
   std::string error;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -159,6 +160,36 @@ TEST(MultiRankConvert, RanksOfTwoHostsShareOneTimelineWithCollectiveEndsAligned)
   EXPECT_EQ(by_sort_index.rbegin()->second.rfind("[rank 1]", 0), 0u);
   std::string output;
   EXPECT_EQ(run_checker(converted.json_path, &output), 0) << output;
+}
+
+// With call stacks in the trace, the converter holds each thread's last API
+// record until it knows whether a CallStack follows. A collective that is
+// its thread's last record is therefore released after its kernel's GPU
+// work (another thread's record) was written: the kernel slice must still
+// name the instance.
+TEST(MultiRankConvert, AKernelSliceNamesItsCollectiveWhileTheCallWaitsForItsStack) {
+  TraceBuilder trace;
+  const uint64_t section = 0x77;
+  const Rank rank = add_rank(trace, section, 0, "hostA", 1'000'000'000, 1'700'000'000'000'000'000);
+  NativeStackDefRecord stack{};
+  stack.header = header_for<NativeStackDefRecord>();
+  stack.header.bytes = static_cast<uint16_t>(sizeof stack + 8);
+  stack.id = 1;
+  stack.frame_count = 1;
+  std::vector<uint8_t> bytes(sizeof stack + 8, 0);
+  std::memcpy(bytes.data(), &stack, sizeof stack);
+  const uint64_t pc = 0x401000;
+  std::memcpy(bytes.data() + sizeof stack, &pc, sizeof pc);
+  trace.raw_record(section, ChunkKind::kDefinitions, bytes);
+  // launch and call on thread 1 (the call last), the kernel on thread 2.
+  add_allreduce(trace, rank, 0, 2, 5, 42, 1'000'001'000, 1'000'002'000, 1'000'003'000);
+  const ConvertedTrace converted = convert_trace(trace);
+  ASSERT_EQ(converted.exit_code, 0) << converted.err;
+  const auto kernels = converted.with_phase('X', "gpu.kernel");
+  ASSERT_EQ(kernels.size(), 1u);
+  const JsonValue* label = (*kernels[0])["args"].find("collective");
+  ASSERT_NE(label, nullptr) << "the kernel slice lost its instance label";
+  EXPECT_EQ(label->str(), "0xc0ffee/5");
 }
 
 std::vector<std::vector<std::string>> csv_table(const std::string& out, const std::string& title) {

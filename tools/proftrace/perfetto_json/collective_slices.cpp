@@ -48,7 +48,6 @@ void SliceWriter::collective(SectionContext& section, uint32_t tid, const Collec
   if (record.sequence != 0) {
     const std::string label = instance_label(record.comm_id, record.sequence);
     write_string_arg(w, "collective", label);
-    if (record.group_id == 0) remember_collective_label(label_key(section, record.span.correlation_id), label);
   }
   write_string_arg(w, "comm_id", hex(record.comm_id));
   write_number_arg(w, "sequence", record.sequence);
@@ -88,9 +87,21 @@ void SliceWriter::collective_group(SectionContext& section, uint32_t tid, const 
   write_number_arg(w, "group_id", record.group_id);
   write_number_arg(w, "members", record.members);
   if (record.stream != 0) write_json_arg(w, "stream", section.stream_json_text(record.stream));
-  remember_collective_label(label_key(section, record.span.correlation_id),
-                            "group " + std::to_string(record.group_id));
   w.raw("}}");
+}
+
+void SliceWriter::note_collective_label(SectionContext& section, const RecordView& view) {
+  if (view.record_kind() == RecordKind::kCollective) {
+    const auto record = view.as<CollectiveRecord>();
+    // Members of a group share the group's kernel; the group labels it.
+    if (record.sequence != 0 && record.group_id == 0)
+      remember_collective_label(label_key(section, record.span.correlation_id),
+                                instance_label(record.comm_id, record.sequence));
+  } else if (view.record_kind() == RecordKind::kCollectiveGroup) {
+    const auto record = view.as<CollectiveGroupRecord>();
+    remember_collective_label(label_key(section, record.span.correlation_id),
+                              "group " + std::to_string(record.group_id));
+  }
 }
 
 }  // namespace proflaunch::tools::perfetto_json

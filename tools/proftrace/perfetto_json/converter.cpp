@@ -2,6 +2,7 @@
 
 #include "tools/proftrace/json_writer.h"
 #include "tools/proftrace/perfetto_json/call_stack_pairing.h"
+#include "tools/proftrace/memory/perfetto_counters.h"
 #include "tools/proftrace/perfetto_json/event_stream.h"
 #include "tools/proftrace/perfetto_json/stack_args.h"
 #include "tools/proftrace/perfetto_json/track_layout.h"
@@ -34,9 +35,10 @@ HostOperation with_stack(HostOperation op, CallStackRef stack) {
 
 class EventsVisitor : public RecordVisitor {
  public:
-  EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join, Progress& progress,
-                JsonWriter& writer, uint64_t bytes_before)
-      : layout_(layout), slices_(slices), join_(join), progress_(progress), writer_(writer),
+  EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join,
+                memory::PerfettoMemoryCounters& memory, Progress& progress, JsonWriter& writer,
+                uint64_t bytes_before)
+      : layout_(layout), slices_(slices), join_(join), memory_(memory), progress_(progress), writer_(writer),
         bytes_before_(bytes_before),
         pairing_([this](SectionContext& section, const RecordView& record, CallStackRef stack) {
           dispatch(section, record, stack);
@@ -51,6 +53,7 @@ class EventsVisitor : public RecordVisitor {
 
   void on_record(const RecordView& record) override {
     ++records_;
+    slices_.note_collective_label(*section_, record);
     if (pairing_.offer(*section_, record)) return;
     dispatch(*section_, record, {});
   }
@@ -106,6 +109,14 @@ class EventsVisitor : public RecordVisitor {
       case RecordKind::kGpuActivity:
         join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
         break;
+      case RecordKind::kMemoryOperation:
+        slices_.memory_operation(section, record.tid, record.as<MemoryOperationRecord>(), stack);
+        memory_.on_record(record);
+        break;
+      case RecordKind::kMemoryInfo:
+        slices_.memory_info(section, record.tid, record.as<MemoryInfoRecord>(), stack);
+        memory_.on_record(record);
+        break;
       default: break;  // definitions, ThreadBatch
     }
   }
@@ -116,6 +127,7 @@ class EventsVisitor : public RecordVisitor {
   TrackLayout& layout_;
   SliceWriter& slices_;
   CorrelationJoin& join_;
+  memory::PerfettoMemoryCounters& memory_;
   Progress& progress_;
   JsonWriter& writer_;
   uint64_t bytes_before_;
@@ -147,6 +159,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   if (options.stacks) slices.set_stack_args(&stack_args);
   SliceSink sink(slices);
   CorrelationJoin join(sink, options.join_window);
+  memory::PerfettoMemoryCounters memory(events, layout);
 
   uint64_t total_bytes = 0;
   for (const auto& input : inputs) total_bytes += input.reader->file_bytes();
@@ -154,13 +167,14 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
 
   uint64_t bytes_before = 0;
   for (auto& input : inputs) {
-    EventsVisitor visitor(layout, slices, join, progress, writer, bytes_before);
+    EventsVisitor visitor(layout, slices, join, memory, progress, writer, bytes_before);
     input.events_report = input.reader->read(visitor, ChunkSelection::kEventsOnly);
     visitor.finish();
     result->records_read += visitor.records();
     bytes_before += input.reader->file_bytes();
   }
   join.finish();
+  memory.finish();
   events.end();
   progress.finish();
 
@@ -171,6 +185,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   result->slices = slices.stats();
   result->join = join.stats();
   result->symbol_problems = stack_formatter.problems();
+  result->memory_counter_events = memory.counter_events();
   if (!flushed) {
     *error = "writing the output failed";
     return false;

@@ -31,6 +31,7 @@ struct ConvertResult {
   uint64_t events_written = 0;
   uint64_t output_bytes = 0;
   size_t gpu_processes = 0;
+  uint64_t memory_counter_events = 0;  // memory counter values written
   SliceStats slices;
   JoinStats join;
   // Module files that local symbolization of call stacks could not use.

@@ -87,6 +87,28 @@ void SliceWriter::synchronize(SectionContext& section, uint32_t tid, const Synch
   w.raw("}}");
 }
 
+void SliceWriter::memory_operation(SectionContext& section, uint32_t tid, const MemoryOperationRecord& record,
+                                   CallStackRef stack) {
+  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  write_string_arg(w, "memory", allocation_kind_name(record.kind));
+  write_string_arg(w, "action", memory_action_name(record.action));
+  if (record.address != 0) write_string_arg(w, "address", hex(record.address));
+  if (record.bytes != 0) write_number_arg(w, "bytes", record.bytes);
+  write_number_arg(w, "device", record.device);
+  if (record.stream != 0) write_json_arg(w, "stream", section.stream_json_text(record.stream));
+  if (record.handle != 0) write_string_arg(w, "handle", hex(record.handle));
+  w.raw("}}");
+}
+
+void SliceWriter::memory_info(SectionContext& section, uint32_t tid, const MemoryInfoRecord& record,
+                              CallStackRef stack) {
+  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  write_number_arg(w, "device", record.device);
+  write_number_arg(w, "free_bytes", record.free_bytes);
+  write_number_arg(w, "total_bytes", record.total_bytes);
+  w.raw("}}");
+}
+
 void SliceWriter::lifecycle(SectionContext& section, uint32_t tid, const ObjectLifecycleRecord& record,
                             CallStackRef stack) {
   JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);

@@ -47,6 +47,11 @@ class SliceWriter {
                    CallStackRef stack = {});
   void lifecycle(SectionContext& section, uint32_t tid, const format::ObjectLifecycleRecord& record,
                  CallStackRef stack = {});
+  // Allocations, frees, VMM calls (failed ones carry their result) and cuMemGetInfo.
+  void memory_operation(SectionContext& section, uint32_t tid, const format::MemoryOperationRecord& record,
+                        CallStackRef stack = {});
+  void memory_info(SectionContext& section, uint32_t tid, const format::MemoryInfoRecord& record,
+                   CallStackRef stack = {});
   void lost(SectionContext& section, uint32_t tid, const format::LostRecord& record);
   // NCCL calls (collective_slices.cpp). A collective's slice, and its
   // kernel's GPU slice, carry `collective`: "<comm_id>/<sequence>", the
@@ -57,6 +62,10 @@ class SliceWriter {
                        CallStackRef stack);
   void collective_group(SectionContext& section, uint32_t tid, const format::CollectiveGroupRecord& record,
                         CallStackRef stack);
+  // Learns the instance label of a Collective or CollectiveGroup record as
+  // soon as it is read: the record itself may be held back (waiting for its
+  // call stack) while its kernel's GPU work is written.
+  void note_collective_label(SectionContext& section, const format::RecordView& record);
 
   // A launch, copy or memset whose GPU work is not in the trace.
   void operation_alone(const HostOperation& operation);

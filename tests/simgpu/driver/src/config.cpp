@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include <unistd.h>
+
 namespace simgpu {
 namespace {
 
@@ -39,6 +41,13 @@ bool parse_bandwidth(const char* name, double& bytes_per_ns, std::string& error)
   return true;
 }
 
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_bytes = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return 16ull << 30;
+  return uint64_t(pages) * uint64_t(page_bytes);
+}
+
 bool parse_compute_capability(DriverConfig& config, std::string& error) {
   const char* text = env("SIMGPU_COMPUTE_CAPABILITY");
   if (!text) return true;
@@ -65,6 +74,10 @@ bool load_config_from_environment(DriverConfig& config, std::string& error) {
   value = (long long)(config.device_memory_bytes >> 20);
   if (!parse_integer("SIMGPU_DEVICE_MEMORY_MIB", 1, 1ll << 30, value, error)) return false;
   config.device_memory_bytes = uint64_t(value) << 20;
+
+  value = (long long)(physical_memory_bytes() >> 20);
+  if (!parse_integer("SIMGPU_PINNED_MEMORY_MIB", 1, 1ll << 30, value, error)) return false;
+  config.pinned_memory_bytes = uint64_t(value) << 20;
 
   value = config.sm_count;
   if (!parse_integer("SIMGPU_SM_COUNT", 1, 100000, value, error)) return false;

@@ -10,6 +10,10 @@ namespace simgpu {
 struct DriverConfig {
   int device_count = 2;                        // SIMGPU_DEVICE_COUNT (0 -> cuInit fails with NO_DEVICE)
   uint64_t device_memory_bytes = 16ull << 30;  // SIMGPU_DEVICE_MEMORY_MIB
+  // Host memory that can be pinned (cuMemAllocHost, cuMemHostAlloc,
+  // cuMemHostRegister), all devices together. 0 until loaded: then the
+  // machine's physical memory, as a real system cannot pin more than it has.
+  uint64_t pinned_memory_bytes = 0;            // SIMGPU_PINNED_MEMORY_MIB
   int sm_count = 132;                          // SIMGPU_SM_COUNT
   std::string device_name = "Simulated GPU";   // SIMGPU_DEVICE_NAME
   int cc_major = 9;                            // SIMGPU_COMPUTE_CAPABILITY ("9.0")

@@ -88,6 +88,15 @@ bool Device::reserve_bytes(uint64_t bytes) {
 
 void Device::release_bytes(uint64_t bytes) { used_bytes.fetch_sub(bytes); }
 
+bool DriverState::reserve_pinned_bytes(uint64_t bytes) {
+  const uint64_t limit = config.pinned_memory_bytes;
+  uint64_t used = pinned_bytes.load();
+  do {
+    if (bytes > limit || used > limit - bytes) return false;
+  } while (!pinned_bytes.compare_exchange_weak(used, used + bytes));
+  return true;
+}
+
 void synchronize_device(Device* device) {
   std::vector<CUctx_st*> contexts;
   state().contexts.for_each([&](CUctx_st* context) {

@@ -57,6 +57,11 @@ struct DriverState {
   HandleSet<CUlib_st> libraries;
   HandleSet<CUmemPoolHandle_st> pools;
 
+  // Pinned and registered host memory, against config.pinned_memory_bytes.
+  std::atomic<uint64_t> pinned_bytes{0};
+  bool reserve_pinned_bytes(uint64_t bytes);
+  void release_pinned_bytes(uint64_t bytes) { pinned_bytes.fetch_sub(bytes); }
+
   std::atomic<unsigned long long> next_id{1};
   unsigned long long new_id() { return next_id.fetch_add(1); }
 };

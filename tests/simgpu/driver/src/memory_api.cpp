@@ -26,6 +26,7 @@ CUresult allocate_registered(MemoryRange range, Device* device, CUdeviceptr& add
 
 void release_backing(const MemoryRange& range) {
   unmap_backing_memory(reinterpret_cast<void*>(range.base), range.bytes);
+  if (range.kind == MemoryKind::kPinnedHost) state().release_pinned_bytes(range.bytes);
   if (range.kind == MemoryKind::kDevice) {
     if (Device* device = find_device(range.device)) {
       device->release_bytes(round_up(range.bytes, kAllocationGranularityBytes));
@@ -41,6 +42,7 @@ void free_memory_of_context(CUctx_st* context) {
   });
   for (const MemoryRange& range : owned) {
     if (range.kind != MemoryKind::kRegisteredHost) release_backing(range);
+    else state().release_pinned_bytes(range.bytes);
   }
 }
 
@@ -94,9 +96,12 @@ CUresult allocate_pinned(void** pp, size_t bytesize, unsigned flags) {
   range.device = context->device->ordinal;
   range.context = context;
   range.host_flags = flags;
+  // Pinned memory cannot be swapped out: more than the host can pin fails.
+  if (!state().reserve_pinned_bytes(bytesize)) return CUDA_ERROR_OUT_OF_MEMORY;
   CUdeviceptr address = 0;
   CUresult result = allocate_registered(range, nullptr, address);
   if (result == CUDA_SUCCESS) *pp = reinterpret_cast<void*>(address);
+  else state().release_pinned_bytes(bytesize);
   return result;
 }
 
@@ -223,7 +228,11 @@ CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Fla
     range.context = context;
     range.host_flags = Flags;
     range.buffer_id = state().new_id();
-    if (!state().memory.insert(range)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (!state().reserve_pinned_bytes(bytesize)) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!state().memory.insert(range)) {
+      state().release_pinned_bytes(bytesize);
+      return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    }
     return CUDA_SUCCESS;
   });
 }
@@ -241,7 +250,9 @@ CUresult CUDAAPI cuMemHostUnregister(void* p) {
     synchronize_device(nullptr);
     auto erased = state().memory.erase(
         found->base, [](const MemoryRange& range) { return range.kind == MemoryKind::kRegisteredHost; });
-    return erased ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    if (!erased) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    state().release_pinned_bytes(erased->bytes);
+    return CUDA_SUCCESS;
   });
 }
 

@@ -142,6 +142,24 @@ TEST_F(MemoryTest, ManagedAndPinnedMemoryDoNotUseDeviceMemory) {
   ASSERT_CU_OK(cuMemFreeHost(pinned));
 }
 
+// meson.build sets SIMGPU_PINNED_MEMORY_MIB=128 for this test.
+TEST_F(MemoryTest, PinningMoreHostMemoryThanTheHostAllowsFailsAndFreedPinnedMemoryComesBack) {
+  void* first = nullptr;
+  void* second = nullptr;
+  std::vector<char> pageable(64 * kMiB);
+  ASSERT_CU_OK(cuMemAllocHost(&first, 100 * kMiB));
+  EXPECT_CU(CUDA_ERROR_OUT_OF_MEMORY, cuMemHostAlloc(&second, 64 * kMiB, CU_MEMHOSTALLOC_PORTABLE));
+  EXPECT_CU(CUDA_ERROR_OUT_OF_MEMORY, cuMemHostRegister(pageable.data(), pageable.size(), 0));
+  EXPECT_CU(CUDA_ERROR_OUT_OF_MEMORY, cuMemAllocHost(&second, 200 * kMiB));
+  ASSERT_CU_OK(cuMemFreeHost(first));
+  ASSERT_CU_OK(cuMemHostAlloc(&second, 64 * kMiB, CU_MEMHOSTALLOC_PORTABLE));
+  ASSERT_CU_OK(cuMemHostRegister(pageable.data(), pageable.size(), 0));  // exactly the limit
+  ASSERT_CU_OK(cuMemHostUnregister(pageable.data()));
+  ASSERT_CU_OK(cuMemFreeHost(second));
+  ASSERT_CU_OK(cuMemAllocHost(&first, 128 * kMiB));
+  ASSERT_CU_OK(cuMemFreeHost(first));
+}
+
 TEST_F(MemoryTest, PrefetchAndAdviceApplyToManagedMemoryOnly) {
   CUdeviceptr managed = 0, device = 0;
   ASSERT_CU_OK(cuMemAllocManaged(&managed, 4096, CU_MEM_ATTACH_GLOBAL));

@@ -1,0 +1,54 @@
+// Memory counter tracks in `proftrace convert`'s Perfetto JSON: per traced
+// process and device "GPU <n> memory allocated" and "... reserved" (and
+// "... managed" once the process uses managed memory), and "Host memory
+// pinned" for pinned and registered host memory. Values are bytes. Each is a
+// "C" event on the traced process's pid; the importer makes one track per
+// args key, named "<name> <key>".
+//
+// The memory model runs in the convert pass itself (one pass, time-ordered
+// per section, bounded by the live allocations): a value is written whenever
+// it changes, so every peak is in the trace exactly.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "formats/reader.h"
+#include "tools/proftrace/memory/memory_state.h"
+#include "tools/proftrace/memory/time_order.h"
+#include "tools/proftrace/perfetto_json/event_stream.h"
+#include "tools/proftrace/perfetto_json/track_layout.h"
+
+namespace proflaunch::tools::memory {
+
+class PerfettoMemoryCounters : private MemoryObserver {
+ public:
+  PerfettoMemoryCounters(perfetto_json::EventStream& out, perfetto_json::TrackLayout& layout)
+      : out_(out), layout_(layout), state_(this) {}
+
+  // Every event record of the convert pass; ignores all but memory records.
+  void on_record(const format::RecordView& record);
+  // After the last input: applies what still waits for time order.
+  void finish();
+
+  uint64_t counter_events() const { return counter_events_; }
+
+ private:
+  struct Written {
+    uint64_t allocated = UINT64_MAX;
+    uint64_t reserved = UINT64_MAX;
+    uint64_t managed = UINT64_MAX;
+    uint64_t pinned = UINT64_MAX;
+    bool any_managed = false;
+  };
+  void on_event(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) override;
+
+  perfetto_json::EventStream& out_;
+  perfetto_json::TrackLayout& layout_;
+  MemoryState state_;
+  TimeOrderBuffer order_;
+  std::map<SpaceKey, Written> written_;
+  uint64_t counter_events_ = 0;
+};
+
+}  // namespace proflaunch::tools::memory
