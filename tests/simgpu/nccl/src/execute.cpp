@@ -113,10 +113,12 @@ ncclResult_t run_point_to_point(std::vector<Transfer>& transfers, CommState& com
   for (;;) {
     const uint32_t seen = segment.header().doorbell[me].load(std::memory_order_acquire);
     bool progressed = false, finished = true;
+    uint64_t waiting_on = 0;  // peers of the unfinished transfers
     for (Transfer& t : transfers) {
       if (t.done_bytes >= t.total_bytes) continue;
       finished = false;
       const int peer = t.op->root;
+      waiting_on |= uint64_t{1} << peer;
       if (t.op->kind == OpKind::kSend) {
         Mailbox& box = segment.mailbox(me, peer);
         if (box.full.load(std::memory_order_acquire) != 0) continue;
@@ -143,7 +145,7 @@ ncclResult_t run_point_to_point(std::vector<Transfer>& transfers, CommState& com
       deadline = monotonic_ns() + collective_timeout_ns();
       continue;
     }
-    if (ncclResult_t result = segment.wait_doorbell(me, seen, deadline, error); result != ncclSuccess) return result;
+    if (ncclResult_t result = segment.wait_doorbell(me, seen, deadline, waiting_on, error); result != ncclSuccess) return result;
   }
 }
 

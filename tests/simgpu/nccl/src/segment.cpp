@@ -159,14 +159,14 @@ void Segment::abort() {
   }
 }
 
-ncclResult_t Segment::check_peers(int rank, int64_t deadline_ns, std::string& error) {
+ncclResult_t Segment::check_peers(int rank, int64_t deadline_ns, std::string& error, uint64_t peer_mask) {
   if (aborted()) {
     error = "a peer aborted the communicator (it timed out, lost a peer, or called ncclCommAbort)";
     return ncclRemoteError;
   }
   const int32_t me = getpid();
   for (int r = 0; r < nranks_; ++r) {
-    if (r == rank) continue;
+    if (r == rank || (peer_mask >> r & 1) == 0) continue;
     const int32_t pid = header_->pids[r].load(std::memory_order_acquire);
     if (pid != 0 && pid != me && !process_alive(pid)) {
       error = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") died";
@@ -199,7 +199,12 @@ ncclResult_t Segment::barrier(int rank, int64_t timeout_ns, std::string& error) 
     if (ncclResult_t result = check_peers(rank, deadline, error); result != ncclSuccess) return result;
     futex_wait(h.generation, generation, std::min(kPollNs, std::max<int64_t>(deadline - monotonic_ns(), 1)));
   }
-  if (aborted()) return check_peers(rank, INT64_MAX, error);
+  // The last arrival adds 1, abort() adds 0x10000: if the low half moved,
+  // everyone arrived and this barrier succeeded, even when a peer aborted
+  // afterwards (a rank already in the next operation found a dead peer
+  // before this one woke up). Only a barrier that abort() ended fails.
+  const uint32_t moved = h.generation.load(std::memory_order_acquire) - generation;
+  if ((moved & 0xFFFFu) == 0 && aborted()) return check_peers(rank, INT64_MAX, error);
   return ncclSuccess;
 }
 
@@ -208,8 +213,9 @@ void Segment::ring(int rank) {
   futex_wake_all(header_->doorbell[rank]);
 }
 
-ncclResult_t Segment::wait_doorbell(int rank, uint32_t seen, int64_t deadline_ns, std::string& error) {
-  if (ncclResult_t result = check_peers(rank, deadline_ns, error); result != ncclSuccess) return result;
+ncclResult_t Segment::wait_doorbell(int rank, uint32_t seen, int64_t deadline_ns, uint64_t peer_mask,
+                                    std::string& error) {
+  if (ncclResult_t result = check_peers(rank, deadline_ns, error, peer_mask); result != ncclSuccess) return result;
   futex_wait(header_->doorbell[rank], seen,
              std::min(kPollNs, std::max<int64_t>(deadline_ns - monotonic_ns(), 1)));
   return ncclSuccess;

@@ -74,14 +74,16 @@ class Segment {
   void ring(int rank);
   // Sleeps until `rank`'s doorbell differs from `seen` or ~100 ms passed;
   // fails as barrier() does when peers died or the deadline passed.
-  ncclResult_t wait_doorbell(int rank, uint32_t seen, int64_t deadline_ns, std::string& error);
+  // Only the ranks in `peer_mask` (bit r = rank r) are checked for death: a
+  // rank that finished its part and exited breaks nothing it is not part of.
+  ncclResult_t wait_doorbell(int rank, uint32_t seen, int64_t deadline_ns, uint64_t peer_mask, std::string& error);
 
   void abort();
   bool aborted() const { return header_->aborted.load(std::memory_order_acquire) != 0; }
 
  private:
   Segment() = default;
-  ncclResult_t check_peers(int rank, int64_t deadline_ns, std::string& error);
+  ncclResult_t check_peers(int rank, int64_t deadline_ns, std::string& error, uint64_t peer_mask = ~uint64_t{0});
 
   SegmentHeader* header_ = nullptr;
   size_t bytes_ = 0;

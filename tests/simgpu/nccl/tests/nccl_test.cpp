@@ -214,6 +214,31 @@ TEST(SimNccl, GroupedSendsAndReceivesInARingDoNotDeadlock) {
   EXPECT_TRUE(all_ok(status)) << describe(status);
 }
 
+// A rank that has nothing more to do may exit: transfers between other
+// ranks go on (the failure above needs a peer of the transfer to die).
+TEST(SimNccl, ARankThatLeftDoesNotBreakTransfersItIsNotPartOf) {
+  const auto status = run_ranks(3, [](int rank, int n, const ncclUniqueId& id) {
+    Rank r;
+    int failures = open_rank(rank, n, id, r);
+    if (failures) return failures;
+    if (rank == 0) return failures;  // exits now
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0 is gone by now
+    const size_t count = 300'000;  // several mailbox rounds: both sides wait
+    int32_t* buffer = device_copy(std::vector<int32_t>(count, rank == 1 ? 7 : -1));
+    if (rank == 1) NCCL_OK(ncclSend(buffer, count, ncclInt32, 2, r.comm, r.stream));
+    else NCCL_OK(ncclRecv(buffer, count, ncclInt32, 1, r.comm, r.stream));
+    cudaStreamSynchronize(r.stream);
+    ncclResult_t async = ncclSuccess;
+    NCCL_OK(ncclCommGetAsyncError(r.comm, &async));
+    if (async != ncclSuccess) std::fprintf(stderr, "rank %d: %s\n", rank, ncclGetLastError(r.comm));
+    RANK_CHECK(async == ncclSuccess);
+    auto got = host_copy(buffer, count);
+    RANK_CHECK(got[0] == 7 && got[count - 1] == 7);
+    return failures;
+  });
+  EXPECT_TRUE(all_ok(status)) << describe(status);
+}
+
 TEST(SimNccl, MessagesLargerThanTheStagingAreaAreChunked) {
   const auto status = run_ranks(2, [](int rank, int n, const ncclUniqueId& id) {
     Rank r;
