@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -68,6 +69,58 @@ TEST(TickConverter, RecordsBeforeTheWritersFirstSampleConvertFromTheStartSample)
     EXPECT_LT(std::llabs(static_cast<long long>(converter.to_ns(pair.ticks) - pair.ns)), 2000)
         << (g_ticks_are_tsc ? "(tsc)" : "(clock)");
   }
+}
+
+// Hand-fed samples whose rates differ (2 ns per tick, then 3): the answers
+// must not depend on the cycle in which a tick is converted.
+class FedConverter : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    init_tick_source();
+    if (!g_ticks_are_tsc) GTEST_SKIP() << "ticks are nanoseconds here: nothing to convert";
+  }
+};
+
+TEST_F(FedConverter, ATickGetsTheSameAnswerInEveryLaterCycle) {
+  TickConverter converter;
+  converter.add_sample({1'000'000, 1'000});
+  converter.add_sample({1'002'000, 2'000});  // 2 ns per tick
+  // Cycle 1 drains a record made after its sample: extrapolated.
+  const uint64_t early = converter.to_ns(2'500);
+  EXPECT_EQ(early, 1'003'000u);
+  // Cycle 2's sample shows a different rate over the segment holding 2'500.
+  converter.add_sample({1'007'000, 3'500});
+  // A LOST record about the moment right after the record, drained now.
+  const uint64_t later = converter.to_ns(2'501);
+  EXPECT_GE(later, early) << "a later tick came out earlier";
+  EXPECT_EQ(converter.to_ns(2'500), early) << "the same tick moved between cycles";
+  // Interpolation resumes from the kept extrapolation to the new sample.
+  EXPECT_EQ(converter.to_ns(3'500), 1'007'000u);
+  EXPECT_EQ(converter.to_ns(3'000), 1'005'000u);
+  // Older ticks keep their segments.
+  EXPECT_EQ(converter.to_ns(1'500), 1'001'000u);
+}
+
+TEST_F(FedConverter, MonotonicOverManyCyclesWhateverTheOrderOfConversion) {
+  TickConverter converter;
+  converter.add_sample({1'000'000, 1'000});
+  std::vector<std::pair<uint64_t, uint64_t>> answers;  // (tick, ns) as first given
+  uint64_t ticks = 1'000, ns = 1'000'000;
+  for (int cycle = 0; cycle < 3000; ++cycle) {  // wraps the history
+    ticks += 1'000;
+    ns += 900 + (cycle * 37) % 250;  // the rate wanders
+    converter.add_sample({ns, ticks});
+    // Records of this cycle, some made after its sample, converted out of order.
+    for (uint64_t t : {ticks + 300, ticks - 700, ticks + 10, ticks - 999})
+      answers.emplace_back(t, converter.to_ns(t));
+  }
+  std::sort(answers.begin(), answers.end());
+  for (size_t i = 1; i < answers.size(); ++i)
+    EXPECT_LE(answers[i - 1].second, answers[i].second) << "ticks " << answers[i - 1].first << " and " << answers[i].first;
+  // Within the retained history, asking again gives the first answer.
+  for (size_t i = answers.size() - 400; i < answers.size(); ++i)
+    EXPECT_EQ(converter.to_ns(answers[i].first), answers[i].second) << answers[i].first;
+  EXPECT_EQ(converter.retained_samples(), TickConverter::kHistory);
 }
 
 TEST(TickConverter, WithoutTheTscTicksAreNanoseconds) {
