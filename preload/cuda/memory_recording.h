@@ -15,6 +15,7 @@
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/runtime.h"
+#include "preload/stacks/stacks.h"
 
 namespace proflaunch::cuda {
 
@@ -76,7 +77,9 @@ CUresult traced_memory(Api api, format::AllocationKind kind, format::MemoryActio
     record->flags = shape.flags;
     record->kind = static_cast<uint8_t>(kind);
     record->action = static_cast<uint8_t>(action);
+    const uint64_t correlation = record->span.correlation_id;
     commit();
+    stacks::attach_stacks(correlation, format::StackPoint::kMemory);
   }
   return result;
 }

@@ -197,6 +197,53 @@ TEST_F(MemoryPhases, EveryCallIsOneRecordUnderTheNameTheProgramCalled) {
   }
 }
 
+// The launcher records call stacks by default: every block the report lists
+// names the program's code that allocated it, and `stats --section
+// alloc-sites` adds up every successful allocation by call site.
+TEST_F(MemoryPhases, AllocationsCarryTheCallStacksOfTheProgram) {
+  ASSERT_TRUE(run_->exited_with(0)) << run_->describe();
+  const JsonValue report = memory_report(trace_, *dir_);
+  const JsonValue* device = space_of(report, "0");
+  ASSERT_NE(device, nullptr);
+  const auto& live = (*device)["live_at_peak"].items;
+  ASSERT_FALSE(live.empty());
+  for (const JsonValue& a : live) {
+    ASSERT_EQ(a["stack"].type, JsonValue::Type::kString) << "a live block without its stack";
+    EXPECT_NE(a["stack"].str().find("main (memory_phases.cpp:"), std::string::npos) << a["stack"].str();
+    if (a["api"].str() == "cudaMalloc")  // the program's helper made every cudaMalloc
+      EXPECT_NE(a["stack"].str().find("device_alloc (memory_phases.cpp:"), std::string::npos) << a["stack"].str();
+  }
+  EXPECT_GE(report["counters"]["stacks_found"].as_uint(), live.size());
+
+  uint64_t bytes = 0, count = 0;
+  for (const MemoryCall& call : memory_calls(trace_)) {
+    if (call.info || call.span().result != 0 ||
+        call.operation.action != static_cast<uint8_t>(format::MemoryAction::kAcquire))
+      continue;
+    const auto kind = static_cast<format::AllocationKind>(call.operation.kind);
+    if (kind == format::AllocationKind::kMapping || kind == format::AllocationKind::kAddressRange) continue;
+    bytes += call.operation.bytes;
+    ++count;
+  }
+  const ProcessResult stats = run_proftrace({"stats", "--section", "alloc-sites", "--csv", trace_});
+  ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
+  std::istringstream lines(stats.out);
+  std::string line;
+  uint64_t table_bytes = 0, table_count = 0;
+  bool names_main = false;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("Share", 0) == 0) continue;
+    const size_t a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
+    ASSERT_NE(c, std::string::npos) << line;
+    table_bytes += std::stoull(line.substr(a + 1, b - a - 1));
+    table_count += std::stoull(line.substr(b + 1, c - b - 1));
+    names_main |= line.find("main (memory_phases.cpp:") != std::string::npos;
+  }
+  EXPECT_EQ(table_bytes, bytes) << stats.out;
+  EXPECT_EQ(table_count, count) << stats.out;
+  EXPECT_TRUE(names_main) << stats.out;
+}
+
 TEST_F(MemoryPhases, ConvertDrawsTheSameTotalsAsCounterTracks) {
   ASSERT_TRUE(run_->exited_with(0)) << run_->describe();
   const std::string json = *dir_ / "phases.json";

@@ -19,8 +19,22 @@ std::string who(const AllocationView& a) {
   return text;
 }
 
+// A block's stack under its line, one frame per line, indented; or "-".
+std::string stack_text(const AllocationView& a) {
+  if (!a.stack) return "-";
+  std::string text = "(root first):";
+  size_t begin = 0;
+  while (begin <= a.stack->size()) {
+    size_t end = a.stack->find('\n', begin);
+    if (end == std::string::npos) end = a.stack->size();
+    if (end > begin) text += "\n          " + a.stack->substr(begin, end - begin);
+    begin = end + 1;
+  }
+  return text;
+}
+
 void print_block(std::FILE* out, const AllocationView& a, uint64_t at_ns, uint64_t base_ns) {
-  const std::string stack = a.stack ? "\n" + *a.stack : "-";
+  const std::string stack = stack_text(a);
   std::fprintf(out, "    %10s  %-16s %s, allocated at %s (age %s), stack %s\n", human_bytes(a.bytes).c_str(),
                allocation_kind_name(a.kind).c_str(), who(a).c_str(), seconds_since(a.time_ns, base_ns).c_str(),
                human_duration(at_ns - std::min(at_ns, a.time_ns)).c_str(), stack.c_str());
@@ -136,7 +150,7 @@ void write_text_report(const MemoryReport& report, const std::string& title, con
       if (shown++ >= options.top) break;
       const std::string where =
           a.space.device == kHostSpace ? std::string("host") : "device " + std::to_string(a.space.device);
-      const std::string stack = a.stack ? "\n" + *a.stack : "-";
+      const std::string stack = stack_text(a);
       std::fprintf(out, "    %10s  %-16s %s, %s, allocated at %s, stack %s\n", human_bytes(a.bytes).c_str(),
                    allocation_kind_name(a.kind).c_str(), where.c_str(), who(a).c_str(),
                    seconds_since(a.time_ns, report.base_ns).c_str(), stack.c_str());

@@ -5,9 +5,10 @@
 // in a bounded window, gives its GPU time. State grows with the number of
 // distinct stacks, not with the number of operations.
 //
-// The same table by bytes allocated is the CallSiteTable below fed from the
-// memory records (branch memory): pair each allocation record with the
-// CallStack that follows it on its thread (point kMemory) and add() its bytes.
+// alloc-sites: the same table by bytes allocated. Each successful allocation
+// (device, pool, managed, pinned or registered host, VMM physical memory; not
+// address reservations or mappings, which would count the memory again) is
+// joined to its CallStack (point kMemory) by correlation id.
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -162,8 +163,58 @@ class GpuTimeByCallSite final : public StatsSection {
   uint64_t unmatched_ = 0;
 };
 
+bool allocates_memory(const MemoryOperationRecord& record) {
+  if (record.action != static_cast<uint8_t>(MemoryAction::kAcquire) || record.span.result != 0) return false;
+  const auto kind = static_cast<AllocationKind>(record.kind);
+  return kind != AllocationKind::kMapping && kind != AllocationKind::kAddressRange;
+}
+
+class BytesAllocatedByCallSite final : public StatsSection {
+ public:
+  std::string name() const override { return "alloc-sites"; }
+
+  void on_record(const SectionModel& section, const RecordView& record) override {
+    if (record.record_kind() == RecordKind::kMemoryOperation) {
+      const auto operation = record.as<MemoryOperationRecord>();
+      if (!allocates_memory(operation)) return;
+      const Correlation key{section.section_id, operation.span.correlation_id};
+      bytes_[key] = operation.bytes;
+      order_.push_back(key);
+      while (order_.size() > kJoinWindow) {
+        unmatched_ += bytes_.erase(order_.front());
+        order_.pop_front();
+      }
+    } else if (record.record_kind() == RecordKind::kCallStack) {
+      const auto stack = record.as<CallStackRecord>();
+      if (stack.point != static_cast<uint8_t>(StackPoint::kMemory)) return;
+      // The stack follows its allocation on the same thread: it is known by now.
+      auto it = bytes_.find(Correlation{section.section_id, stack.correlation_id});
+      if (it == bytes_.end()) return;
+      table_.add(StackKey{section.section_id, stack.native_stack, stack.python_stack}, it->second);
+      bytes_.erase(it);
+    }
+  }
+
+  Table finish(const TraceModel& model) override {
+    if (table_.empty()) return Table{};
+    Table table = table_.render(model, "Call sites: bytes allocated (device, pool, managed, pinned host, VMM physical)",
+                                "Bytes", "Allocations");
+    if (!bytes_.empty() || unmatched_ > 0)
+      table.notes.push_back(std::to_string(bytes_.size() + unmatched_) +
+                            " allocations without a recorded stack are not counted");
+    return table;
+  }
+
+ private:
+  CallSiteTable table_;
+  std::unordered_map<Correlation, uint64_t, CorrelationHash> bytes_;
+  std::deque<Correlation> order_;  // may name allocations already matched
+  uint64_t unmatched_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<StatsSection> make_call_site_summary() { return std::make_unique<GpuTimeByCallSite>(); }
+std::unique_ptr<StatsSection> make_alloc_site_summary() { return std::make_unique<BytesAllocatedByCallSite>(); }
 
 }  // namespace proflaunch::tools::stats

@@ -7,6 +7,7 @@ namespace proflaunch::tools::stats {
 std::unique_ptr<StatsSection> make_gpu_kernel_summary();
 std::unique_ptr<StatsSection> make_api_summary();
 std::unique_ptr<StatsSection> make_call_site_summary();
+std::unique_ptr<StatsSection> make_alloc_site_summary();
 std::unique_ptr<StatsSection> make_nccl_collective_summary();
 std::unique_ptr<StatsSection> make_nccl_rank_summary();
 
@@ -15,6 +16,7 @@ std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
   sections.push_back(make_gpu_kernel_summary());
   sections.push_back(make_api_summary());
   sections.push_back(make_call_site_summary());
+  sections.push_back(make_alloc_site_summary());
   sections.push_back(make_nccl_collective_summary());
   sections.push_back(make_nccl_rank_summary());
   return sections;
