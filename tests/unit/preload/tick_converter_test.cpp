@@ -71,8 +71,16 @@ TEST(TickConverter, RecordsBeforeTheWritersFirstSampleConvertFromTheStartSample)
   }
 }
 
-// Hand-fed samples whose rates differ (2 ns per tick, then 3): the answers
-// must not depend on the cycle in which a tick is converted.
+// A scripted clock whose rate wanders, for hand-fed conversions: `g_now` is
+// the present tick (the test moves it forward like time), and the source
+// answers (true ns, tick) for it.
+uint64_t g_now = 0;
+uint64_t true_ns(uint64_t tick) {
+  // 2 ns per tick below 2'000, 4 ns per tick above.
+  return tick <= 2'000 ? 1'000'000 + (tick - 1'000) * 2 : 1'002'000 + (tick - 2'000) * 4;
+}
+TickSample scripted_sample() { return TickSample{true_ns(g_now), g_now}; }
+
 class FedConverter : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -81,37 +89,32 @@ class FedConverter : public ::testing::Test {
   }
 };
 
-TEST_F(FedConverter, ATickGetsTheSameAnswerInEveryLaterCycle) {
-  TickConverter converter;
-  converter.add_sample({1'000'000, 1'000});
-  converter.add_sample({1'002'000, 2'000});  // 2 ns per tick
-  // Cycle 1 drains a record made after its sample: extrapolated.
+TEST_F(FedConverter, ATickAfterTheLatestSampleIsInterpolatedNotGuessed) {
+  TickConverter converter(&scripted_sample);
+  converter.add_sample({true_ns(1'000), 1'000});
+  converter.add_sample({true_ns(2'000), 2'000});  // the cycle's sample
+  // A record made after it, drained at tick 3'500: the converter samples.
+  g_now = 3'500;
   const uint64_t early = converter.to_ns(2'500);
-  EXPECT_EQ(early, 1'003'000u);
-  // Cycle 2's sample shows a different rate over the segment holding 2'500.
-  converter.add_sample({1'007'000, 3'500});
-  // A LOST record about the moment right after the record, drained now.
-  const uint64_t later = converter.to_ns(2'501);
-  EXPECT_GE(later, early) << "a later tick came out earlier";
+  EXPECT_EQ(early, true_ns(2'500)) << "extrapolating at the old rate would say " << 1'003'000;
+  // Cycles later: the same tick, and the moment right after it.
+  converter.add_sample({true_ns(5'000), 5'000});
+  converter.add_sample({true_ns(7'000), 7'000});
   EXPECT_EQ(converter.to_ns(2'500), early) << "the same tick moved between cycles";
-  // Interpolation resumes from the kept extrapolation to the new sample.
-  EXPECT_EQ(converter.to_ns(3'500), 1'007'000u);
-  EXPECT_EQ(converter.to_ns(3'000), 1'005'000u);
-  // Older ticks keep their segments.
-  EXPECT_EQ(converter.to_ns(1'500), 1'001'000u);
+  EXPECT_GE(converter.to_ns(2'501), early);
+  EXPECT_EQ(converter.to_ns(1'500), true_ns(1'500));
 }
 
-TEST_F(FedConverter, MonotonicOverManyCyclesWhateverTheOrderOfConversion) {
-  TickConverter converter;
-  converter.add_sample({1'000'000, 1'000});
+TEST_F(FedConverter, MonotonicAndStableOverManyCyclesConvertedOutOfOrder) {
+  TickConverter converter(&scripted_sample);
+  converter.add_sample({true_ns(1'000), 1'000});
   std::vector<std::pair<uint64_t, uint64_t>> answers;  // (tick, ns) as first given
-  uint64_t ticks = 1'000, ns = 1'000'000;
+  uint64_t tick = 1'000;
   for (int cycle = 0; cycle < 3000; ++cycle) {  // wraps the history
-    ticks += 1'000;
-    ns += 900 + (cycle * 37) % 250;  // the rate wanders
-    converter.add_sample({ns, ticks});
-    // Records of this cycle, some made after its sample, converted out of order.
-    for (uint64_t t : {ticks + 300, ticks - 700, ticks + 10, ticks - 999})
+    tick += 1'000;
+    converter.add_sample({true_ns(tick), tick});  // the cycle starts
+    g_now = tick + 999;                           // records of this cycle, drained by then
+    for (uint64_t t : {tick + 300, tick - 700, tick + 10, tick - 999, tick + 999})
       answers.emplace_back(t, converter.to_ns(t));
   }
   std::sort(answers.begin(), answers.end());
