@@ -21,9 +21,13 @@ Performance section quotes this script's output and says how it was made.
   h  added cost per intercepted NCCL call (ncclAllReduce; a grouped send and
      receive), over a null libnccl.so.2 with GPU timing off (the shim alone)
   i  added cost per traced allocation (cuMemAlloc_v2, and an alloc + free
-     pair), memory domain on, over the null driver: traced minus untraced
+     pair), memory domain on, call stacks off, over the null driver: traced
+     minus untraced; and the same with call stacks on (the default)
   j  proftrace memory on a synthetic trace of 10 M allocation events: time
      and peak memory to build the timeline and write every output
+
+PROFLAUNCH_BENCH_FIGURES=ci meson compile -C build bench runs only figures c
+and i (any letters; default all).
 """
 import argparse
 import json
@@ -72,11 +76,12 @@ def launch_overhead(args, library_path, timing, rounds=3, stacks="none"):
     return statistics.median(untraced_all), statistics.median(traced_all), statistics.median(deltas)
 
 
-def alloc_loop_ns(args, traced, parts_dir):
+def alloc_loop_ns(args, traced, parts_dir, stacks="none"):
     """Median ns per iteration of each allocation benchmark: {name: ns}."""
     env = dict(os.environ, LD_LIBRARY_PATH=args.null_driver_dir)
     if traced:
-        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING="none")
+        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING="none",
+                   PROFLAUNCH_STACKS=stacks)
     out = run([args.alloc_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
                "--benchmark_report_aggregates_only=true"], env=env).stdout
     medians = {}
@@ -87,13 +92,13 @@ def alloc_loop_ns(args, traced, parts_dir):
     return medians
 
 
-def alloc_overhead(args, rounds=3):
+def alloc_overhead(args, rounds=3, stacks="none"):
     """Per benchmark: median untraced, traced and (traced - untraced) over alternating rounds."""
     samples = {}
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as parts:
             untraced = alloc_loop_ns(args, False, parts)
-            traced = alloc_loop_ns(args, True, parts)
+            traced = alloc_loop_ns(args, True, parts, stacks)
         for name in untraced:
             samples.setdefault(name, []).append((untraced[name], traced[name], traced[name] - untraced[name]))
     return {name: tuple(statistics.median(v[i] for v in values) for i in range(3)) for name, values in samples.items()}
@@ -207,83 +212,101 @@ def main():
     parser.add_argument("--convert-events", type=int, nargs=2, default=[1_000_000, 10_000_000])
     parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
+    # PROFLAUNCH_BENCH_FIGURES=ci (for example) runs figures c and i only.
+    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghij")
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
     print("| # | what | figure |")
     print("|---|---|---|")
 
-    u, t, d = launch_overhead(args, args.null_driver_dir, "none")
-    print(f"| a | launch overhead, GPU timing off, null driver (shim alone) | +{d:.1f} ns per launch "
-          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
-    u, t, d = launch_overhead(args, args.sim_library_path, "none")
-    print(f"| a | launch overhead, GPU timing off, simulated driver | +{d:.1f} ns per launch "
-          f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
-    u, t, d = launch_overhead(args, args.null_driver_dir, "none", stacks="all")
-    print(f"| a | launch overhead with call stacks (the default --stacks=all), null driver | +{d:.1f} ns per launch "
-          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
-    u, t, d = launch_overhead(args, args.sim_library_path, "events")
-    print(f"| b | launch overhead, GPU timing by events, simulated driver | +{d:.0f} ns per launch "
-          f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
+    if "a" in figures:
+        u, t, d = launch_overhead(args, args.null_driver_dir, "none")
+        print(f"| a | launch overhead, GPU timing off, null driver (shim alone) | +{d:.1f} ns per launch "
+              f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+        u, t, d = launch_overhead(args, args.sim_library_path, "none")
+        print(f"| a | launch overhead, GPU timing off, simulated driver | +{d:.1f} ns per launch "
+              f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
+        u, t, d = launch_overhead(args, args.null_driver_dir, "none", stacks="all")
+        print(f"| a | launch overhead with call stacks (the default --stacks=all), null driver | +{d:.1f} ns per launch "
+              f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
-    nccl = nccl_overhead(args)
-    u, t, d = nccl["BM_AllReduce"]
-    print(f"| h | NCCL collective overhead, null libnccl (shim alone) | +{d:.1f} ns per ncclAllReduce "
-          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
-    u, t, d = nccl["BM_GroupedSendRecv"]
-    print(f"| h | NCCL group of a send and a receive, null libnccl | +{d:.1f} ns per group of 4 calls "
-          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+    if "b" in figures:
+        u, t, d = launch_overhead(args, args.sim_library_path, "events")
+        print(f"| b | launch overhead, GPU timing by events, simulated driver | +{d:.0f} ns per launch "
+              f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
 
-    rows, raw = writer_throughput(args)
-    # The highest offered rate below which no rate dropped anything: one lucky
-    # run above a failing rate does not count.
-    best = 0
-    for r in sorted(rows, key=lambda r: r["rate"]):
-        if r["dropped"] != 0:
-            break
-        best = r["rate"]
-    worst = max(rows, key=lambda r: r["rate"]) if rows else None
-    print(f"| c | sustained records/s with zero drops (one producer thread, default buffer) | "
-          f"{best / 1e6:.1f} M/s |")
-    if worst:
-        print(f"| c | under overload ({worst['rate'] / 1e6:.0f} M/s offered for 1 s) | "
-              f"{int(worst.get('written', 0))} written, {int(worst.get('dropped', 0))} dropped, all counted |")
+    if "h" in figures:
+        nccl = nccl_overhead(args)
+        u, t, d = nccl["BM_AllReduce"]
+        print(f"| h | NCCL collective overhead, null libnccl (shim alone) | +{d:.1f} ns per ncclAllReduce "
+              f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+        u, t, d = nccl["BM_GroupedSendRecv"]
+        print(f"| h | NCCL group of a send and a receive, null libnccl | +{d:.1f} ns per group of 4 calls "
+              f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
-    size, events = bytes_per_event(args, 200)
-    print(f"| d | bytes per event, sample training loop (200 steps, GPU timing on) | "
-          f"{size / events:.2f} B ({events} events, {size} bytes) |")
+    if "c" in figures:
+        rows, raw = writer_throughput(args)
+        # The highest offered rate below which no rate dropped anything: one lucky
+        # run above a failing rate does not count.
+        best = 0
+        for r in sorted(rows, key=lambda r: r["rate"]):
+            if r["dropped"] != 0:
+                break
+            best = r["rate"]
+        worst = max(rows, key=lambda r: r["rate"]) if rows else None
+        print(f"| c | sustained records/s with zero drops (one producer thread, default buffer) | "
+              f"{best / 1e6:.1f} M/s |")
+        if worst:
+            print(f"| c | under overload ({worst['rate'] / 1e6:.0f} M/s offered for 1 s) | "
+                  f"{int(worst.get('written', 0))} written, {int(worst.get('dropped', 0))} dropped, all counted |")
 
-    for n in args.convert_events:
-        rate, rss, trace_bytes = convert_run(args, n)
-        print(f"| e | proftrace convert, {n / 1e6:.0f} M events ({trace_bytes / 1e6:.0f} MB trace) | "
-              f"{rate / 1e6:.2f} M events/s, peak RSS {rss:.0f} MiB |")
+    if "d" in figures:
+        size, events = bytes_per_event(args, 200)
+        print(f"| d | bytes per event, sample training loop (200 steps, GPU timing on) | "
+              f"{size / events:.2f} B ({events} events, {size} bytes) |")
 
-    for name, real, cpu, frames in stack_capture(args):
-        what = "attach_stacks" if "Attach" in name else "unw_backtrace alone"
-        deep = name.rsplit("/", 1)[-1]
-        print(f"| f | native stack, {what}, {deep}-frame call chain ({frames} frames kept) | "
-              f"{real:.0f} ns ({cpu:.0f} ns CPU) |")
-    python = python_stacks(args)
-    for mode in ("gil_released", "gil_held"):
-        figures = python[mode]
-        print(f"| g | Python stack, {python['python_frames']} Python frames, GIL {mode.split('_')[1]} | "
-              f"{figures['python_ns']:.0f} ns (native stack {figures['native_ns']:.0f} ns, "
-              f"whole attach_stacks {figures['attach_stacks_ns']:.0f} ns) |")
+    if "e" in figures:
+        for n in args.convert_events:
+            rate, rss, trace_bytes = convert_run(args, n)
+            print(f"| e | proftrace convert, {n / 1e6:.0f} M events ({trace_bytes / 1e6:.0f} MB trace) | "
+                  f"{rate / 1e6:.2f} M events/s, peak RSS {rss:.0f} MiB |")
 
-    costs = alloc_overhead(args)
-    u, t, d = costs["BM_MemAlloc"]
-    print(f"| i | added cost per traced allocation (cuMemAlloc_v2), no stacks, null driver | +{d:.1f} ns "
-          f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
-    u, t, d = costs["BM_MemAllocFree"]
-    print(f"| i | the same for an allocation + free pair, per call | +{d / 2:.1f} ns "
-          f"(pair untraced {u:.1f} ns, traced {t:.1f} ns) |")
+    if "f" in figures:
+        for name, real, cpu, frames in stack_capture(args):
+            what = "attach_stacks" if "Attach" in name else "unw_backtrace alone"
+            deep = name.rsplit("/", 1)[-1]
+            print(f"| f | native stack, {what}, {deep}-frame call chain ({frames} frames kept) | "
+                  f"{real:.0f} ns ({cpu:.0f} ns CPU) |")
 
-    for n in args.memory_events:
-        wall, rss, trace_bytes = memory_run(args, n)
-        print(f"| j | proftrace memory, {n / 1e6:.0f} M allocation events ({trace_bytes / 1e6:.0f} MB trace), two passes, "
-              f"HTML + JSON + report | {wall:.1f} s ({n / wall / 1e6:.2f} M events/s), peak RSS {rss:.0f} MiB |")
+    if "g" in figures:
+        python = python_stacks(args)
+        for mode in ("gil_released", "gil_held"):
+            g = python[mode]
+            print(f"| g | Python stack, {python['python_frames']} Python frames, GIL {mode.split('_')[1]} | "
+                  f"{g['python_ns']:.0f} ns (native stack {g['native_ns']:.0f} ns, "
+                  f"whole attach_stacks {g['attach_stacks_ns']:.0f} ns) |")
 
-    print("\nwriter throughput detail:\n")
-    print(raw)
+    if "i" in figures:
+        costs = alloc_overhead(args)
+        u, t, d = costs["BM_MemAlloc"]
+        print(f"| i | added cost per traced allocation (cuMemAlloc_v2), no stacks, null driver | +{d:.1f} ns "
+              f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+        u, t, d = costs["BM_MemAllocFree"]
+        print(f"| i | the same for an allocation + free pair, per call | +{d / 2:.1f} ns "
+              f"(pair untraced {u:.1f} ns, traced {t:.1f} ns) |")
+        u, t, d = alloc_overhead(args, stacks="all")["BM_MemAlloc"]
+        print(f"| i | per traced allocation with call stacks (the default --stacks=all), null driver | +{d:.1f} ns "
+              f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+
+    if "j" in figures:
+        for n in args.memory_events:
+            wall, rss, trace_bytes = memory_run(args, n)
+            print(f"| j | proftrace memory, {n / 1e6:.0f} M allocation events ({trace_bytes / 1e6:.0f} MB trace), two passes, "
+                  f"HTML + JSON + report | {wall:.1f} s ({n / wall / 1e6:.2f} M events/s), peak RSS {rss:.0f} MiB |")
+
+    if "c" in figures:
+        print("\nwriter throughput detail:\n")
+        print(raw)
 
 
 if __name__ == "__main__":
