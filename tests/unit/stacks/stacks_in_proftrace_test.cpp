@@ -136,6 +136,25 @@ TEST(StackFormatter, PythonFramesReplaceTheInterpreterFramesTheyRanIn) {
   EXPECT_TRUE(formatter.frames(section, 99, 99, "x").empty()) << "unknown ids: no frames";
 }
 
+// A kernel launched with <<<>>> goes through nvcc's generated stub: the call
+// site is the function that launched, not the stub.
+TEST(StackFormatter, TheCallSiteOfATripleChevronLaunchIsItsCallerNotTheStub) {
+  TraceBuilder trace;
+  trace.process(kSection, {.pid = 11, .argv = {"./app"}});
+  SyntheticStacks s(trace);
+  s.module("/work/app", kPythonBase, kPythonBase + 0x100000);
+  s.module("/usr/local/cuda/lib64/libcudart.so.13", kTorchBase, kTorchBase + 0x100000);
+  s.native(1, {kTorchBase + 0x10, kPythonBase + 0x30, kPythonBase + 0x20, kPythonBase + 0x10});
+  s.symbol(kPythonBase + 0x10, "main", "/work/app.cu", 40);
+  s.symbol(kPythonBase + 0x20, "relu(float*, int)", "/work/app.cu", 12);
+  s.symbol(kPythonBase + 0x30, "__device_stub__Z11relu_kernelPfi(float*, int)", "/tmp/app.cudafe1.stub.c", 3);
+  s.symbol(kTorchBase + 0x10, "cudaLaunchKernel");
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "stub.trace"), inputs);
+  tools::StackFormatter formatter;
+  EXPECT_EQ(formatter.call_site(*model.find(kSection), 1, 0), "relu(float*, int) (app.cu:12)");
+}
+
 TEST(StackFormatter, WithoutNamesFramesShowModuleAndOffsetOrTheAddress) {
   TraceBuilder trace;
   trace.process(kSection, {.pid = 10});

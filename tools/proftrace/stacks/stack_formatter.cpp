@@ -179,8 +179,10 @@ std::string StackFormatter::call_site(const SectionModel& section, uint32_t nati
     if (!python->frames.empty()) return python_frame_text(section, python->frames.front());
   if (native_stack == 0) return {};
   const auto& innermost_first = native_frames(section, native_stack);
+  // nvcc's generated launch stubs (__device_stub__<mangled kernel>) are not
+  // where the user launched from: their caller is.
   for (const NativeFrame& frame : innermost_first)
-    if (!frame.cuda_library && frame.text != "...") return frame.text;
+    if (!frame.cuda_library && frame.text != "..." && frame.text.rfind("__device_stub_", 0) != 0) return frame.text;
   return innermost_first.empty() ? std::string() : innermost_first.front().text;
 }
 

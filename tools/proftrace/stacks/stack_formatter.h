@@ -43,7 +43,7 @@ class StackFormatter {
 
   // Where the call came from in one frame: the innermost Python frame when
   // there is one, else the innermost native frame outside the CUDA runtime
-  // and driver libraries. Empty when unknown.
+  // and driver libraries and nvcc's launch stubs. Empty when unknown.
   std::string call_site(const SectionModel& section, uint32_t native_stack, uint32_t python_stack);
 
   // Module files that could not be read for local symbolization.

@@ -22,15 +22,22 @@ void print_text(const Table& table, std::FILE* out) {
   for (size_t c = 0; c < table.columns.size(); ++c) widths[c] = table.columns[c].size();
   for (const auto& row : table.rows)
     for (size_t c = 0; c < row.size() && c < widths.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  // A column is numeric when every cell is a number (or empty).
+  std::vector<bool> numeric(table.columns.size(), true);
+  for (const auto& row : table.rows)
+    for (size_t c = 0; c < row.size() && c < numeric.size(); ++c)
+      numeric[c] = numeric[c] && row[c].find_first_not_of("0123456789.-+e") == std::string::npos;
   std::fprintf(out, "%s\n\n", table.title.c_str());
   auto print_row = [&](const std::vector<std::string>& cells) {
     for (size_t c = 0; c < cells.size() && c < widths.size(); ++c) {
       const bool last = c + 1 == cells.size();
-      // Numbers right-aligned, the last column (a name) left-aligned and unpadded.
+      // Numbers right-aligned, text left-aligned; the last column unpadded.
       if (last)
         std::fprintf(out, "%s", cells[c].c_str());
-      else
+      else if (numeric[c])
         std::fprintf(out, "%*s  ", static_cast<int>(widths[c]), cells[c].c_str());
+      else
+        std::fprintf(out, "%-*s  ", static_cast<int>(widths[c]), cells[c].c_str());
     }
     std::fprintf(out, "\n");
   };
