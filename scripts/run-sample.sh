@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, profiles the bundled sample training loop
-# on the simulated GPU stack (tests/simgpu) and converts the trace for Perfetto.
+# on the simulated GPU stack (tests/simgpu), converts the trace for Perfetto,
+# writes the device-memory page and prints the summary tables.
 #
-#   scripts/run-sample.sh [--steps N]     output in out/: sample.trace, sample.json
+#   scripts/run-sample.sh [--steps N]     output in out/: sample.trace, sample.json, sample-memory.html
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=200
@@ -24,4 +25,6 @@ mkdir -p out
 "$b/launcher/proflaunch" --force -o out/sample.trace -- "$program" --steps "$steps"
 "$b/tools/proftrace" info out/sample.trace
 "$b/tools/proftrace" convert out/sample.trace -o out/sample.json
-echo "run-sample: open out/sample.json in https://ui.perfetto.dev"
+"$b/tools/proftrace" memory out/sample.trace -o out/sample-memory.html
+"$b/tools/proftrace" stats --section gpu-kernels --section call-sites out/sample.trace
+echo "run-sample: open out/sample.json in https://ui.perfetto.dev, out/sample-memory.html in a browser"
