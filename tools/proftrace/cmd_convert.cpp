@@ -64,13 +64,9 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
     }
     TraceModel model;
     load_definitions(inputs, model);
-    for (const auto& input : inputs) {
-      const auto& report = input.definitions_report;
-      if (report.chunks_ok + report.chunks_not_decoded == 0) {
-        std::fprintf(err, "proftrace: %s: no complete chunk could be read (%s)\n", input.path.c_str(),
-                     format::summarize(report).c_str());
-        return kExitError;
-      }
+    if (const std::string unreadable = unreadable_input(inputs); !unreadable.empty()) {
+      std::fprintf(err, "proftrace: %s\n", unreadable.c_str());
+      return kExitError;
     }
 
     const bool to_stdout = command.output == "-";

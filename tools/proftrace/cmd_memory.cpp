@@ -90,13 +90,9 @@ int run_memory(const MemoryCommand& command, std::FILE* out, std::FILE* err) {
     }
     TraceModel model;
     load_definitions(inputs, model);
-    for (const auto& input : inputs) {
-      const auto& report = input.definitions_report;
-      if (report.chunks_ok + report.chunks_not_decoded == 0) {
-        std::fprintf(err, "proftrace: %s: no complete chunk could be read (%s)\n", input.path.c_str(),
-                     format::summarize(report).c_str());
-        return kExitError;
-      }
+    if (const std::string unreadable = unreadable_input(inputs); !unreadable.empty()) {
+      std::fprintf(err, "proftrace: %s\n", unreadable.c_str());
+      return kExitError;
     }
     memory::AnalysisOptions options;
     options.timeline_buckets = command.timeline_points / 2;

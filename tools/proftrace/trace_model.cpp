@@ -136,4 +136,13 @@ void load_definitions(std::vector<InputTrace>& inputs, TraceModel& model) {
   }
 }
 
+std::string unreadable_input(const std::vector<InputTrace>& inputs) {
+  for (const auto& input : inputs) {
+    const auto& report = input.definitions_report;
+    if (report.chunks_ok + report.chunks_not_decoded == 0)
+      return input.path + ": no complete chunk could be read (" + format::summarize(report) + ")";
+  }
+  return {};
+}
+
 }  // namespace proflaunch::tools

@@ -86,4 +86,8 @@ bool open_inputs(const std::vector<std::string>& paths, std::vector<InputTrace>*
 // The definitions pass over every input.
 void load_definitions(std::vector<InputTrace>& inputs, TraceModel& model);
 
+// After load_definitions: "<path>: no complete chunk could be read (...)"
+// for the first input of which nothing could be read, else empty.
+std::string unreadable_input(const std::vector<InputTrace>& inputs);
+
 }  // namespace proflaunch::tools
