@@ -110,6 +110,9 @@ ncclResult_t run_point_to_point(std::vector<Transfer>& transfers, CommState& com
   Segment& segment = *comm.segment;
   const int me = comm.rank;
   int64_t deadline = monotonic_ns() + collective_timeout_ns();
+  // A failed wait (a peer gone, the deadline) gets one more progress pass:
+  // the peer may have delivered everything and exited just before the check.
+  ncclResult_t failing = ncclSuccess;
   for (;;) {
     const uint32_t seen = segment.header().doorbell[me].load(std::memory_order_acquire);
     bool progressed = false, finished = true;
@@ -141,11 +144,13 @@ ncclResult_t run_point_to_point(std::vector<Transfer>& transfers, CommState& com
       if (*first_ns < 0) *first_ns = monotonic_ns();
     }
     if (finished) return ncclSuccess;
+    if (failing != ncclSuccess && !progressed) return failing;
+    failing = ncclSuccess;
     if (progressed) {
       deadline = monotonic_ns() + collective_timeout_ns();
       continue;
     }
-    if (ncclResult_t result = segment.wait_doorbell(me, seen, deadline, waiting_on, error); result != ncclSuccess) return result;
+    failing = segment.wait_doorbell(me, seen, deadline, waiting_on, error);
   }
 }
 

@@ -196,7 +196,13 @@ ncclResult_t Segment::barrier(int rank, int64_t timeout_ns, std::string& error) 
   }
   const int64_t deadline = monotonic_ns() + timeout_ns;
   while (h.generation.load(std::memory_order_acquire) == generation) {
-    if (ncclResult_t result = check_peers(rank, deadline, error); result != ncclSuccess) return result;
+    if (ncclResult_t result = check_peers(rank, deadline, error); result != ncclSuccess) {
+      // The others may have arrived, finished and exited between the loop's
+      // test and the check (a descheduled waiter): then this barrier did
+      // succeed, and the dead peer is the next operation's problem.
+      if (((h.generation.load(std::memory_order_acquire) - generation) & 0xFFFFu) != 0) return ncclSuccess;
+      return result;
+    }
     futex_wait(h.generation, generation, std::min(kPollNs, std::max<int64_t>(deadline - monotonic_ns(), 1)));
   }
   // The last arrival adds 1, abort() adds 0x10000: if the low half moved,
