@@ -73,9 +73,13 @@ int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err) {
 
 void add_stats_command(CLI::App& app, int& exit_code) {
   auto command = std::make_shared<StatsCommand>();
-  CLI::App* sub = app.add_subcommand("stats", "Summary tables: GPU time per kernel, host time per API, ...");
+  std::string names;  // in print order
+  for (const auto& section : stats::make_stats_sections()) names += (names.empty() ? "" : ", ") + section->name();
+  CLI::App* sub = app.add_subcommand(
+      "stats", "Summary tables: GPU time per kernel, host time per API, GPU time and bytes allocated per "
+               "call site, NCCL collectives and ranks");
   sub->add_option("files", command->inputs, "proflaunch trace files")->required();
-  sub->add_option("--section", command->sections, "only these tables (repeatable): gpu-kernels, api, ...");
+  sub->add_option("--section", command->sections, "only these tables (repeatable): " + names);
   sub->add_flag("--csv", command->csv, "comma-separated values instead of aligned text");
   sub->add_flag("--strict", command->strict, "exit 3 when an input needed recovery");
   sub->callback([command, &exit_code] { exit_code = run_stats(*command, stdout, stderr); });
