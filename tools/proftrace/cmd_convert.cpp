@@ -57,15 +57,10 @@ void print_summary(const ConvertCommand& command, const perfetto_json::ConvertRe
 int run_convert(const ConvertCommand& command, std::FILE* err) {
   try {
     std::vector<InputTrace> inputs;
-    std::string error;
-    if (!open_inputs(command.inputs, &inputs, &error)) {
-      std::fprintf(err, "proftrace: %s\n", error.c_str());
-      return kExitError;
-    }
     TraceModel model;
-    load_definitions(inputs, model);
-    if (const std::string unreadable = unreadable_input(inputs); !unreadable.empty()) {
-      std::fprintf(err, "proftrace: %s\n", unreadable.c_str());
+    std::string error;
+    if (!open_readable_inputs(command.inputs, &inputs, model, &error)) {
+      std::fprintf(err, "proftrace: %s\n", error.c_str());
       return kExitError;
     }
 

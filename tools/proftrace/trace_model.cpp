@@ -136,13 +136,18 @@ void load_definitions(std::vector<InputTrace>& inputs, TraceModel& model) {
   }
 }
 
-std::string unreadable_input(const std::vector<InputTrace>& inputs) {
-  for (const auto& input : inputs) {
+bool open_readable_inputs(const std::vector<std::string>& paths, std::vector<InputTrace>* inputs,
+                          TraceModel& model, std::string* error) {
+  if (!open_inputs(paths, inputs, error)) return false;
+  load_definitions(*inputs, model);
+  for (const auto& input : *inputs) {
     const auto& report = input.definitions_report;
-    if (report.chunks_ok + report.chunks_not_decoded == 0)
-      return input.path + ": no complete chunk could be read (" + format::summarize(report) + ")";
+    if (report.chunks_ok + report.chunks_not_decoded == 0) {
+      *error = input.path + ": no complete chunk could be read (" + format::summarize(report) + ")";
+      return false;
+    }
   }
-  return {};
+  return true;
 }
 
 }  // namespace proflaunch::tools

@@ -86,8 +86,10 @@ bool open_inputs(const std::vector<std::string>& paths, std::vector<InputTrace>*
 // The definitions pass over every input.
 void load_definitions(std::vector<InputTrace>& inputs, TraceModel& model);
 
-// After load_definitions: "<path>: no complete chunk could be read (...)"
-// for the first input of which nothing could be read, else empty.
-std::string unreadable_input(const std::vector<InputTrace>& inputs);
+// open_inputs, then load_definitions; false with `error` when a file cannot
+// be opened or nothing of it could be read ("<path>: no complete chunk
+// could be read (...)").
+bool open_readable_inputs(const std::vector<std::string>& paths, std::vector<InputTrace>* inputs,
+                          TraceModel& model, std::string* error);
 
 }  // namespace proflaunch::tools
