@@ -156,7 +156,7 @@ class TraceReader::Pass {
         return;
       }
       if (delta_coded) reader_.delta_.decode(mutable_content + at, record.bytes);
-      const auto fixed_bytes = fixed_record_bytes(record.kind);
+      const auto fixed_bytes = minimum_record_bytes(record.kind);
       if (!fixed_bytes) {
         ++report_.records_unknown_kind;
       } else if (record.bytes < *fixed_bytes) {

@@ -38,7 +38,7 @@ enum class ChunkSelection {
 // and is valid only during the visitor call.
 struct RecordView {
   uint16_t kind;          // RecordKind; may be a kind this reader does not know
-  uint16_t bytes;         // whole record, >= fixed_record_bytes(kind) for known kinds
+  uint16_t bytes;         // whole record, >= minimum_record_bytes(kind) for known kinds
   const uint8_t* data;
   uint64_t section_id;
   uint32_t tid;           // from the last ThreadBatch in this chunk, 0 before one
@@ -48,17 +48,24 @@ struct RecordView {
   RecordKind record_kind() const { return static_cast<RecordKind>(kind); }
 
   // Copies the fixed part out (records are packed and unaligned). Only valid
-  // for the struct of `kind`: the reader guarantees bytes >= sizeof(T) then.
+  // for the struct of `kind`: the reader guarantees bytes >= the kind's
+  // minimum_record_bytes; fields an older, shorter version lacks read as 0.
   template <typename T>
   T as() const {
     T value;
-    std::memcpy(&value, data, sizeof(T));
+    if (bytes >= sizeof(T)) {
+      std::memcpy(&value, data, sizeof(T));
+    } else {
+      std::memset(static_cast<void*>(&value), 0, sizeof(T));
+      std::memcpy(&value, data, bytes);
+    }
     return value;
   }
 
   // Bytes after the fixed part of `T` (StringDef text; unknown extensions).
   template <typename T>
   std::string_view tail() const {
+    if (bytes <= sizeof(T)) return {};
     return std::string_view(reinterpret_cast<const char*>(data) + sizeof(T), bytes - sizeof(T));
   }
 };

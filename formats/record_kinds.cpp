@@ -29,6 +29,7 @@ std::optional<KindInfo> kind_info(uint16_t raw_kind) {
     case RecordKind::kObjectLifecycle:
       return KindInfo{"ObjectLifecycle", sizeof(ObjectLifecycleRecord)};
     case RecordKind::kGpuActivity: return KindInfo{"GpuActivity", sizeof(GpuActivityRecord)};
+    case RecordKind::kApiCount: return KindInfo{"ApiCount", sizeof(ApiCountRecord)};
     case RecordKind::kMemoryOperation:
       return KindInfo{"MemoryOperation", sizeof(MemoryOperationRecord)};
     case RecordKind::kMemoryInfo: return KindInfo{"MemoryInfo", sizeof(MemoryInfoRecord)};
@@ -63,6 +64,12 @@ std::optional<size_t> fixed_record_bytes(uint16_t kind) {
   static const FixedSizeTable table;
   if (kind >= 256 || table.bytes[kind] == 0) return std::nullopt;
   return table.bytes[kind];
+}
+
+std::optional<size_t> minimum_record_bytes(uint16_t kind) {
+  // Kinds whose fixed part grew: their first size.
+  if (kind == static_cast<uint16_t>(RecordKind::kMemoryCopy)) return 88;
+  return fixed_record_bytes(kind);
 }
 
 std::optional<std::string_view> record_kind_name(uint16_t kind) {

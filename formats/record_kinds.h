@@ -19,6 +19,11 @@ std::optional<size_t> fixed_record_bytes(uint16_t kind);
 // "KernelLaunch", "StringDef", ...; nullopt for unknown kinds.
 std::optional<std::string_view> record_kind_name(uint16_t kind);
 
+// The size of the first version of a known kind's fixed part: a record this
+// long is whole, and RecordView::as<T>() reads the fields added since as 0.
+// Equal to fixed_record_bytes for kinds that never grew.
+std::optional<size_t> minimum_record_bytes(uint16_t kind);
+
 // True for kinds that belong in Definitions chunks.
 bool is_definition_kind(uint16_t kind);
 
@@ -29,7 +34,8 @@ inline constexpr RecordKind kKnownRecordKinds[] = {
     RecordKind::kSectionEnd,   RecordKind::kThreadBatch,  RecordKind::kLost,
     RecordKind::kApiCall,      RecordKind::kKernelLaunch, RecordKind::kMemoryCopy,
     RecordKind::kMemorySet,    RecordKind::kSynchronize,  RecordKind::kObjectLifecycle,
-    RecordKind::kGpuActivity,  RecordKind::kMemoryOperation, RecordKind::kMemoryInfo,
+    RecordKind::kGpuActivity,  RecordKind::kApiCount,     RecordKind::kMemoryOperation,
+    RecordKind::kMemoryInfo,
     RecordKind::kCallStack,    RecordKind::kNativeStackDef, RecordKind::kPythonStackDef,
     RecordKind::kModuleDef,    RecordKind::kSymbolDef,      RecordKind::kCollectiveComm,
     RecordKind::kCollective,   RecordKind::kCollectiveGroup,

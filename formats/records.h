@@ -7,7 +7,8 @@
 //
 // Layout rules (formats/README.md documents them for people):
 //  - Everything is little-endian, packed, fixed-size except where a record says
-//    it has a variable tail. Sizes are pinned by static_asserts below.
+//    it has a variable tail. Sizes are pinned by static_asserts below. A kind
+//    that grew keeps its first size in minimum_record_bytes() (record_kinds.h).
 //  - Every record starts with RecordHeader{kind, bytes}; `bytes` is the whole
 //    record including the header and any tail. A reader skips kinds it does
 //    not know by `bytes`, so new kinds never break old readers.
@@ -120,6 +121,7 @@ enum class RecordKind : uint16_t {
   kSynchronize = 38,
   kObjectLifecycle = 39,
   kGpuActivity = 40,
+  kApiCount = 41,
 
   // -- Events chunk: memory (64..95)
   kMemoryOperation = 64,
@@ -304,6 +306,9 @@ enum ApiFlags : uint16_t {
   kApiAsync = 1u << 0,
   kApiPerThreadStream = 1u << 1,   // a _ptsz/_ptds variant was called
   kApiViaRuntime = 1u << 2,        // a runtime hook saw the call before the driver hook
+  // A counted call (see ApiCountRecord) recorded because it failed: its
+  // duration was not measured and begin_ns == end_ns is when it returned.
+  kApiNoDuration = 1u << 3,
 };
 
 // A host API call that is not itself one of the operations below.
@@ -313,6 +318,22 @@ struct ApiCallRecord {
   ApiSpan span;
 };
 static_assert(sizeof(ApiCallRecord) == 40);
+
+// Calls that are counted rather than recorded one by one: trivial, frequent
+// getters (cuCtxGetCurrent, cudaGetLastError, attribute queries: the list is
+// PROFLAUNCH_COUNTED's), and the driver calls a runtime call makes on its own
+// behalf. Per thread (the enclosing ThreadBatch): `count` calls of `api` that
+// succeeded between first_ns and last_ns. A counted call that fails is
+// recorded in full instead (ApiCall with kApiNoDuration), and not counted.
+struct ApiCountRecord {
+  RecordHeader header;
+  uint16_t api;  // ApiDefRecord.api
+  uint16_t reserved;
+  uint64_t count;
+  uint64_t first_ns;
+  uint64_t last_ns;
+};
+static_assert(sizeof(ApiCountRecord) == 32);
 
 struct Dim3 {
   uint32_t x, y, z;
@@ -336,6 +357,10 @@ static_assert(sizeof(KernelLaunchRecord) == 96);
 enum LaunchFlags : uint32_t {
   kLaunchCooperative = 1u << 0,
   kLaunchExtended = 1u << 1,  // cuLaunchKernelEx / cudaLaunchKernelExC
+  // Not a kernel: a host function queued on the stream (cuLaunchHostFunc,
+  // cuStreamAddCallback). `function` is its address, grid and block are 0;
+  // its GpuActivity (kHostFunction) is when the stream ran it.
+  kLaunchHostFunction = 1u << 2,
 };
 
 enum class MemoryKind : uint8_t {
@@ -370,8 +395,14 @@ struct MemoryCopyRecord {
   uint8_t dst_kind;   // MemoryKind
   uint8_t reserved;
   int32_t peer_device;  // for kPeer, the source device; else -1
+  // Added after the first version (88 bytes; readers zero-extend shorter
+  // records of a known kind down to kMinimumRecordBytes): the device each
+  // end lives on, from the pointers' attributes; -1 for host memory or when
+  // not known. In files of the first version both read as 0.
+  int32_t src_device;
+  int32_t dst_device;
 };
-static_assert(sizeof(MemoryCopyRecord) == 88);
+static_assert(sizeof(MemoryCopyRecord) == 96);
 
 struct MemorySetRecord {
   RecordHeader header;
@@ -444,6 +475,7 @@ enum class GpuActivityKind : uint8_t {
   kKernel = 1,
   kMemoryCopy = 2,
   kMemorySet = 3,
+  kHostFunction = 4,
 };
 
 enum class GpuTimingSource : uint8_t {
@@ -780,6 +812,7 @@ PROFLAUNCH_RECORD_KIND(MemorySetRecord, kMemorySet)
 PROFLAUNCH_RECORD_KIND(SynchronizeRecord, kSynchronize)
 PROFLAUNCH_RECORD_KIND(ObjectLifecycleRecord, kObjectLifecycle)
 PROFLAUNCH_RECORD_KIND(GpuActivityRecord, kGpuActivity)
+PROFLAUNCH_RECORD_KIND(ApiCountRecord, kApiCount)
 PROFLAUNCH_RECORD_KIND(CallStackRecord, kCallStack)
 PROFLAUNCH_RECORD_KIND(NativeStackDefRecord, kNativeStackDef)
 PROFLAUNCH_RECORD_KIND(PythonStackDefRecord, kPythonStackDef)

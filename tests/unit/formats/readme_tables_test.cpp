@@ -112,7 +112,11 @@ std::map<std::string, StructFact> facts_from_code() {
        FIELD(MemoryCopyRecord, src), FIELD(MemoryCopyRecord, dst),
        FIELD(MemoryCopyRecord, direction), FIELD(MemoryCopyRecord, src_kind),
        FIELD(MemoryCopyRecord, dst_kind), FIELD(MemoryCopyRecord, reserved),
-       FIELD(MemoryCopyRecord, peer_device)});
+       FIELD(MemoryCopyRecord, peer_device), FIELD(MemoryCopyRecord, src_device),
+       FIELD(MemoryCopyRecord, dst_device)});
+  facts["ApiCount"] = record<ApiCountRecord>(
+      {FIELD(ApiCountRecord, header), FIELD(ApiCountRecord, api), FIELD(ApiCountRecord, reserved),
+       FIELD(ApiCountRecord, count), FIELD(ApiCountRecord, first_ns), FIELD(ApiCountRecord, last_ns)});
   facts["MemorySet"] = record<MemorySetRecord>(
       {FIELD(MemorySetRecord, header), FIELD(MemorySetRecord, device),
        SPAN_FIELDS(MemorySetRecord), FIELD(MemorySetRecord, bytes), FIELD(MemorySetRecord, stream),

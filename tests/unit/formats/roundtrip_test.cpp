@@ -66,6 +66,7 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<SynchronizeRecord>(random));
   event(noisy_record<ObjectLifecycleRecord>(random));
   event(noisy_record<GpuActivityRecord>(random));
+  event(noisy_record<ApiCountRecord>(random));
   event(noisy_record<CallStackRecord>(random));
   event(noisy_record<MemoryOperationRecord>(random));
   event(noisy_record<MemoryInfoRecord>(random));
