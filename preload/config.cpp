@@ -266,6 +266,14 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context, Conf
     config.stack_points = kStacksAll;
   }
 
+  if (const char* text = get(kEnvCounted); text != nullptr) {
+    const size_t length = std::strlen(text);
+    if (length >= sizeof config.counted_calls || !parse_counted_calls(text, nullptr, nullptr))
+      complain(kEnvCounted, text, "expected default, none or a comma list of [-]API names; using default");
+    else
+      std::memcpy(config.counted_calls, text, length + 1);
+  }
+
   config.stack_depth = kDefaultStackDepth;
   if (const char* text = get(kEnvStackDepth); text != nullptr) {
     uint64_t depth = 0;
@@ -294,6 +302,29 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context, Conf
   const char* const size_names[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
   for (const char* name : size_names)
     if (parse_i32(get(name), config.world_size)) break;
+}
+
+bool parse_counted_calls(const char* text, CountedItemFn item, void* context) {
+  if (text == nullptr || *text == '\0') return false;
+  const char* at = text;
+  while (true) {
+    const char* end = at;
+    while (*end != '\0' && *end != ',') ++end;
+    const char* name = at;
+    bool counted = true;
+    if (*name == '-') {
+      counted = false;
+      ++name;
+    }
+    if (name == end) return false;
+    for (const char* c = name; c < end; ++c) {
+      const bool word = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_';
+      if (!word) return false;
+    }
+    if (item != nullptr) item(name, static_cast<size_t>(end - name), counted, context);
+    if (*end == '\0') return true;
+    at = end + 1;
+  }
 }
 
 }  // namespace proflaunch

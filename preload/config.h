@@ -31,6 +31,7 @@ enum StackPointBits : uint32_t {
 };
 
 inline constexpr size_t kMaxPathBytes = 4096;
+inline constexpr size_t kMaxCountedCallsBytes = 4096;
 
 struct Config {
   // Where each process writes <pid>-<section>.part. Empty: the shim does not
@@ -43,6 +44,9 @@ struct Config {
   bool verbose = false;
   uint32_t stack_points = kStacksAll;  // StackPointBits
   uint32_t stack_depth = 0;            // native (and Python) frames kept per stack
+  // Which calls are counted rather than recorded one by one (PROFLAUNCH_COUNTED),
+  // as given: checked against the hook tables when the hooks start.
+  char counted_calls[kMaxCountedCallsBytes] = "default";
   // Set by a traced process's exec hook for the image it execs:
   // "<pid>:<section id hex>". Tells the new image which section it continues.
   uint32_t exec_parent_pid = 0;
@@ -63,6 +67,7 @@ inline constexpr const char* kEnvVerbose = "PROFLAUNCH_VERBOSE";
 inline constexpr const char* kEnvExecParent = "PROFLAUNCH_EXEC_PARENT";
 inline constexpr const char* kEnvStacks = "PROFLAUNCH_STACKS";
 inline constexpr const char* kEnvStackDepth = "PROFLAUNCH_STACK_DEPTH";
+inline constexpr const char* kEnvCounted = "PROFLAUNCH_COUNTED";
 
 // Limits and defaults (config.cpp explains the choices).
 inline constexpr size_t kDefaultBufferBytes = size_t{8} << 20;
@@ -93,5 +98,13 @@ bool parse_trace_domains(const char* text, uint32_t& domains);  // "cuda,nvtx", 
 bool parse_gpu_timing(const char* text, GpuTiming& timing);     // "events" | "none"
 bool parse_stack_points(const char* text, uint32_t& points);    // "none", "all", "launch,sync"
 const char* trace_domain_name(TraceDomain domain);
+
+// PROFLAUNCH_COUNTED: a comma list applied in order. `default` starts from
+// the hook tables' list of counted calls, `none` from no counted call (every
+// call recorded); `NAME` counts that API too, `-NAME` records it in full.
+// Calls `item(name, counted, context)` for each API item; false when the
+// syntax is wrong. `default` / `none` come as name "default" / "none".
+using CountedItemFn = void (*)(const char* name, size_t length, bool counted, void* context);
+bool parse_counted_calls(const char* text, CountedItemFn item, void* context);
 
 }  // namespace proflaunch

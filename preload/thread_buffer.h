@@ -28,6 +28,9 @@ inline constexpr uint16_t kPadKind = 0;  // no RecordKind is 0
 // The largest record the hot path accepts; a ring holds many of them.
 inline constexpr uint32_t kMaxEventRecordBytes = 8192;
 
+// Counted calls (format::ApiCountRecord): one counter per API id.
+inline constexpr uint32_t kCountedApiSlots = 2048;
+
 inline constexpr uint64_t slot_stride(uint64_t bytes) {
   return (bytes + kSlotAlignBytes - 1) & ~(kSlotAlignBytes - 1);
 }
@@ -63,6 +66,14 @@ class ThreadBuffer {
 
   // Publishes the slot handed out by the last reserve().
   void commit() noexcept { head_.store(reserved_head_, std::memory_order_release); }
+
+  // One more call of `api` that is counted, not recorded. A plain increment
+  // (no read-modify-write across threads: only this thread writes it).
+  void count_call(uint16_t api) noexcept {
+    std::atomic<uint32_t>& counter = call_counts_[api & (kCountedApiSlots - 1)];
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (!calls_counted_.load(std::memory_order_relaxed)) calls_counted_.store(true, std::memory_order_release);
+  }
 
   // ---- consumer side (the writer thread only)
 
@@ -110,6 +121,27 @@ class ThreadBuffer {
   };
   PendingLoss take_pending_loss() noexcept;
 
+  // The calls counted since the last take, as (api, count) pairs handed to
+  // `sink`; the counters keep running. Writer only. Without `all`, only when
+  // the thread counted something since the last take; an increment that
+  // races with the take is reported by a later one, and the last take of a
+  // thread (exit, final drain) passes `all` so that none is left behind.
+  template <typename Sink>
+  void take_call_counts(bool all, Sink&& sink) noexcept {
+    if (!calls_counted_.exchange(false, std::memory_order_acquire) && !all) return;
+    for (uint32_t api = 0; api < kCountedApiSlots; ++api) {
+      const uint32_t now = call_counts_[api].load(std::memory_order_relaxed);
+      const uint32_t delta = now - taken_counts_[api];  // modulo 2^32: fine between two takes
+      if (delta == 0) continue;
+      taken_counts_[api] = now;
+      sink(static_cast<uint16_t>(api), delta);
+    }
+  }
+
+  // Where the next ApiCount window starts (writer only; 0 before the first).
+  uint64_t counts_since_ns() const noexcept { return counts_since_ns_; }
+  void set_counts_since_ns(uint64_t ns) noexcept { counts_since_ns_ = ns; }
+
   uint32_t tid() const noexcept { return tid_; }
   pthread_t thread() const noexcept { return thread_; }
   uint64_t capacity_bytes() const noexcept { return capacity_bytes_; }
@@ -130,10 +162,14 @@ class ThreadBuffer {
   std::atomic<uint64_t> lost_first_ns_{0};
   std::atomic<uint64_t> lost_last_ns_{0};
   std::atomic<uint64_t> head_{0};
+  std::atomic<bool> calls_counted_{false};  // a counter moved since the last take
   // Consumer-owned line: keeps the producer's stores off the writer's cache line.
   alignas(64) std::atomic<uint64_t> tail_{0};
   uint32_t tid_ = 0;
   pthread_t thread_{};
+  alignas(64) std::atomic<uint32_t> call_counts_[kCountedApiSlots] = {};  // producer
+  uint32_t taken_counts_[kCountedApiSlots] = {};                          // consumer
+  uint64_t counts_since_ns_ = 0;                                          // consumer
 };
 
 }  // namespace proflaunch

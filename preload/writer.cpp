@@ -16,6 +16,7 @@
 #include <new>
 #include <vector>
 
+#include "preload/api_catalog.h"
 #include "preload/chunk_builder.h"
 #include "preload/clock.h"
 #include "preload/definitions.h"
@@ -91,7 +92,7 @@ class Writer {
       if (!ended) {
         busy = cycle(/*final=*/false);
         const bool urgent = end || request != g_control.completed.load(std::memory_order_relaxed);
-        if (urgent || flush_due()) flush_events();
+        if (urgent || flush_due() || counts_due()) flush_events();
         if (end) {
           end_section();
           ended = true;
@@ -134,6 +135,10 @@ class Writer {
     definitions_begin_section();
     return true;
   }
+
+  // Threads that only make counted calls write no records, but their counts
+  // must still reach the file once per flush interval.
+  bool counts_due() const noexcept { return now_ns() - counts_staged_ns_ >= flush_interval_ns_; }
 
   bool flush_due() const noexcept {
     if (events_.empty()) return false;
@@ -181,7 +186,10 @@ class Writer {
       // Read before draining: once retired, the thread's last records are visible.
       const bool retired = buffer->retired.load(std::memory_order_acquire);
       filled |= drain_ring(buffer->ring, now);
-      if (retired || final_drain) stage_pending_loss(buffer->ring, now);
+      if (retired || final_drain) {
+        stage_call_counts(buffer->ring, now, /*all=*/true);
+        stage_pending_loss(buffer->ring, now);
+      }
       if (retired && !buffer->ring.has_records()) registry_release(buffer);
       buffer = next;
     }
@@ -196,6 +204,7 @@ class Writer {
         // The slot is the writer's until drain() moves past it: convert the
         // span's ticks to ns in place.
         ticks_.convert_record(const_cast<void*>(record), bytes);
+        define_api_of(record, bytes);
         if (events_.append(ring.tid(), record, bytes, now)) return true;
         full = true;
         return false;
@@ -207,6 +216,43 @@ class Writer {
       filled = true;
       flush_events();
     }
+  }
+
+  // An API named by a record gets its ApiDef before the record's chunk is
+  // written (api_catalog.h).
+  static void define_api_of(const void* record, uint16_t bytes) noexcept {
+    uint16_t kind;
+    std::memcpy(&kind, record, sizeof kind);
+    if (!has_api_span(kind) || bytes < kApiSpanOffset + sizeof(ApiSpan)) return;
+    uint16_t api;
+    std::memcpy(&api, static_cast<const uint8_t*>(record) + kApiSpanOffset + offsetof(ApiSpan, api), sizeof api);
+    if (api != 0) define_api_on_first_use(api);
+  }
+
+  // The thread's counted calls since the last time, as ApiCount records in
+  // its own stream. The window starts where the previous one ended (or when
+  // the writer first saw the thread).
+  void stage_call_counts(ThreadBuffer& ring, uint64_t now, bool all) noexcept {
+    ring.take_call_counts(all, [&](uint16_t api, uint32_t count) {
+      define_api_on_first_use(api);
+      ApiCountRecord record{};
+      record.header = header_for<ApiCountRecord>();
+      record.api = api;
+      record.count = count;
+      record.first_ns = ring.counts_since_ns() != 0 ? ring.counts_since_ns() : now;
+      record.last_ns = now;
+      if (!events_.append(ring.tid(), &record, sizeof record, now)) {
+        flush_events_without_counts();
+        events_.append(ring.tid(), &record, sizeof record, now);
+      }
+    });
+    ring.set_counts_since_ns(now);
+  }
+
+  void stage_all_call_counts(uint64_t now) noexcept {
+    for (RegisteredBuffer* buffer = registry_first(); buffer != nullptr;
+         buffer = buffer->next.load(std::memory_order_acquire))
+      stage_call_counts(buffer->ring, now, /*all=*/false);
   }
 
   void stage_pending_loss(ThreadBuffer& ring, uint64_t now) noexcept {
@@ -276,7 +322,15 @@ class Writer {
     return file_.append(encoder_.data(), encoded);
   }
 
+  // Counted calls go out with every flush, so their windows follow the
+  // flush interval.
   void flush_events() noexcept {
+    counts_staged_ns_ = now_ns();
+    stage_all_call_counts(counts_staged_ns_);
+    flush_events_without_counts();
+  }
+
+  void flush_events_without_counts() noexcept {
     if (events_.empty()) return;
     const uint64_t events = events_.event_records();
     const uint64_t lost = events_.lost_records();
@@ -324,6 +378,7 @@ class Writer {
   SectionIdentity section_;
   uint32_t last_wake_word_ = 0;
   uint64_t flush_interval_ns_ = 0;
+  uint64_t counts_staged_ns_ = 0;
   uint32_t drain_period_ms_ = 10;
   EventChunkBuilder events_;
   TickConverter ticks_;
