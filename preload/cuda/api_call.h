@@ -17,7 +17,6 @@
 
 #include "formats/records.h"
 #include "preload/clock.h"
-#include "preload/cuda/cuda_apis.h"
 #include "preload/emit.h"
 
 namespace proflaunch::cuda {
@@ -37,6 +36,8 @@ enum class Operation : uint8_t {
   kAllocate,     // memory obtained: allocations, host registration, VMM create/map/reserve
   kFree,         // memory given back, and pool trimming
   kMemoryInfo,   // cuMemGetInfo
+  kHostFunction, // a host function queued on a stream
+  kCounted,      // a counted runtime call: the driver calls inside are counted too
 };
 
 struct RuntimeFrame {
@@ -57,19 +58,23 @@ class DriverCall {
  public:
   // `correlation_id`: 0 for a new one, else one the call must carry (a
   // launch inside a library frame, library_frame.h).
-  DriverCall(Api api, Operation operation, uint16_t flags, uint64_t correlation_id = 0) noexcept
+  DriverCall(uint16_t api, Operation operation, uint16_t flags, uint64_t correlation_id = 0) noexcept
       : begin_ns_(now_ticks()),
         correlation_(correlation_id != 0 ? correlation_id : next_correlation_id()),
-        api_(api_id(api)),
+        api_(api),
         flags_(flags),
         operation_(operation) {}
 
   uint64_t correlation() const noexcept { return correlation_; }
 
+  // Right after the real call returned, before the hook does anything else:
+  // the span ends here, not after the record and the stacks.
+  void returned() noexcept { end_ns_ = now_ticks(); }
+
   // Fills a record's span after the real call returned `result`, taking the
   // name and start of an enclosing runtime call.
   void finish(format::ApiSpan& span, int32_t result) noexcept {
-    span.end_ns = now_ticks();
+    span.end_ns = end_ns_ != 0 ? end_ns_ : now_ticks();
     span.correlation_id = correlation_;
     span.result = result;
     RuntimeFrame& frame = tls_runtime_frame;
@@ -88,6 +93,7 @@ class DriverCall {
 
  private:
   uint64_t begin_ns_;
+  uint64_t end_ns_ = 0;
   uint64_t correlation_;
   uint16_t api_;
   uint16_t flags_;

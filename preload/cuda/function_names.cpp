@@ -1,9 +1,11 @@
 #include "preload/cuda/function_names.h"
 
 #include <cuda.h>
+#include <dlfcn.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 
 #include "preload/cuda/api_call.h"
@@ -91,6 +93,36 @@ void ensure_function_named(uint64_t handle) noexcept {
   }
   if (name != nullptr) name_function(handle, name);
   else mark_named(handle);  // nameless: do not ask again on every launch
+}
+
+void name_kernel_function(uint64_t function, CUkernel kernel) noexcept {
+  // Named like its kernel: ask the driver, which knows both.
+  const char* name = nullptr;
+  const DriverServices& driver = driver_services();
+  if (driver.kernel_get_name != nullptr) driver.kernel_get_name(&name, kernel);
+  if (name == nullptr && driver.func_get_name != nullptr) driver.func_get_name(&name, reinterpret_cast<CUfunction>(function));
+  if (name != nullptr) name_function(function, name);
+}
+
+void ensure_host_function_named(uint64_t address) noexcept {
+  if (__builtin_expect(is_named(address), 1)) return;
+  // Cold: once per host function. Its symbol when the object exports one,
+  // else object+offset (the converter symbolizes neither further).
+  Dl_info info{};
+  char name[512];
+  if (dladdr(reinterpret_cast<void*>(address), &info) != 0 && info.dli_sname != nullptr &&
+      info.dli_saddr == reinterpret_cast<void*>(address)) {
+    name_function(address, info.dli_sname);
+    return;
+  }
+  if (info.dli_fname != nullptr) {
+    const char* base = std::strrchr(info.dli_fname, '/');
+    std::snprintf(name, sizeof name, "%s+0x%llx", base != nullptr ? base + 1 : info.dli_fname,
+                  static_cast<unsigned long long>(address - reinterpret_cast<uint64_t>(info.dli_fbase)));
+  } else {
+    std::snprintf(name, sizeof name, "host function 0x%llx", static_cast<unsigned long long>(address));
+  }
+  name_function(address, name);
 }
 
 void remember_host_stub(const void* host_function, const char* device_name) noexcept {

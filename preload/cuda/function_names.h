@@ -6,12 +6,21 @@
 // host stub a runtime launch named.
 #pragma once
 
+#include <cuda.h>
+
 #include <cstdint>
 
 namespace proflaunch::cuda {
 
 // Hot path: a probe of a lock-free set; the cold path names the handle.
 void ensure_function_named(uint64_t handle) noexcept;
+
+// cuKernelGetFunction: the function is named like its kernel.
+void name_kernel_function(uint64_t function, CUkernel kernel) noexcept;
+
+// Hot path for a host function queued on a stream (cuLaunchHostFunc): its
+// address is named once, from the symbol table of the object holding it.
+void ensure_host_function_named(uint64_t address) noexcept;
 
 // Cold path: (re)names `handle` - a module or library load may reuse a
 // handle of an unloaded one, so this always writes a definition.

@@ -5,21 +5,28 @@
 namespace proflaunch::cuda {
 namespace {
 
-// --gpu-timing=none: launches are recorded, their GPU time is not.
+// --gpu-timing=none: operations are recorded, their GPU time is not.
 class NoGpuTiming final : public GpuTimingBackend {
  public:
-  TimingToken before(CUstream, CUcontext) noexcept override { return {}; }
-  void after(const TimingToken&, CUstream, const GpuOperation&, bool) noexcept override {}
+  TimingToken before(CUstream, CUcontext, Submission) noexcept override { return {}; }
+  void returned(TimingToken&, CUstream, bool) noexcept override {}
+  void queue(const TimingToken&, const GpuOperation&) noexcept override {}
+  void release(const TimingToken&) noexcept override {}
+  void* lock_submissions(CUcontext, CUstream) noexcept override { return nullptr; }
+  void unlock_submissions(void*) noexcept override {}
   void before_context_teardown(CUcontext) noexcept override {}
   void after_context_teardown(CUcontext, bool) noexcept override {}
 };
 
 NoGpuTiming g_none;
 GpuTimingBackend* g_backend = &g_none;
+bool g_enabled = false;
 
 }  // namespace
 
 GpuTimingBackend& gpu_timing() noexcept { return *g_backend; }
+
+bool gpu_timing_enabled() noexcept { return g_enabled; }
 
 void select_gpu_timing(bool events) noexcept {
   GpuTimingBackend* chosen = &g_none;
@@ -27,6 +34,7 @@ void select_gpu_timing(bool events) noexcept {
     if (GpuTimingBackend* backend = event_timing_backend()) chosen = backend;
   }
   g_backend = chosen;
+  g_enabled = chosen != &g_none;
 }
 
 }  // namespace proflaunch::cuda

@@ -1,9 +1,20 @@
-// When operations ran on the GPU. The hooks bracket each kernel, copy and
-// memset with before()/after(); a backend turns that into GpuActivity records
-// off the hot path. The events backend (gpu_timing_events.cpp) records driver
-// events around each operation and resolves them on the writer thread; a
-// CUPTI backend would instead tag operations with external correlation ids
-// and translate activity records - the hooks do not change either way.
+// When operations ran on the GPU. The hooks bracket each kernel, copy,
+// memset and host function with before() / returned() / queue(); a backend
+// turns that into GpuActivity records off the hot path. The events backend
+// (gpu_timing_events.cpp) records driver events around each operation and
+// resolves them on the writer thread; a CUPTI backend would instead tag
+// operations with external correlation ids and translate activity records -
+// the hooks do not change either way.
+//
+// The order the hooks follow, and why:
+//   before()     right before the real call: the start event;
+//   real call
+//   returned()   right after it, before the hook writes its record or takes
+//                a stack: the end event. Anything in between would be
+//                counted as GPU time on an idle stream (the GPU finishes
+//                first and then waits for the end event).
+//   queue()      after the record was committed: the writer resolves the
+//                operation after it has written the record.
 #pragma once
 
 #include <cuda.h>
@@ -21,25 +32,47 @@ struct GpuOperation {
   format::GpuActivityKind kind;
 };
 
-// Opaque per-operation state a backend carries from before() to after().
+// How an operation is submitted, which decides whether the backend may hold
+// the stream's submission lock around it (gpu_timing_events.cpp says why).
+enum class Submission : uint8_t {
+  kAsynchronous,   // returns once queued: the lock is held from before() to returned()
+  kSynchronous,    // may block until the GPU is done: never hold a lock across it
+  kLibraryFrame,   // a start event taken for a library call's later launch (library_frame.h)
+};
+
+// Opaque per-operation state a backend carries from before() to queue().
 struct TimingToken {
   void* start = nullptr;
   void* end = nullptr;
   void* context = nullptr;
-  uint64_t submitted_ns = 0;
+  void* submission_lock = nullptr;
+  uint64_t start_recorded_ns = 0;  // host time before the start event was recorded
+  uint64_t submitted_ns = 0;       // host time right before the real call
+  uint64_t returned_ns = 0;   // host time right after it
   uint32_t clock_generation = 0;
+  bool synchronous = false;
 };
 
 class GpuTimingBackend {
  public:
   virtual ~GpuTimingBackend() = default;
   // Hot path, on the calling thread, right before the real operation is
-  // submitted to `stream`.
-  virtual TimingToken before(CUstream stream, CUcontext context) noexcept = 0;
-  // Right after it was submitted; `submitted` is false when the driver
-  // refused it (nothing will run: the backend releases what it took).
-  virtual void after(const TimingToken& token, CUstream stream, const GpuOperation& op,
-                     bool submitted) noexcept = 0;
+  // submitted to `stream` (the context current on this thread).
+  virtual TimingToken before(CUstream stream, CUcontext context, Submission submission) noexcept = 0;
+  // Right after the real call returned; `submitted` is false when the driver
+  // refused the work (nothing will run: the backend releases what it took).
+  virtual void returned(TimingToken& token, CUstream stream, bool submitted) noexcept = 0;
+  // After the operation's record was committed.
+  virtual void queue(const TimingToken& token, const GpuOperation& op) noexcept = 0;
+  // A start event that no operation used (a library call that launched
+  // nothing on that stream).
+  virtual void release(const TimingToken& token) noexcept = 0;
+  // Calls that put untimed work on a stream (cuStreamWaitEvent) hold the
+  // stream's submission lock around the real call, so that they cannot land
+  // inside another thread's timed operation. Returns what unlock takes (null:
+  // nothing to unlock).
+  virtual void* lock_submissions(CUcontext context, CUstream stream) noexcept = 0;
+  virtual void unlock_submissions(void* lock) noexcept = 0;
   // A context may be destroyed (cuCtxDestroy, primary context release or
   // reset): resolve what is complete while its events still exist. Called on
   // the calling thread, before the real call.
@@ -52,6 +85,9 @@ class GpuTimingBackend {
 // The backend chosen at start (--gpu-timing). Never null: `none` is a backend
 // that does nothing.
 GpuTimingBackend& gpu_timing() noexcept;
+
+// Whether GPU timing is on at all (hooks skip the timing calls when not).
+bool gpu_timing_enabled() noexcept;
 
 // At shim start.
 void select_gpu_timing(bool events) noexcept;

@@ -1,6 +1,7 @@
 #include "preload/cuda/gpu_timing_events.h"
 
 #include <deque>
+#include <mutex>
 
 #include "preload/clock.h"
 #include "preload/cuda/driver_services.h"
@@ -18,36 +19,91 @@ namespace {
 constexpr uint64_t kFinalWaitNs = 200'000'000;
 constexpr uint32_t kTeardownFlushTimeoutMs = 2000;
 
+// Two threads submitting to one stream. Each operation is bracketed by its
+// own start and end events, but the stream runs whatever was submitted in
+// the order it was submitted: another thread's kernel queued between our
+// start event and our end event would be measured as ours. So an
+// asynchronous submission holds its stream's lock from its start event to
+// its end event, and every other hooked call that puts work on a stream does
+// the same (event records, waits: rows/stream_lock in the hooks). The lock
+// is never held across a call that may block until the GPU is done (a
+// synchronous copy): a thread waiting for it could be the one the GPU work
+// waits for. Synchronous operations are instead bounded on the host side:
+// their work ended before their call returned.
+//
+// Keyed by (context, stream) into a small table; two streams sharing a slot
+// only serialize their submissions. Per-thread default streams are the
+// calling thread's own and never need it.
+constexpr size_t kSubmissionLocks = 64;
+std::mutex g_submission_locks[kSubmissionLocks];
+
+std::mutex* submission_lock_of(CUcontext context, CUstream stream) {
+  if (stream == CU_STREAM_PER_THREAD) return nullptr;
+  const uint64_t key = reinterpret_cast<uint64_t>(context) * 0x9E3779B97F4A7C15ull ^
+                       reinterpret_cast<uint64_t>(stream);
+  return &g_submission_locks[(key * 0x9E3779B97F4A7C15ull >> 58) & (kSubmissionLocks - 1)];
+}
+
 class EventTiming final : public GpuTimingBackend {
  public:
-  TimingToken before(CUstream stream, CUcontext context) noexcept override {
+  TimingToken before(CUstream stream, CUcontext context, Submission submission) noexcept override {
     if (context == nullptr) return {};
     const uint32_t generation = ensure_context_clock(context);
     if (generation == 0) return {};
     CUevent start = nullptr, end = nullptr;
     if (!take_event_pair(context, &start, &end)) return {};
-    const uint64_t submitted_ns = now_ns();
+    std::mutex* lock = submission == Submission::kAsynchronous ? submission_lock_of(context, stream) : nullptr;
+    if (lock != nullptr) lock->lock();
+    const uint64_t start_recorded_ns = now_ns();
     if (driver_services().event_record(start, stream) != CUDA_SUCCESS) {
+      if (lock != nullptr) lock->unlock();
       return_event_pair(context, start, end);
+      // The context the shim believes current may not be (changed behind its back).
+      forget_current_context();
       return {};
     }
-    return TimingToken{start, end, context, submitted_ns, generation};
+    TimingToken token{start, end, context, lock, start_recorded_ns, now_ns(), 0, generation,
+                      submission == Submission::kSynchronous};
+    return token;
   }
 
-  void after(const TimingToken& token, CUstream stream, const GpuOperation& op,
-             bool submitted) noexcept override {
+  void returned(TimingToken& token, CUstream stream, bool submitted) noexcept override {
     if (token.start == nullptr) return;
-    auto* context = static_cast<CUcontext>(token.context);
-    auto* start = static_cast<CUevent>(token.start);
-    auto* end = static_cast<CUevent>(token.end);
-    if (!submitted || driver_services().event_record(end, stream) != CUDA_SUCCESS) {
-      return_event_pair(context, start, end);
-      return;
+    token.returned_ns = now_ns();
+    const bool recorded = submitted && driver_services().event_record(static_cast<CUevent>(token.end), stream) == CUDA_SUCCESS;
+    if (token.submission_lock != nullptr) static_cast<std::mutex*>(token.submission_lock)->unlock();
+    token.submission_lock = nullptr;
+    if (!recorded) {
+      release(token);
+      token.start = nullptr;
     }
-    // Pushed after the launch record was committed: the writer's snapshot
-    // rule then keeps the GpuActivity behind its launch in the file.
-    push_pending_operation(PendingOperation{start, end, context, token.submitted_ns, op.correlation_id,
-                                            op.stream, op.device, token.clock_generation, op.kind});
+  }
+
+  void queue(const TimingToken& token, const GpuOperation& op) noexcept override {
+    if (token.start == nullptr) return;
+    // Pushed after the record was committed: the writer's snapshot rule then
+    // keeps the GpuActivity behind its record in the file.
+    push_pending_operation(PendingOperation{static_cast<CUevent>(token.start), static_cast<CUevent>(token.end),
+                                            static_cast<CUcontext>(token.context), token.start_recorded_ns,
+                                            token.submitted_ns, token.returned_ns, op.correlation_id, op.stream, op.device,
+                                            token.clock_generation, op.kind, token.synchronous});
+  }
+
+  void release(const TimingToken& token) noexcept override {
+    if (token.start == nullptr) return;
+    if (token.submission_lock != nullptr) static_cast<std::mutex*>(token.submission_lock)->unlock();
+    return_event_pair(static_cast<CUcontext>(token.context), static_cast<CUevent>(token.start),
+                      static_cast<CUevent>(token.end));
+  }
+
+  void* lock_submissions(CUcontext context, CUstream stream) noexcept override {
+    std::mutex* lock = submission_lock_of(context, stream);
+    if (lock != nullptr) lock->lock();
+    return lock;
+  }
+
+  void unlock_submissions(void* lock) noexcept override {
+    if (lock != nullptr) static_cast<std::mutex*>(lock)->unlock();
   }
 
   void before_context_teardown(CUcontext) noexcept override {
@@ -139,7 +195,15 @@ void resolve_ready(WriterRecordSink& sink, Unresolved& unresolved) {
     }
     ResolvedTimes times{};
     if (ready == CUDA_SUCCESS && resolve_operation_times(op.context, op.clock_generation, op.start, op.end,
-                                                         op.submitted_ns, &times)) {
+                                                         op.start_recorded_ns, &times)) {
+      // The start event completes as soon as the stream reaches it; on an
+      // idle stream that is before the real call even began, but the work
+      // cannot start before it was submitted.
+      if (times.start_ns < op.submitted_ns) times.start_ns = op.submitted_ns;
+      // A synchronous operation was done when its call returned; another
+      // thread's work queued behind it may have delayed its end event.
+      if (op.synchronous && op.returned_ns != 0 && times.end_ns > op.returned_ns) times.end_ns = op.returned_ns;
+      if (times.end_ns < times.start_ns) times.end_ns = times.start_ns;
       emit_activity(sink, op, times);
     } else {
       unresolved.add(1, op.submitted_ns);
@@ -182,7 +246,9 @@ void run(WriterRecordSink& sink, bool final) noexcept {
 }
 
 void reset_in_child() noexcept {
-  // The parent's contexts, events and queues mean nothing in a fork child.
+  // The parent's contexts, events and queues mean nothing in a fork child,
+  // and a submission lock another thread held at the fork stays held.
+  for (std::mutex& lock : g_submission_locks) new (&lock) std::mutex();
   new (&g_waiting) std::deque<PendingOperation>();
   reset_pending_operations_after_fork();
   reset_event_pool_after_fork();

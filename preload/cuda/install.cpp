@@ -1,8 +1,8 @@
-// libproflaunch.so's hook sets: the CUDA driver and runtime hooks.
+// libproflaunch.so's hook sets: the CUDA driver and runtime hooks, NCCL's,
+// and the call stacks they take.
 #include "preload/cuda/gpu_timing.h"
-#include "preload/cuda/hook_registry.h"
 #include "preload/hook_sets.h"
-#include "preload/nccl/nccl_apis.h"
+#include "preload/hooks/hook_registry.h"
 #include "preload/runtime.h"
 #include "preload/stacks/stacks.h"
 
@@ -10,7 +10,7 @@ namespace proflaunch {
 
 void start_hook_sets(const Config& config) noexcept {
   cuda::select_gpu_timing(config.gpu_timing == GpuTiming::kEvents);
-  if (cuda::install_cuda_hooks(runtime::recording()) && runtime::recording()) nccl::define_nccl_apis();
+  hooks::install_hooks(runtime::recording(), config);
   stacks::start_stacks(config);
 }
 

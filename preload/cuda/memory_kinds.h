@@ -1,23 +1,40 @@
-// Classifying the memory a copy touches: pinned vs pageable host memory
-// decides whether an async copy is really asynchronous, and managed memory
-// migrates. One cuPointerGetAttribute per host-side pointer of a copy (a
-// copy costs microseconds; the query a fraction of that).
+// Classifying the memory a copy or memset touches, from the pointers'
+// attributes (unified addressing): pageable or pinned host memory, device
+// memory and which device, managed memory, arrays. Pinned versus pageable
+// decides whether an async copy is really asynchronous, managed memory
+// migrates, and two devices make a copy a peer copy however it was asked for
+// (cudaMemcpyDefault and cuMemcpy between two GPUs are peer copies too).
+// One cuPointerGetAttributes per pointer: a copy costs microseconds, the
+// query a fraction of that.
 #pragma once
 
 #include <cuda.h>
+
+#include <cstdint>
 
 #include "formats/records.h"
 
 namespace proflaunch::cuda {
 
-// A pointer the API documents as host memory: pinned if the driver knows it
-// (cuMemAllocHost, cuMemHostAlloc, cuMemHostRegister), else pageable.
-format::MemoryKind host_memory_kind(const void* pointer) noexcept;
+// What the API says a pointer is. The attributes decide where the API
+// leaves it open (unified), and refine the rest (which device; pinned or not).
+enum class DeclaredMemory : uint8_t { kHost, kDevice, kUnified, kArray };
 
-// Any pointer (unified addressing, cuMemcpy): host, device or managed.
-format::MemoryKind any_memory_kind(CUdeviceptr pointer) noexcept;
+struct MemoryEnd {
+  uint64_t address = 0;
+  DeclaredMemory declared = DeclaredMemory::kUnified;
+  CUcontext context = nullptr;  // a peer copy's explicit context, else null
+  format::MemoryKind kind = format::MemoryKind::kUnknown;
+  int32_t device = -1;          // -1: host memory, or not known
+};
 
-// The direction of a copy between two kinds of memory.
-format::CopyDirection direction_between(format::MemoryKind src, format::MemoryKind dst) noexcept;
+// Fills kind and device (cold-ish: one driver query).
+void classify(MemoryEnd& end) noexcept;
+
+// The direction of a copy between two classified ends: a device-to-device
+// copy between two different devices is a peer copy.
+format::CopyDirection direction_between(const MemoryEnd& src, const MemoryEnd& dst) noexcept;
+
+inline bool is_pageable(const MemoryEnd& end) noexcept { return end.kind == format::MemoryKind::kPageableHost; }
 
 }  // namespace proflaunch::cuda

@@ -1,11 +1,14 @@
-// What the launch, copy and memset hooks share: GPU work submitted to a
-// stream. Built right before the real call, in this order: the device and
-// context of the calling thread, the stream as it is recorded and as it
-// really runs (a NULL stream in a _ptsz/_ptds variant is the thread's
-// per-thread default stream), the API span's start, then the timing
+// What the launch, copy, memset and host-function rows share: GPU work
+// submitted to a stream. Built right before the real call, in this order:
+// the device and context of the calling thread, the stream as it is recorded
+// and as it really runs (a NULL stream in a _ptsz/_ptds variant is the
+// thread's per-thread default stream), the API span's start, then the timing
 // backend's start event. The span must begin before the start event is
 // recorded: on an idle stream the GPU work can begin at once, and it must
 // not appear to start before the call that submitted it.
+//
+// After the real call: returned() at once (the span's end, then the end
+// event), then the record, then queue() (gpu_timing.h says why this order).
 #pragma once
 
 #include <cuda.h>
@@ -19,13 +22,21 @@ namespace proflaunch::cuda {
 
 class StreamOperation {
  public:
-  StreamOperation(Api api, Operation operation, bool per_thread, bool async, CUstream stream) noexcept
+  StreamOperation(uint16_t api, Operation operation, bool per_thread, bool async, Submission submission,
+                  CUstream stream) noexcept
       : device_(current_device(&context_)),
         runs_on_(effective_stream(stream, per_thread)),
         stream_id_(stream_handle(stream, per_thread)),
         library_(operation == Operation::kLaunch ? take_library_frame_entry(runs_on_) : nullptr),
         call_(api, operation, variant_flags(per_thread, async), library_ ? library_->correlation_id : 0),
-        token_(library_ ? library_->start() : gpu_timing().before(runs_on_, context_)) {}
+        token_(library_ ? library_->start()
+                        : (gpu_timing_enabled() ? gpu_timing().before(runs_on_, context_, submission) : TimingToken{})) {}
+
+  // Right after the real call returned, before anything else.
+  void returned(CUresult result) noexcept {
+    call_.returned();
+    if (token_.start != nullptr) gpu_timing().returned(token_, runs_on_, result == CUDA_SUCCESS);
+  }
 
   // Fills what every stream record shares: span, device, stream, context.
   template <typename Record>
@@ -36,12 +47,13 @@ class StreamOperation {
     record.context = reinterpret_cast<uint64_t>(context_);
   }
 
-  // After the record was committed: hands the operation to the timing
-  // backend (which releases what it took if the driver refused the work).
-  void submitted(format::GpuActivityKind kind, CUresult result) noexcept {
-    gpu_timing().after(token_, runs_on_, GpuOperation{call_.correlation(), stream_id_, device_, kind},
-                       result == CUDA_SUCCESS);
+  // After the record was committed: the timing backend resolves it later.
+  void queue(format::GpuActivityKind kind) noexcept {
+    if (token_.start != nullptr) gpu_timing().queue(token_, GpuOperation{call_.correlation(), stream_id_, device_, kind});
   }
+
+  uint64_t correlation() const noexcept { return call_.correlation(); }
+  int device() const noexcept { return device_; }
 
  private:
   CUcontext context_ = nullptr;  // before device_: current_device() fills it

@@ -85,14 +85,14 @@ ncclResult_t traced_collective(const CollectiveCall& call, CallReal&& call_real)
   const bool framed = current != nullptr && info->context == current;
   cuda::LibraryFrame& frame = cuda::tls_library_frame;
   if (framed) {
-    frame.entries[0] = cuda::LibraryFrameEntry::make(runs_on, correlation, cuda::gpu_timing().before(runs_on, current));
+    frame.entries[0] = cuda::LibraryFrameEntry::make(runs_on, correlation, cuda::gpu_timing().before(runs_on, current, cuda::Submission::kLibraryFrame));
     frame.count = 1;
   }
   const ncclResult_t result = call_real();
   if (framed) {
     frame.count = 0;
     if (!frame.entries[0].taken)  // nothing was launched: give the start event back
-      cuda::gpu_timing().after(frame.entries[0].start(), runs_on, cuda::GpuOperation{correlation, stream, device, {}}, false);
+      cuda::gpu_timing().release(frame.entries[0].start());
   }
   if (group.depth > 0 && result == ncclSuccess)
     group.note_member(runs_on, stream, info != nullptr ? info->context : nullptr, device);
@@ -140,7 +140,7 @@ using pn::NcclApi;
 using proflaunch::format::CollectiveOp;
 
 #define PROFLAUNCH_NCCL_REAL(symbol) \
-  ::proflaunch::cuda::real_function<decltype(::symbol)>(pn::real_##symbol, #symbol, pn::kNcclLibrary)
+  ::proflaunch::hooks::real_function<decltype(::symbol)>(pn::real_##symbol, #symbol, pn::kNcclLibrary)
 
 extern "C" {
 
@@ -247,7 +247,7 @@ namespace proflaunch::nccl {
 
 #define PROFLAUNCH_NCCL_HOOK(symbol) PROFLAUNCH_HOOK(symbol, nullptr, 0, false, kNcclLibrary, real_##symbol)
 
-cuda::HookFamily nccl_collective_hooks() {
+hooks::HookFamily nccl_collective_hooks() {
   static const intercept::HookEntry kHooks[] = {
       PROFLAUNCH_NCCL_HOOK(ncclAllReduce), PROFLAUNCH_NCCL_HOOK(ncclBroadcast), PROFLAUNCH_NCCL_HOOK(ncclBcast),
       PROFLAUNCH_NCCL_HOOK(ncclReduce),    PROFLAUNCH_NCCL_HOOK(ncclAllGather), PROFLAUNCH_NCCL_HOOK(ncclReduceScatter),

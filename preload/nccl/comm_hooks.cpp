@@ -34,7 +34,7 @@ void* real_ncclGetErrorString;
 void* real_ncclGetLastError;
 
 #define PROFLAUNCH_NCCL_REAL(symbol) \
-  ::proflaunch::cuda::real_function<decltype(::symbol)>(real_##symbol, #symbol, kNcclLibrary)
+  ::proflaunch::hooks::real_function<decltype(::symbol)>(real_##symbol, #symbol, kNcclLibrary)
 
 void record_comm(NcclApi api, uint64_t begin, ncclResult_t result, format::CommAction action, const void* comm,
                  const CommInfo* info, uint64_t comm_id, uint64_t parent_comm_id) {
@@ -107,7 +107,7 @@ using pn::NcclApi;
 using proflaunch::format::CommAction;
 
 #define PROFLAUNCH_NCCL_REAL_OR(symbol, failure)                                                              \
-  auto* real = ::proflaunch::cuda::real_function<decltype(::symbol)>(pn::real_##symbol, #symbol, pn::kNcclLibrary); \
+  auto* real = ::proflaunch::hooks::real_function<decltype(::symbol)>(pn::real_##symbol, #symbol, pn::kNcclLibrary); \
   if (real == nullptr) return failure
 
 extern "C" {
@@ -232,7 +232,7 @@ namespace proflaunch::nccl {
 
 #define PROFLAUNCH_NCCL_HOOK(symbol) PROFLAUNCH_HOOK(symbol, nullptr, 0, false, kNcclLibrary, real_##symbol)
 
-cuda::HookFamily nccl_comm_hooks() {
+hooks::HookFamily nccl_comm_hooks() {
   static const intercept::HookEntry kHooks[] = {
       PROFLAUNCH_NCCL_HOOK(ncclGetVersion),         PROFLAUNCH_NCCL_HOOK(ncclGetUniqueId),
       PROFLAUNCH_NCCL_HOOK(ncclCommInitRank),       PROFLAUNCH_NCCL_HOOK(ncclCommInitRankConfig),

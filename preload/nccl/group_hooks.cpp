@@ -48,13 +48,12 @@ ncclResult_t outermost_group_end(CallReal&& call_real) {
     // streams' kernels time themselves.
     if (s.context == nullptr || s.context != current) continue;
     frame.entries[frame.count++] =
-        cuda::LibraryFrameEntry::make(s.runs_on, correlations[i], cuda::gpu_timing().before(s.runs_on, current));
+        cuda::LibraryFrameEntry::make(s.runs_on, correlations[i], cuda::gpu_timing().before(s.runs_on, current, cuda::Submission::kLibraryFrame));
   }
   const ncclResult_t result = call_real();
   for (uint32_t i = 0; i < frame.count; ++i) {
     const cuda::LibraryFrameEntry& entry = frame.entries[i];
-    if (!entry.taken)
-      cuda::gpu_timing().after(entry.start(), entry.stream, cuda::GpuOperation{entry.correlation_id, 0, -1, {}}, false);
+    if (!entry.taken) cuda::gpu_timing().release(entry.start());
   }
   frame.count = 0;
   // A stream whose kernel timed itself gets the launch's own correlation
@@ -75,7 +74,7 @@ namespace pn = proflaunch::nccl;
 extern "C" {
 
 PROFLAUNCH_EXPORT ncclResult_t ncclGroupStart() {
-  auto* real = ::proflaunch::cuda::real_function<decltype(::ncclGroupStart)>(pn::real_ncclGroupStart,
+  auto* real = ::proflaunch::hooks::real_function<decltype(::ncclGroupStart)>(pn::real_ncclGroupStart,
                                                                               "ncclGroupStart", pn::kNcclLibrary);
   if (real == nullptr) return ncclSystemError;
   if (!pn::nccl_recording()) return real();
@@ -92,7 +91,7 @@ PROFLAUNCH_EXPORT ncclResult_t ncclGroupStart() {
 }
 
 PROFLAUNCH_EXPORT ncclResult_t ncclGroupEnd() {
-  auto* real = ::proflaunch::cuda::real_function<decltype(::ncclGroupEnd)>(pn::real_ncclGroupEnd, "ncclGroupEnd",
+  auto* real = ::proflaunch::hooks::real_function<decltype(::ncclGroupEnd)>(pn::real_ncclGroupEnd, "ncclGroupEnd",
                                                                             pn::kNcclLibrary);
   if (real == nullptr) return ncclSystemError;
   if (!pn::nccl_recording()) return real();
@@ -113,7 +112,7 @@ PROFLAUNCH_EXPORT ncclResult_t ncclGroupEnd() {
 
 namespace proflaunch::nccl {
 
-cuda::HookFamily nccl_group_hooks() {
+hooks::HookFamily nccl_group_hooks() {
   static const intercept::HookEntry kHooks[] = {
       PROFLAUNCH_HOOK(ncclGroupStart, nullptr, 0, false, kNcclLibrary, real_ncclGroupStart),
       PROFLAUNCH_HOOK(ncclGroupEnd, nullptr, 0, false, kNcclLibrary, real_ncclGroupEnd),

@@ -1,14 +1,18 @@
 #include "preload/nccl/nccl_apis.h"
 
-#include "preload/definitions.h"
+#include <iterator>
 
 namespace proflaunch::nccl {
+namespace {
 
-void define_nccl_apis() noexcept {
-#define PROFLAUNCH_DEFINE_NCCL_API(id, name) \
-  define_api(id, #name, format::ApiDomain::kCollective, format::Vendor::kNvidia);
-  PROFLAUNCH_NCCL_APIS(PROFLAUNCH_DEFINE_NCCL_API)
-#undef PROFLAUNCH_DEFINE_NCCL_API
-}
+const hooks::ApiTableEntry kNcclApis[] = {
+#define PROFLAUNCH_NCCL_API_ROW(id, name) {id, #name, false},
+    PROFLAUNCH_NCCL_APIS(PROFLAUNCH_NCCL_API_ROW)
+#undef PROFLAUNCH_NCCL_API_ROW
+};
+
+}  // namespace
+
+hooks::ApiTable nccl_apis() noexcept { return {kNcclApis, std::size(kNcclApis)}; }
 
 }  // namespace proflaunch::nccl

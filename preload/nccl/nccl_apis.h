@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "preload/hooks/hook_registry.h"
+
 #define PROFLAUNCH_NCCL_APIS(X)    \
   X(2000, ncclGetVersion)          \
   X(2001, ncclGetUniqueId)         \
@@ -42,7 +44,7 @@ enum class NcclApi : uint16_t {
 #undef PROFLAUNCH_NCCL_API_ENUM
 };
 
-// ApiDef records for every API above (cold; once per section).
-void define_nccl_apis() noexcept;
+// The APIs above, for the hook registry (which names them in traces).
+hooks::ApiTable nccl_apis() noexcept;
 
 }  // namespace proflaunch::nccl

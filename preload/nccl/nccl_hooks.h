@@ -8,14 +8,14 @@
 // between us and NCCL still sees the call).
 #pragma once
 
-#include "preload/cuda/hook_registry.h"
+#include "preload/hooks/hook_registry.h"
 
 namespace proflaunch::nccl {
 
 inline constexpr const char* kNcclLibrary = "libnccl.so";
 
-cuda::HookFamily nccl_comm_hooks();
-cuda::HookFamily nccl_collective_hooks();
-cuda::HookFamily nccl_group_hooks();
+hooks::HookFamily nccl_comm_hooks();
+hooks::HookFamily nccl_collective_hooks();
+hooks::HookFamily nccl_group_hooks();
 
 }  // namespace proflaunch::nccl

@@ -1,12 +1,16 @@
 // The CUDA hook table against the CUDA 13 toolkit, which is the truth the
-// table was written from:
-//  - every driver row (symbol, api_name, min_version, per_thread) is an ABI
-//    variant cudaTypedefs.h declares (PFN_<api>_v<version>[_ptsz|_ptds]) and
-//    a symbol the toolkit's libcuda stub exports;
-//  - every runtime row is a symbol the real libcudart.so.13 exports (read
-//    with nm, never loaded);
-//  - libproflaunch.so exports exactly the table's CUDA symbols.
-// The table comes from the hook objects themselves (install_cuda_hooks).
+// table is generated from (preload/cuda/gen/gen_cuda_hooks.py):
+//  - every symbol the toolkit's libcuda stub exports has a row, and every
+//    driver row (symbol, api_name, min_version, per_thread) is an ABI
+//    variant cudaTypedefs.h declares (PFN_<api>_v<version>[_ptsz|_ptds]);
+//  - every symbol the real libcudart.so.13 exports has a row (read with nm,
+//    never loaded), but the three whose signatures no header gives;
+//  - libproflaunch.so exports exactly the table's CUDA symbols;
+//  - PROFLAUNCH_COUNTED changes which APIs are counted.
+// That every row's prototype matches the header is checked when the
+// wrappers are compiled: each is defined against the header's declaration
+// of its symbol, and each driver wrapper's type against its PFN typedef.
+// The table comes from the hook objects themselves (install_hooks).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -14,7 +18,9 @@
 #include <regex>
 #include <sstream>
 
-#include "preload/cuda/hook_registry.h"
+#include "preload/cuda/hook.h"
+#include "preload/cuda/rows/row_support.h"
+#include "preload/hooks/hook_registry.h"
 #include "tests/unit/cuda_hooks/elf_symbols.h"
 #include "tests/unit/preload/support/process_runner.h"
 
@@ -32,10 +38,12 @@ struct Variant {
   }
 };
 
-std::set<Variant> pfn_variants(const std::string& header_path) {
-  std::ifstream in(header_path);
+std::set<Variant> pfn_variants(const std::string& include_dir) {
   std::stringstream text;
-  text << in.rdbuf();
+  for (const char* name : {"/cudaTypedefs.h", "/cudaProfilerTypedefs.h"}) {
+    std::ifstream in(include_dir + name);
+    text << in.rdbuf();
+  }
   const std::string header = text.str();
   std::set<Variant> variants;
   // typedef CUresult (CUDAAPI *PFN_cuMemcpyHtoD_v7000_ptds)(...);
@@ -50,7 +58,10 @@ std::string cuda_home() { return required_env("CUDA_HOME_DIR"); }
 
 class HookTable : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { installed_ = cuda::install_cuda_hooks(false); }
+  static void SetUpTestSuite() {
+    Config config;
+    installed_ = hooks::install_hooks(false, config);
+  }
   static bool installed_;
 };
 bool HookTable::installed_ = false;
@@ -61,23 +72,31 @@ std::string suffix_of(const std::string& symbol) {
   return "";
 }
 
-TEST_F(HookTable, IsConsistent) {
-  ASSERT_TRUE(installed_) << "duplicate symbols in the hook table";
-  EXPECT_GT(cuda::hook_table().size(), 50u);
+std::set<std::string> table_symbols(const char* library) {
+  std::set<std::string> symbols;
+  for (const intercept::HookEntry& row : hooks::hook_table())
+    if (std::string(row.library_prefix) == library) symbols.insert(row.symbol);
+  return symbols;
 }
 
-TEST_F(HookTable, DriverRowsAreVariantsTheHeadersDeclareAndTheDriverExports) {
+TEST_F(HookTable, IsConsistent) {
+  ASSERT_TRUE(installed_) << "duplicate symbols in the hook table";
+  EXPECT_GT(hooks::hook_table().size(), 1000u);
+}
+
+TEST_F(HookTable, EveryDriverExportHasARowAndEveryRowIsAHeaderVariant) {
   ASSERT_TRUE(installed_);
-  const std::set<Variant> variants = pfn_variants(cuda_home() + "/include/cudaTypedefs.h");
-  ASSERT_GT(variants.size(), 500u) << "cudaTypedefs.h was not parsed";
+  const std::set<Variant> variants = pfn_variants(cuda_home() + "/include");
+  ASSERT_GT(variants.size(), 600u) << "cudaTypedefs.h was not parsed";
   std::string error;
   const std::set<std::string> driver_exports =
       defined_dynamic_symbols(required_env("NM"), cuda_home() + "/lib64/stubs/libcuda.so", &error);
   ASSERT_EQ(error, "");
-  int driver_rows = 0;
-  for (const intercept::HookEntry& row : cuda::hook_table()) {
+  ASSERT_GT(driver_exports.size(), 600u);
+  const std::set<std::string> rows = table_symbols(cuda::kDriverLibrary);
+  for (const std::string& symbol : driver_exports) EXPECT_TRUE(rows.count(symbol)) << symbol << " has no row";
+  for (const intercept::HookEntry& row : hooks::hook_table()) {
     if (std::string(row.library_prefix) != cuda::kDriverLibrary) continue;
-    ++driver_rows;
     SCOPED_TRACE(row.symbol);
     ASSERT_NE(row.api_name, nullptr);
     const std::string suffix = suffix_of(row.symbol);
@@ -86,65 +105,37 @@ TEST_F(HookTable, DriverRowsAreVariantsTheHeadersDeclareAndTheDriverExports) {
         << "no PFN_" << row.api_name << "_v" << row.min_version << suffix << " in cudaTypedefs.h";
     EXPECT_TRUE(driver_exports.count(row.symbol)) << "the driver does not export " << row.symbol;
   }
-  EXPECT_GT(driver_rows, 40);
 }
 
-// For each hooked API, every ABI variant the headers declare since CUDA 3.2
-// (the 64-bit CUdeviceptr ABI; older ones are 32-bit legacy entry points the
-// shim deliberately passes through) must have its row: a variant without
-// one is handed out by cuGetProcAddress unwrapped, and its calls go
-// unrecorded.
-//
-// Known gaps, listed so that the list stays true (a listed variant that
-// gains a row fails the test until it is removed here): context creation
-// and primary-context release/reset through their older ABIs are not
-// recorded (lifecycle records only; no launch, copy or sync is affected).
-const std::set<Variant> kKnownUnhooked = {
-    {"cuCtxCreate", 3020, ""},
-    {"cuCtxCreate", 11040, ""},
-    {"cuDevicePrimaryCtxRelease", 7000, ""},
-    {"cuDevicePrimaryCtxReset", 7000, ""},
-};
+// Exported by libcudart.so.13 with signatures no header of the toolkit
+// declares: the shim cannot wrap them (runtime_private_abi.h), so calls to
+// them reach the runtime directly and are not recorded.
+const std::set<std::string> kRuntimeExportsWithoutASignature = {
+    "__cudaGetProcAddress", "__cudaRegisterHostVar", "__cudaRegisterUnifiedTable"};
 
-TEST_F(HookTable, EveryCurrentAbiVariantOfAHookedApiHasARow) {
-  ASSERT_TRUE(installed_);
-  const std::set<Variant> variants = pfn_variants(cuda_home() + "/include/cudaTypedefs.h");
-  std::set<std::string> hooked_apis;
-  std::set<Variant> hooked;
-  for (const intercept::HookEntry& row : cuda::hook_table()) {
-    if (row.api_name == nullptr) continue;
-    hooked_apis.insert(row.api_name);
-    hooked.insert({row.api_name, row.min_version, suffix_of(row.symbol)});
-  }
-  for (const Variant& variant : variants) {
-    if (!hooked_apis.count(variant.api) || variant.version < 3020) continue;
-    if (kKnownUnhooked.count(variant)) {
-      EXPECT_FALSE(hooked.count(variant)) << "PFN_" << variant.api << "_v" << variant.version
-                                          << " is hooked now: remove it from kKnownUnhooked";
-      continue;
-    }
-    EXPECT_TRUE(hooked.count(variant)) << "PFN_" << variant.api << "_v" << variant.version
-                                       << variant.suffix << " has no hook row";
-  }
-}
-
-TEST_F(HookTable, RuntimeRowsAreSymbolsOfTheRealRuntime) {
+TEST_F(HookTable, EveryRuntimeExportHasARowButThoseWithoutASignature) {
   ASSERT_TRUE(installed_);
   std::string error;
-  const std::set<std::string> runtime_exports =
+  std::set<std::string> runtime_exports =
       defined_dynamic_symbols(required_env("NM"), cuda_home() + "/lib64/libcudart.so.13", &error);
   ASSERT_EQ(error, "");
-  ASSERT_GT(runtime_exports.size(), 300u);
-  int runtime_rows = 0;
-  for (const intercept::HookEntry& row : cuda::hook_table()) {
+  runtime_exports.erase("libcudart.so.13");  // the version node, not a function
+  ASSERT_GT(runtime_exports.size(), 400u);
+  const std::set<std::string> rows = table_symbols(cuda::kRuntimeLibrary);
+  for (const std::string& symbol : runtime_exports) {
+    if (kRuntimeExportsWithoutASignature.count(symbol)) {
+      EXPECT_FALSE(rows.count(symbol)) << symbol << " has a row now: remove it from the list";
+      continue;
+    }
+    EXPECT_TRUE(rows.count(symbol)) << symbol << " has no row";
+  }
+  for (const intercept::HookEntry& row : hooks::hook_table()) {
     if (std::string(row.library_prefix) != cuda::kRuntimeLibrary) continue;
-    ++runtime_rows;
     SCOPED_TRACE(row.symbol);
     EXPECT_EQ(row.api_name, nullptr) << "runtime functions are not reached through cuGetProcAddress";
     EXPECT_EQ(row.per_thread, !suffix_of(row.symbol).empty());
     EXPECT_TRUE(runtime_exports.count(row.symbol)) << "libcudart.so.13 does not export " << row.symbol;
   }
-  EXPECT_GT(runtime_rows, 20);
 }
 
 TEST_F(HookTable, TheShimExportsExactlyTheTablesCudaSymbols) {
@@ -157,9 +148,58 @@ TEST_F(HookTable, TheShimExportsExactlyTheTablesCudaSymbols) {
   for (const std::string& name : exports)
     if (name.rfind("cu", 0) == 0 || name.rfind("__cuda", 0) == 0) exported_cuda.insert(name);
   std::set<std::string> table;
-  for (const intercept::HookEntry& row : cuda::hook_table())
+  for (const intercept::HookEntry& row : hooks::hook_table())
     if (std::string(row.library_prefix) != "libnccl.so") table.insert(row.symbol);
   EXPECT_EQ(exported_cuda, table);
+}
+
+// Every API has one id and one name; variants of one API share it.
+TEST_F(HookTable, EveryApiHasOneIdAndOneName) {
+  ASSERT_TRUE(installed_);
+  std::map<uint16_t, std::string> names;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < hooks::known_api_count(); ++i) {
+    const hooks::KnownApi api = hooks::known_api(i);
+    ASSERT_NE(api.name, nullptr);
+    EXPECT_TRUE(names.emplace(api.api, api.name).second) << "id " << api.api << " twice";
+    EXPECT_TRUE(seen.insert(api.name).second) << api.name << " twice";
+    EXPECT_LT(api.api, kCountedApiSlots);
+  }
+  EXPECT_TRUE(seen.count("cuMemcpyHtoD"));
+  EXPECT_FALSE(seen.count("cuMemcpyHtoD_v2")) << "an ABI variant is not an API of its own";
+  EXPECT_TRUE(seen.count("cudaLaunchKernel"));
+  EXPECT_FALSE(seen.count("__cudaLaunchKernel")) << "the <<<>>> stub's launch is recorded as cudaLaunchKernel";
+}
+
+uint16_t api_id(const char* name) {
+  for (size_t i = 0; i < hooks::known_api_count(); ++i)
+    if (std::string(hooks::known_api(i).name) == name) return hooks::known_api(i).api;
+  ADD_FAILURE() << "no API " << name;
+  return 0;
+}
+
+TEST_F(HookTable, CountedCallsFollowTheTableAndProflaunchCounted) {
+  ASSERT_TRUE(installed_);
+  EXPECT_TRUE(cuda::counted_api(api_id("cuCtxGetCurrent")));
+  EXPECT_TRUE(cuda::counted_api(api_id("cudaGetLastError")));
+  EXPECT_FALSE(cuda::counted_api(api_id("cuLaunchKernel")));
+  EXPECT_FALSE(cuda::counted_api(api_id("cuOccupancyMaxActiveBlocksPerMultiprocessor")));
+
+  Config config;
+  std::snprintf(config.counted_calls, sizeof config.counted_calls, "%s", "default,-cuCtxGetCurrent,cuLaunchKernel");
+  ASSERT_TRUE(hooks::install_hooks(false, config));
+  EXPECT_FALSE(cuda::counted_api(api_id("cuCtxGetCurrent")));
+  EXPECT_TRUE(cuda::counted_api(api_id("cuLaunchKernel")));
+  EXPECT_TRUE(cuda::counted_api(api_id("cudaGetLastError")));
+
+  std::snprintf(config.counted_calls, sizeof config.counted_calls, "%s", "none,cudaGetLastError");
+  ASSERT_TRUE(hooks::install_hooks(false, config));
+  EXPECT_FALSE(cuda::counted_api(api_id("cuCtxGetCurrent")));
+  EXPECT_TRUE(cuda::counted_api(api_id("cudaGetLastError")));
+
+  Config defaults;
+  ASSERT_TRUE(hooks::install_hooks(false, defaults));
+  EXPECT_TRUE(cuda::counted_api(api_id("cuCtxGetCurrent")));
 }
 
 }  // namespace

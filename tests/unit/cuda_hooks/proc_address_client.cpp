@@ -6,7 +6,7 @@
 //   cuLaunchKernel                   -> the shim's cuLaunchKernel
 //   cuLaunchKernel, per-thread flag  -> the shim's cuLaunchKernel_ptsz
 //   cuMemcpyHtoD at 3020             -> the shim's cuMemcpyHtoD_v2
-//   cuMemcpyHtoD at 2000             -> the driver's own cuMemcpyHtoD (legacy, not wrapped)
+//   cuMemcpyHtoD at 2000             -> the shim's cuMemcpyHtoD (the legacy 32-bit ABI, wrapped too)
 // then calls the wrappers (a copy and two launches of a kernel from the
 // cubin in argv[1]), which must work. The test reads what was recorded.
 //
@@ -119,8 +119,9 @@ int main(int argc, char** argv) {
          "cuLaunchKernel per thread is not the driver's");
   expect(reinterpret_cast<void*>(copy) == shim_export("cuMemcpyHtoD_v2"), "cuMemcpyHtoD@3020 is the shim's _v2");
   expect(reinterpret_cast<void*>(copy) != driver_export("cuMemcpyHtoD_v2"), "cuMemcpyHtoD@3020 is not the driver's");
-  expect(legacy_copy != nullptr && legacy_copy == driver_export("cuMemcpyHtoD"),
-         "cuMemcpyHtoD@2000 is the driver's own legacy function");
+  expect(legacy_copy != nullptr && legacy_copy == shim_export("cuMemcpyHtoD"),
+         "cuMemcpyHtoD@2000 is the shim's wrapper of the legacy function");
+  expect(legacy_copy != reinterpret_cast<void*>(copy), "the legacy and the _v2 ABI have wrappers of their own");
 
   // Calling the wrappers works.
   auto* init = reinterpret_cast<PFN_cuInit_v2000>(lookup("cuInit", 2000));

@@ -1,0 +1,14 @@
+// Every row family, for the generated wrappers (gen/gen_cuda_hooks.py).
+#pragma once
+
+#include "preload/cuda/hook.h"
+#include "preload/cuda/rows/call_row.h"
+#include "preload/cuda/rows/copy_row.h"
+#include "preload/cuda/rows/entry_point_row.h"
+#include "preload/cuda/rows/launch_row.h"
+#include "preload/cuda/rows/memory_row.h"
+#include "preload/cuda/rows/object_row.h"
+#include "preload/cuda/rows/registration_row.h"
+#include "preload/cuda/rows/runtime_row.h"
+#include "preload/cuda/rows/sync_row.h"
+#include "preload/hooks/hook_registry.h"
