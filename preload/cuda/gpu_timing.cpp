@@ -8,7 +8,7 @@ namespace {
 // --gpu-timing=none: operations are recorded, their GPU time is not.
 class NoGpuTiming final : public GpuTimingBackend {
  public:
-  TimingToken before(CUstream, CUcontext, Submission) noexcept override { return {}; }
+  TimingToken before(CUstream, CUcontext, Submission, bool) noexcept override { return {}; }
   void returned(TimingToken&, CUstream, bool) noexcept override {}
   void queue(const TimingToken&, const GpuOperation&) noexcept override {}
   void release(const TimingToken&) noexcept override {}

@@ -50,7 +50,7 @@ struct TimingToken {
   uint64_t submitted_ns = 0;       // host time right before the real call
   uint64_t returned_ns = 0;   // host time right after it
   uint32_t clock_generation = 0;
-  bool synchronous = false;
+  bool done_by_return = false;  // the work was complete when the call returned
 };
 
 class GpuTimingBackend {
@@ -58,7 +58,11 @@ class GpuTimingBackend {
   virtual ~GpuTimingBackend() = default;
   // Hot path, on the calling thread, right before the real operation is
   // submitted to `stream` (the context current on this thread).
-  virtual TimingToken before(CUstream stream, CUcontext context, Submission submission) noexcept = 0;
+  // `done_by_return`: the API documents that the call returns only once the
+  // work is complete (a synchronous copy to host memory, ...), so its end
+  // is bounded by the call's return.
+  virtual TimingToken before(CUstream stream, CUcontext context, Submission submission,
+                             bool done_by_return) noexcept = 0;
   // Right after the real call returned; `submitted` is false when the driver
   // refused the work (nothing will run: the backend releases what it took).
   virtual void returned(TimingToken& token, CUstream stream, bool submitted) noexcept = 0;

@@ -46,7 +46,8 @@ std::mutex* submission_lock_of(CUcontext context, CUstream stream) {
 
 class EventTiming final : public GpuTimingBackend {
  public:
-  TimingToken before(CUstream stream, CUcontext context, Submission submission) noexcept override {
+  TimingToken before(CUstream stream, CUcontext context, Submission submission,
+                     bool done_by_return) noexcept override {
     if (context == nullptr) return {};
     const uint32_t generation = ensure_context_clock(context);
     if (generation == 0) return {};
@@ -62,8 +63,7 @@ class EventTiming final : public GpuTimingBackend {
       forget_current_context();
       return {};
     }
-    TimingToken token{start, end, context, lock, start_recorded_ns, now_ns(), 0, generation,
-                      submission == Submission::kSynchronous};
+    TimingToken token{start, end, context, lock, start_recorded_ns, now_ns(), 0, generation, done_by_return};
     return token;
   }
 
@@ -86,7 +86,7 @@ class EventTiming final : public GpuTimingBackend {
     push_pending_operation(PendingOperation{static_cast<CUevent>(token.start), static_cast<CUevent>(token.end),
                                             static_cast<CUcontext>(token.context), token.start_recorded_ns,
                                             token.submitted_ns, token.returned_ns, op.correlation_id, op.stream, op.device,
-                                            token.clock_generation, op.kind, token.synchronous});
+                                            token.clock_generation, op.kind, token.done_by_return});
   }
 
   void release(const TimingToken& token) noexcept override {
@@ -200,9 +200,10 @@ void resolve_ready(WriterRecordSink& sink, Unresolved& unresolved) {
       // idle stream that is before the real call even began, but the work
       // cannot start before it was submitted.
       if (times.start_ns < op.submitted_ns) times.start_ns = op.submitted_ns;
-      // A synchronous operation was done when its call returned; another
-      // thread's work queued behind it may have delayed its end event.
-      if (op.synchronous && op.returned_ns != 0 && times.end_ns > op.returned_ns) times.end_ns = op.returned_ns;
+      // An operation documented to be complete when its call returns was
+      // done by then; another thread's work queued behind it (a synchronous
+      // call holds no submission lock) may have delayed its end event.
+      if (op.done_by_return && op.returned_ns != 0 && times.end_ns > op.returned_ns) times.end_ns = op.returned_ns;
       if (times.end_ns < times.start_ns) times.end_ns = times.start_ns;
       emit_activity(sink, op, times);
     } else {

@@ -18,13 +18,13 @@ struct PendingOperation {
   CUcontext context;
   uint64_t start_recorded_ns;  // host time before the start event was recorded (picks the clock anchor)
   uint64_t submitted_ns;  // host time right before the real call: the work cannot start earlier
-  uint64_t returned_ns;   // host time the real call returned: a synchronous operation was done by then
+  uint64_t returned_ns;   // host time the real call returned
   uint64_t correlation_id;
   uint64_t stream;        // as recorded
   int32_t device;
   uint32_t clock_generation;  // which life of `context` (addresses are reused)
   format::GpuActivityKind kind;
-  bool synchronous;
+  bool done_by_return;
 };
 
 // Hot path. False when the calling thread's ring is full (the caller counts

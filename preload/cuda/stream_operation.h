@@ -23,14 +23,15 @@ namespace proflaunch::cuda {
 class StreamOperation {
  public:
   StreamOperation(uint16_t api, Operation operation, bool per_thread, bool async, Submission submission,
-                  CUstream stream) noexcept
+                  CUstream stream, bool done_by_return = false) noexcept
       : device_(current_device(&context_)),
         runs_on_(effective_stream(stream, per_thread)),
         stream_id_(stream_handle(stream, per_thread)),
         library_(operation == Operation::kLaunch ? take_library_frame_entry(runs_on_) : nullptr),
         call_(api, operation, variant_flags(per_thread, async), library_ ? library_->correlation_id : 0),
         token_(library_ ? library_->start()
-                        : (gpu_timing_enabled() ? gpu_timing().before(runs_on_, context_, submission) : TimingToken{})) {}
+                        : (gpu_timing_enabled() ? gpu_timing().before(runs_on_, context_, submission, done_by_return)
+                                               : TimingToken{})) {}
 
   // Right after the real call returned, before anything else.
   void returned(CUresult result) noexcept {

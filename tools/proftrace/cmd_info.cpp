@@ -88,6 +88,8 @@ void print_process(const SectionModel& section, const StatisticsCollector& stati
   if (stats != statistics.sections().end()) {
     std::fprintf(out, "    event records: %" PRIu64, stats->second.event_records);
     if (stats->second.lost_records > 0) std::fprintf(out, ", LOST: %" PRIu64, stats->second.lost_records);
+    if (stats->second.counted_calls > 0)
+      std::fprintf(out, ", counted calls: %" PRIu64, stats->second.counted_calls);
     std::fprintf(out, "\n");
   }
 }

@@ -139,6 +139,12 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       break;
     }
     case RecordKind::kApiCall: span_fields(b, record.as<ApiCallRecord>().span, section); break;
+    case RecordKind::kApiCount: {
+      const auto r = record.as<ApiCountRecord>();
+      b.text("api", section != nullptr ? section->api_name(r.api) : "api#" + std::to_string(r.api));
+      b.num("count", r.count).num("first_ns", r.first_ns).num("last_ns", r.last_ns);
+      break;
+    }
     case RecordKind::kKernelLaunch: {
       const auto r = record.as<KernelLaunchRecord>();
       span_fields(b, r.span, section);
@@ -159,6 +165,7 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.text("src_kind", memory_kind_name(r.src_kind)).text("dst_kind", memory_kind_name(r.dst_kind));
       b.hexnum("src", r.src).hexnum("dst", r.dst).text("stream", stream_handle_text(r.stream));
       b.hexnum("context", r.context).num("peer_device", r.peer_device);
+      b.num("src_device", r.src_device).num("dst_device", r.dst_device);
       break;
     }
     case RecordKind::kMemorySet: {

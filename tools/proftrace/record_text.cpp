@@ -100,6 +100,7 @@ std::string gpu_activity_kind_name(uint8_t kind) {
     case GpuActivityKind::kKernel: return "kernel";
     case GpuActivityKind::kMemoryCopy: return "memcpy";
     case GpuActivityKind::kMemorySet: return "memset";
+    case GpuActivityKind::kHostFunction: return "host function";
   }
   return unknown(kind);
 }

@@ -58,6 +58,13 @@ void StatisticsCollector::on_record(const RecordView& record) {
     case RecordKind::kCollectiveGroup: see_span(record.as<CollectiveGroupRecord>().span); break;
     case RecordKind::kMemoryOperation: see_span(record.as<MemoryOperationRecord>().span); break;
     case RecordKind::kMemoryInfo: see_span(record.as<MemoryInfoRecord>().span); break;
+    case RecordKind::kApiCount: {
+      const auto counted = record.as<ApiCountRecord>();
+      section.counted_calls += counted.count;
+      see_time(section, counted.first_ns);
+      see_time(section, counted.last_ns);
+      break;
+    }
     case RecordKind::kGpuActivity: {
       const auto activity = record.as<GpuActivityRecord>();
       see_time(section, activity.start_ns);

@@ -12,6 +12,7 @@ namespace proflaunch::tools {
 
 struct SectionStatistics {
   uint64_t event_records = 0;
+  uint64_t counted_calls = 0;  // the calls ApiCount records count (not records of their own)
   uint64_t lost_records = 0;  // sum of LOST counts
   std::map<uint32_t, uint64_t> lost_by_reason;
   uint64_t first_ns = UINT64_MAX;

@@ -19,6 +19,16 @@ struct CopyRow {
   CUstream stream = nullptr;
   bool async = false;
 
+  // "API synchronization behavior" (CUDA driver API documentation): a
+  // synchronous copy returns once the copy is done when it ends in host
+  // memory, or starts in pinned host memory; from pageable memory it may
+  // return once the data is staged, and device to device it does not wait.
+  bool done_by_return() const noexcept {
+    if (async) return false;
+    const bool to_host = dst.kind == format::MemoryKind::kPageableHost || dst.kind == format::MemoryKind::kPinnedHost;
+    return to_host || src.kind == format::MemoryKind::kPinnedHost;
+  }
+
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
@@ -30,7 +40,8 @@ struct CopyRow {
     // (staging): it is submitted as the synchronous copy it may be.
     const bool may_block = !row.async || is_pageable(row.src) || is_pageable(row.dst);
     StreamOperation operation(Hook::api, Operation::kCopy, Hook::per_thread, row.async,
-                              may_block ? Submission::kSynchronous : Submission::kAsynchronous, row.stream);
+                              may_block ? Submission::kSynchronous : Submission::kAsynchronous, row.stream,
+                              row.done_by_return());
     const CUresult result = call_real();
     operation.returned(result);
     if (auto* record = emit<format::MemoryCopyRecord>()) {
@@ -67,8 +78,12 @@ struct MemorySetRow {
     if (!guard.outermost() || !cuda_domain_recording()) return call_real();
     MemorySetRow row = describe();
     classify(row.dst);
+    // A synchronous memset waits for the GPU only when it sets pinned host
+    // or managed memory (the same documentation).
+    const bool waits = !row.async && (row.dst.kind == format::MemoryKind::kPinnedHost ||
+                                      row.dst.kind == format::MemoryKind::kManaged);
     StreamOperation operation(Hook::api, Operation::kSet, Hook::per_thread, row.async,
-                              row.async ? Submission::kAsynchronous : Submission::kSynchronous, row.stream);
+                              row.async ? Submission::kAsynchronous : Submission::kSynchronous, row.stream, waits);
     const CUresult result = call_real();
     operation.returned(result);
     if (auto* record = emit<format::MemorySetRecord>()) {

@@ -57,11 +57,11 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   std::string name;
   const std::string* json_name = nullptr;
   if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
-    category = "gpu.kernel";
+    category = (op->launch.launch_flags & kLaunchHostFunction) != 0 ? "gpu.host_function" : "gpu.kernel";
     json_name = &section.kernel_json_name(op->launch.function, op->launch.span.begin_ns);
   } else if (op != nullptr && op->kind == RecordKind::kMemoryCopy) {
     category = "gpu.memcpy";
-    name = json_quoted("Memcpy " + copy_direction_name(op->copy.direction));
+    name = json_quoted("Memcpy " + copy_direction_name(op->copy.direction) + peer_devices_text(op->copy));
   } else if (op != nullptr) {
     category = "gpu.memset";
     name = json_quoted("Memset");
@@ -70,6 +70,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
       case GpuActivityKind::kKernel: category = "gpu.kernel"; break;
       case GpuActivityKind::kMemoryCopy: category = "gpu.memcpy"; break;
       case GpuActivityKind::kMemorySet: category = "gpu.memset"; break;
+      case GpuActivityKind::kHostFunction: category = "gpu.host_function"; break;
     }
     name = json_quoted(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
   }
@@ -101,7 +102,9 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   write_number_arg(w, "tid", work.launching_tid);
   if (const std::string* label = collective_label_for(section, activity.correlation_id))
     write_string_arg(w, "collective", *label);
-  if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
+  if (op != nullptr && op->kind == RecordKind::kKernelLaunch && (op->launch.launch_flags & kLaunchHostFunction) != 0) {
+    w.raw(",\"host_function\":true");
+  } else if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
     write_dim3_arg(w, "grid", op->launch.grid);
     write_dim3_arg(w, "block", op->launch.block);
     write_number_arg(w, "shared_bytes", op->launch.dynamic_shared_bytes);
@@ -119,6 +122,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
       write_string_arg(w, "direction", copy_direction_name(op->copy.direction));
       write_string_arg(w, "src_kind", memory_kind_name(op->copy.src_kind));
       write_string_arg(w, "dst_kind", memory_kind_name(op->copy.dst_kind));
+      write_copy_devices(w, op->copy);
     }
   }
   if (work.placement.adjusted_ns != 0) write_number_arg(w, "start_adjusted_ns", work.placement.adjusted_ns);

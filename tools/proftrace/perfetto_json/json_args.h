@@ -43,4 +43,18 @@ inline void write_dim3_arg(JsonWriter& w, const char* key, const format::Dim3& d
   w.raw(")\"");
 }
 
+// The devices at each end of a copy (-1: host memory, omitted).
+inline void write_copy_devices(JsonWriter& w, const format::MemoryCopyRecord& copy) {
+  if (copy.src_device >= 0) write_number_arg(w, "src_device", copy.src_device);
+  if (copy.dst_device >= 0) write_number_arg(w, "dst_device", copy.dst_device);
+}
+
+// " 1 to 0" for a peer copy whose devices are known, else "".
+inline std::string peer_devices_text(const format::MemoryCopyRecord& copy) {
+  if (copy.direction != static_cast<uint8_t>(format::CopyDirection::kPeer) || copy.src_device < 0 ||
+      copy.dst_device < 0)
+    return {};
+  return " " + std::to_string(copy.src_device) + " to " + std::to_string(copy.dst_device);
+}
+
 }  // namespace proflaunch::tools::perfetto_json

@@ -151,6 +151,12 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
   switch (op.kind) {
     case RecordKind::kKernelLaunch: {
       const auto& launch = op.launch;
+      if (launch.launch_flags & kLaunchHostFunction) {
+        write_json_arg(w, "host_function", section.kernel_json_name(launch.function, launch.span.begin_ns));
+        write_json_arg(w, "stream", section.stream_json_text(launch.stream));
+        write_number_arg(w, "device", launch.device);
+        break;
+      }
       write_json_arg(w, "kernel", section.kernel_json_name(launch.function, launch.span.begin_ns));
       write_dim3_arg(w, "grid", launch.grid);
       write_dim3_arg(w, "block", launch.block);
@@ -170,6 +176,7 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       write_number_arg(w, "device", copy.device);
       if (copy.direction == static_cast<uint8_t>(CopyDirection::kPeer))
         write_number_arg(w, "peer_device", copy.peer_device);
+      write_copy_devices(w, copy);
       break;
     }
     default: {

@@ -1,5 +1,7 @@
 // api: host time per API (nsys: cuda_api_sum), from every record that
-// carries an ApiSpan, with the number of calls that returned an error.
+// carries an ApiSpan, with the number of calls that returned an error; and
+// the calls that were counted rather than recorded (ApiCount: trivial
+// getters, driver calls a runtime call made), whose time was not measured.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -17,11 +19,18 @@ class ApiSummary final : public StatsSection {
   std::string name() const override { return "api"; }
 
   void on_record(const SectionModel& section, const RecordView& record) override {
+    if (record.kind == static_cast<uint16_t>(RecordKind::kApiCount)) {
+      const auto count = record.as<ApiCountRecord>();
+      by_name_[section.api_name(count.api)].counted += count.count;
+      return;
+    }
     if (!has_api_span(record.kind) || record.bytes < kApiSpanOffset + sizeof(ApiSpan)) return;
     ApiSpan span;
     std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
     Entry& entry = by_name_[section.api_name(span.api)];
-    entry.durations.add(span.end_ns > span.begin_ns ? span.end_ns - span.begin_ns : 0);
+    // A failed counted call has no duration: it counts as a call and an error.
+    if ((span.flags & kApiNoDuration) != 0) ++entry.unmeasured;
+    else entry.durations.add(span.end_ns > span.begin_ns ? span.end_ns - span.begin_ns : 0);
     if (span.result != 0) ++entry.errors;
   }
 
@@ -29,19 +38,25 @@ class ApiSummary final : public StatsSection {
     Table table;
     table.title = "API calls: host time per API";
     table.columns = {"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Min (ns)", "Max (ns)",
-                     "Errors", "Name"};
+                     "Errors", "Counted", "Name"};
+    table.notes.push_back("Counted: calls counted but not timed (trivial getters; driver calls a runtime call "
+                          "made on its behalf), not in Num Calls or the times");
     uint64_t grand_total = 0;
     for (const auto& [name, entry] : by_name_) grand_total += entry.durations.total_ns;
     std::vector<std::pair<std::string, Entry>> sorted(by_name_.begin(), by_name_.end());
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-      return a.second.durations.total_ns > b.second.durations.total_ns;
+      if (a.second.durations.total_ns != b.second.durations.total_ns)
+        return a.second.durations.total_ns > b.second.durations.total_ns;
+      return a.second.counted > b.second.counted;
     });
     for (const auto& [name, entry] : sorted) {
       const DurationSummary& d = entry.durations;
-      table.rows.push_back({format_percent(grand_total ? double(d.total_ns) / double(grand_total) : 0),
-                            format_ns(d.total_ns), std::to_string(d.count),
-                            format_ns(static_cast<uint64_t>(d.mean_ns)), format_ns(d.min_ns), format_ns(d.max_ns),
-                            std::to_string(entry.errors), name});
+      const bool timed = d.count != 0;
+      table.rows.push_back({timed ? format_percent(grand_total ? double(d.total_ns) / double(grand_total) : 0) : "-",
+                            timed ? format_ns(d.total_ns) : "-", std::to_string(d.count + entry.unmeasured),
+                            timed ? format_ns(static_cast<uint64_t>(d.mean_ns)) : "-", timed ? format_ns(d.min_ns) : "-",
+                            timed ? format_ns(d.max_ns) : "-", std::to_string(entry.errors),
+                            std::to_string(entry.counted), name});
     }
     return table;
   }
@@ -49,7 +64,9 @@ class ApiSummary final : public StatsSection {
  private:
   struct Entry {
     DurationSummary durations;
+    uint64_t unmeasured = 0;  // failed counted calls: recorded, not timed
     uint64_t errors = 0;
+    uint64_t counted = 0;
   };
   std::map<std::string, Entry> by_name_;
 };

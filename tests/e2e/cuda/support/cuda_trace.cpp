@@ -105,6 +105,11 @@ class Collector : public RecordVisitor {
         break;
       }
       case RecordKind::kGpuActivity: image.gpu_activities.push_back(record.as<GpuActivityRecord>()); break;
+      case RecordKind::kApiCount: {
+        const auto counted = record.as<ApiCountRecord>();
+        image.raw_counts.push_back({record.tid, counted.api, counted.count});
+        break;
+      }
       default: break;
     }
   }
@@ -151,6 +156,11 @@ void resolve(ProcessImage& image) {
     by_correlation[op.span.correlation_id] = &op;
   }
   for (HostCall& call : image.calls) call.api = api_name(image, call.span.api);
+  for (const ProcessImage::RawCount& count : image.raw_counts) {
+    const std::string name = api_name(image, count.api);
+    image.counted_calls[name] += count.count;
+    image.counted_calls_by_thread[{count.tid, name}] += count.count;
+  }
   for (const GpuActivityRecord& activity : image.gpu_activities) {
     const auto found = by_correlation.find(activity.correlation_id);
     if (found != by_correlation.end()) found->second->gpu.push_back(activity);

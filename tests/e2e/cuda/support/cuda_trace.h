@@ -34,6 +34,9 @@ struct Operation {
   std::vector<format::GpuActivityRecord> gpu;  // joined by correlation id
 
   bool per_thread_variant() const { return (span.flags & format::kApiPerThreadStream) != 0; }
+  bool host_function() const {
+    return kind == OperationKind::kLaunch && (launch.launch_flags & format::kLaunchHostFunction) != 0;
+  }
   bool via_runtime() const { return (span.flags & format::kApiViaRuntime) != 0; }
 };
 
@@ -59,6 +62,15 @@ struct ProcessImage {
   std::vector<HostCall> calls;        // in file order
   std::vector<format::GpuActivityRecord> gpu_activities;  // all, joined or not
   std::vector<format::LostRecord> lost;
+  // ApiCount records: calls counted, not recorded, by API name (and thread).
+  std::map<std::string, uint64_t> counted_calls;
+  std::map<std::pair<uint32_t, std::string>, uint64_t> counted_calls_by_thread;
+  struct RawCount {
+    uint32_t tid;
+    uint16_t api;
+    uint64_t count;
+  };
+  std::vector<RawCount> raw_counts;
   std::optional<format::SectionEndRecord> end;
   std::vector<uint32_t> event_tids;  // every tid that has a ThreadBatch
 
