@@ -1,5 +1,7 @@
 #include "tests/e2e/cuda/support/cuda_trace.h"
 
+#include <cstring>
+
 #include <cxxabi.h>
 
 #include <algorithm>
@@ -19,6 +21,13 @@ class Collector : public RecordVisitor {
   void on_record(const RecordView& record) override {
     ProcessImage& image = images_[record.section_id];
     image.section_id = record.section_id;
+    if (has_api_span(record.kind) && record.bytes >= kApiSpanOffset + sizeof(ApiSpan)) {
+      SpanRecord span;
+      span.kind = record.record_kind();
+      span.tid = record.tid;
+      std::memcpy(&span.span, record.data + kApiSpanOffset, sizeof span.span);
+      image.spans.push_back(span);
+    }
     switch (record.record_kind()) {
       case RecordKind::kProcessInfo: image.info = record.as<ProcessInfoRecord>(); break;
       case RecordKind::kStringDef:
@@ -156,6 +165,7 @@ void resolve(ProcessImage& image) {
     by_correlation[op.span.correlation_id] = &op;
   }
   for (HostCall& call : image.calls) call.api = api_name(image, call.span.api);
+  for (SpanRecord& span : image.spans) span.api = api_name(image, span.span.api);
   for (const ProcessImage::RawCount& count : image.raw_counts) {
     const std::string name = api_name(image, count.api);
     image.counted_calls[name] += count.count;

@@ -50,6 +50,14 @@ struct HostCall {
   format::ObjectLifecycleRecord lifecycle{};
 };
 
+// Any record with an ApiSpan (every recorded call), in file order.
+struct SpanRecord {
+  format::RecordKind kind = format::RecordKind::kApiCall;
+  uint32_t tid = 0;
+  format::ApiSpan span{};
+  std::string api;
+};
+
 struct ProcessImage {
   uint64_t section_id = 0;
   std::optional<format::ProcessInfoRecord> info;
@@ -60,6 +68,7 @@ struct ProcessImage {
   std::map<int32_t, format::DeviceInfoRecord> devices;
   std::vector<Operation> operations;  // in file order
   std::vector<HostCall> calls;        // in file order
+  std::vector<SpanRecord> spans;      // every recorded call, in file order
   std::vector<format::GpuActivityRecord> gpu_activities;  // all, joined or not
   std::vector<format::LostRecord> lost;
   // ApiCount records: calls counted, not recorded, by API name (and thread).
