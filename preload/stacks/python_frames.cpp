@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "formats/records.h"
+#include "preload/stacks/python_frame_walk.h"
 #include "preload/stacks/python_interpreter.h"
 #include "preload/stacks/python_line_table.h"
 
@@ -13,106 +14,11 @@ namespace {
 PythonInterpreter g_interpreter;
 std::atomic<bool> g_ready{false};
 
-// Frames walked at most, skipped ones included: a corrupted chain (which
-// should not happen, see the header) cannot keep us walking.
-constexpr uint32_t kMaxFramesWalked = 1024;
+using python_walk::is_object_of_type;
+using python_walk::read_at;
+
 constexpr int64_t kMaxStringCodePoints = 1024;
 constexpr int64_t kMaxLineTableBytes = int64_t{1} << 24;
-
-template <typename T>
-T read_at(uintptr_t base, size_t offset) {
-  T value;
-  std::memcpy(&value, reinterpret_cast<const void*>(base + offset), sizeof value);
-  return value;
-}
-
-bool is_object_of_type(uintptr_t object, uintptr_t type) {
-  return object != 0 && (object & 7) == 0 && read_at<uintptr_t>(object, pyobject::kType) == type;
-}
-
-// 3.9, 3.10: PyFrameObjects linked by f_back. Each one runs in its own
-// _PyEval_EvalFrameDefault call, so each is an entry frame.
-PythonKeys walk_frame_objects(const PythonLayout& layout, uintptr_t thread_state, PythonFrameKey* keys,
-                              uint32_t depth) {
-  PythonKeys result;
-  auto frame = read_at<uintptr_t>(thread_state, layout.thread_state_frame);
-  for (uint32_t walked = 0; frame != 0 && walked < kMaxFramesWalked; ++walked) {
-    if (!is_object_of_type(frame, g_interpreter.frame_type)) break;
-    const auto code = read_at<uintptr_t>(frame, layout.frame_code);
-    if (!is_object_of_type(code, g_interpreter.code_type)) break;
-    if (result.count == depth) {
-      result.truncated = true;
-      break;
-    }
-    // -1 before the first instruction (a profile hook's call event): the
-    // interpreter then says the first line, and so does the cold path.
-    const auto lasti = read_at<int32_t>(frame, layout.frame_instruction);
-    PythonFrameKey& key = keys[result.count++];
-    key.code = code;
-    key.instruction = lasti < 0 ? -1 : (layout.lasti_in_bytes ? lasti / static_cast<int32_t>(kCodeUnitBytes) : lasti);
-    key.flags = format::kPythonFrameEntry;
-    frame = read_at<uintptr_t>(frame, layout.frame_previous);
-  }
-  return result;
-}
-
-// 3.11+: _PyInterpreterFrames linked by previous, the current one in the
-// thread state (3.13) or in its _PyCFrame (3.11, 3.12). Where C entered the
-// interpreter the frame says so (3.11 is_entry), or the entry pushed a frame
-// owned by the C stack just below it (3.12+), which is not shown.
-PythonKeys walk_interpreter_frames(const PythonLayout& layout, uintptr_t thread_state, PythonFrameKey* keys,
-                                   uint32_t depth) {
-  PythonKeys result;
-  auto frame = read_at<uintptr_t>(thread_state, layout.thread_state_frame);
-  if (layout.cframe_current_frame != kAbsent) {
-    if (frame == 0 || (frame & 7) != 0) return result;
-    frame = read_at<uintptr_t>(frame, layout.cframe_current_frame);
-  }
-  bool previous_walked_was_kept = false;
-  for (uint32_t walked = 0; frame != 0 && walked < kMaxFramesWalked; ++walked) {
-    if ((frame & 7) != 0) break;
-    const auto owner = read_at<int8_t>(frame, layout.frame_owner);
-    const auto previous = read_at<uintptr_t>(frame, layout.frame_previous);
-    if (owner == layout.owned_by_cstack && layout.owned_by_cstack >= 0) {
-      if (previous_walked_was_kept) keys[result.count - 1].flags |= format::kPythonFrameEntry;
-      previous_walked_was_kept = false;
-      frame = previous;
-      continue;
-    }
-    if (owner != layout.owned_by_thread && owner != layout.owned_by_generator &&
-        owner != layout.owned_by_frame_object)
-      break;
-    const auto code = read_at<uintptr_t>(frame, layout.frame_code);
-    if (!is_object_of_type(code, g_interpreter.code_type)) break;
-    const auto current = read_at<uintptr_t>(frame, layout.frame_instruction);
-    const uintptr_t first_unit = code + layout.code_units;
-    const int64_t instruction = (static_cast<int64_t>(current) - static_cast<int64_t>(first_unit)) /
-                                static_cast<int64_t>(kCodeUnitBytes);
-    // A frame still setting itself up (before its first traceable
-    // instruction; 3.13's __init__ shim frames always) is not shown, as the
-    // interpreter itself hides it.
-    const auto first_traceable = read_at<int32_t>(code, layout.code_first_traceable);
-    if (owner != layout.owned_by_generator && instruction < first_traceable) {
-      previous_walked_was_kept = false;
-      frame = previous;
-      continue;
-    }
-    if (result.count == depth) {
-      result.truncated = true;
-      break;
-    }
-    const auto unit_count = read_at<int64_t>(code, pyobject::kVarSize);
-    PythonFrameKey& key = keys[result.count++];
-    key.code = code;
-    key.instruction = instruction >= 0 && instruction < unit_count ? static_cast<int32_t>(instruction) : -1;
-    key.flags = layout.frame_is_entry != kAbsent && read_at<bool>(frame, layout.frame_is_entry)
-                    ? uint32_t{format::kPythonFrameEntry}
-                    : 0u;
-    previous_walked_was_kept = true;
-    frame = previous;
-  }
-  return result;
-}
 
 // Encodes one code point as UTF-8.
 void append_utf8(std::string& out, uint32_t cp) {
@@ -197,9 +103,7 @@ PythonKeys capture_python_keys(PythonFrameKey* keys, uint32_t depth) noexcept {
   if (!g_ready.load(std::memory_order_acquire) || g_interpreter.is_initialized() == 0) return {};
   const auto thread_state = reinterpret_cast<uintptr_t>(g_interpreter.get_this_thread_state());
   if (thread_state == 0 || (thread_state & 7) != 0) return {};
-  const PythonLayout& layout = *g_interpreter.layout;
-  if (layout.chain == FrameChain::kFrameObjects) return walk_frame_objects(layout, thread_state, keys, depth);
-  return walk_interpreter_frames(layout, thread_state, keys, depth);
+  return g_interpreter.walk(g_interpreter, thread_state, keys, depth);
 }
 
 ResolvedPythonFrame resolve_python_frame(const PythonFrameKey& key) {

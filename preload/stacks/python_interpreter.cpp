@@ -8,6 +8,7 @@
 
 #include "preload/intercept/dlsym_interposer.h"
 #include "preload/log.h"
+#include "preload/stacks/python_frame_walk.h"
 #include "preload/stacks/python_layout_310.h"
 #include "preload/stacks/python_layout_311.h"
 #include "preload/stacks/python_layout_312.h"
@@ -17,9 +18,22 @@
 namespace proflaunch::stacks {
 namespace {
 
-constexpr const PythonLayout* kSupported[] = {
-    &py39::kLayout, &py310::kLayout, &py311::kLayout, &py312::kLayout, &py313::kLayout,
+// The one list of supported versions: each layout with the walk built for it.
+struct SupportedPython {
+  const PythonLayout& layout;
+  PythonWalkFn walk;
 };
+constexpr SupportedPython kSupported[] = {
+    {py39::kLayout, python_walk::walk<py39::kLayout>},    {py310::kLayout, python_walk::walk<py310::kLayout>},
+    {py311::kLayout, python_walk::walk<py311::kLayout>},  {py312::kLayout, python_walk::walk<py312::kLayout>},
+    {py313::kLayout, python_walk::walk<py313::kLayout>},
+};
+
+const SupportedPython* supported(unsigned major, unsigned minor) {
+  for (const SupportedPython& python : kSupported)
+    if (python.layout.major == major && python.layout.minor == minor) return &python;
+  return nullptr;
+}
 
 std::atomic<bool> g_refusal_said{false};
 
@@ -74,24 +88,25 @@ uint64_t basic_size(uintptr_t type) {
 }  // namespace
 
 const PythonLayout* python_layout_for(unsigned major, unsigned minor) noexcept {
-  for (const PythonLayout* layout : kSupported)
-    if (layout->major == major && layout->minor == minor) return layout;
-  return nullptr;
+  const SupportedPython* python = supported(major, minor);
+  return python != nullptr ? &python->layout : nullptr;
 }
 
 bool find_python_interpreter(PythonInterpreter* out) noexcept {
   Version version;
   if (!running_version(&version)) return false;
   char text[96];
-  const PythonLayout* layout = python_layout_for(version.major, version.minor);
-  if (layout == nullptr) {
+  const SupportedPython* python = supported(version.major, version.minor);
+  if (python == nullptr) {
     std::snprintf(text, sizeof text, "Python %u.%u: Python frames are recorded for CPython 3.9 to 3.13",
                   version.major, version.minor);
     say_refused(text);
     return false;
   }
+  const PythonLayout* layout = &python->layout;
   PythonInterpreter found;
   found.layout = layout;
+  found.walk = python->walk;
   found.get_this_thread_state = reinterpret_cast<void* (*)()>(lookup("PyGILState_GetThisThreadState"));
   found.is_initialized = reinterpret_cast<int (*)()>(lookup("Py_IsInitialized"));
   found.code_type = reinterpret_cast<uintptr_t>(lookup("PyCode_Type"));

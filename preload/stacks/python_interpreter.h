@@ -1,16 +1,25 @@
 // The CPython interpreter of this process: found through its exported C API,
-// its version read without the GIL, and the PythonLayout of that version
-// picked (python_layout_3*.h). Cold: at start and when libraries are loaded.
+// its version read without the GIL, and the PythonLayout of that version and
+// the frame walk built for it picked (python_layout_3*.h,
+// python_frame_walk.h). Cold: at start and when libraries are loaded.
 #pragma once
 
 #include <cstdint>
 
+#include "preload/stacks/python_frames.h"
 #include "preload/stacks/python_layout.h"
 
 namespace proflaunch::stacks {
 
+struct PythonInterpreter;
+
+// The calling thread's frames from its thread state (python_frame_walk.h).
+using PythonWalkFn = PythonKeys (*)(const PythonInterpreter& python, uintptr_t thread_state,
+                                    PythonFrameKey* keys, uint32_t depth);
+
 struct PythonInterpreter {
   const PythonLayout* layout = nullptr;
+  PythonWalkFn walk = nullptr;
   // A thread-specific-data read: the calling thread's PyThreadState, or null
   // when the thread never ran Python code. Safe without the GIL.
   void* (*get_this_thread_state)() = nullptr;

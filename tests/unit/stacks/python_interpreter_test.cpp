@@ -96,7 +96,9 @@ TEST_F(PythonInterpreterTest, TypeSizesAreThoseOfTheLayout) {
   EXPECT_EQ(layout_->major, facts_.major);
   EXPECT_EQ(layout_->minor, facts_.minor);
   EXPECT_EQ(facts_.basic_sizes.at("code"), layout_->code_basic_size);
-  if (layout_->frame_basic_size != kAbsent) EXPECT_EQ(facts_.basic_sizes.at("frame"), layout_->frame_basic_size);
+  if (layout_->frame_basic_size != kAbsent) {
+    EXPECT_EQ(facts_.basic_sizes.at("frame"), layout_->frame_basic_size);
+  }
 }
 
 TEST_F(PythonInterpreterTest, LineOfEveryInstructionIsTheInterpretersOwn) {
