@@ -122,14 +122,12 @@ bool find_python_interpreter(PythonInterpreter* out) noexcept {
   const uint64_t code_size = basic_size(found.code_type);
   const bool frame_size_known = layout->frame_basic_size != kAbsent;
   const uint64_t frame_size = frame_size_known ? basic_size(found.frame_type) : 0;
-  if (code_size != layout->code_basic_size || (frame_size_known && frame_size != layout->frame_basic_size)) {
-    std::snprintf(text, sizeof text, "Python %u.%u: code objects of %llu bytes, not %u: not a default build",
-                  version.major, version.minor, static_cast<unsigned long long>(code_size),
-                  static_cast<unsigned>(layout->code_basic_size));
-    if (code_size == layout->code_basic_size)
-      std::snprintf(text, sizeof text, "Python %u.%u: frame objects of %llu bytes, not %u: not a default build",
-                    version.major, version.minor, static_cast<unsigned long long>(frame_size),
-                    static_cast<unsigned>(layout->frame_basic_size));
+  const bool code_differs = code_size != layout->code_basic_size;
+  if (code_differs || (frame_size_known && frame_size != layout->frame_basic_size)) {
+    std::snprintf(text, sizeof text, "Python %u.%u: %s objects of %llu bytes, not %u: not a default build",
+                  version.major, version.minor, code_differs ? "code" : "frame",
+                  static_cast<unsigned long long>(code_differs ? code_size : frame_size),
+                  static_cast<unsigned>(code_differs ? layout->code_basic_size : layout->frame_basic_size));
     say_refused(text, " (Python frames are not read)");
     return false;
   }

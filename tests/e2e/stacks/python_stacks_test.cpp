@@ -290,36 +290,5 @@ TEST_F(PythonChains, ACallbackFromCIsSplitAroundTheNativeFrame) {
   EXPECT_GT(last_index_of(frames, "ffi_call"), inner) << joined(frames);
 }
 
-// A version whose frames the shim does not read (PYTHON_UNSUPPORTED: 3.8):
-// the program runs unchanged, its stacks are native only, and stderr says
-// why in one line.
-TEST(UnsupportedPython, NativeFramesOnlyAndOneLineSayingWhy) {
-  const char* python = std::getenv("PYTHON_UNSUPPORTED");
-  if (python == nullptr || access(python, X_OK) != 0) GTEST_SKIP() << "PYTHON_UNSUPPORTED is not set";
-  const std::string script = build_path("CTYPES_OPS");
-  TempDir dir;
-  const ProcessResult untraced_run = testing::run_process(untraced({python, script, build_path("SIMTENSOR_EXT")}));
-  const ProcessResult run =
-      testing::run_process(traced(dir / "x.trace", {python, script, build_path("SIMTENSOR_EXT")}));
-  ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  EXPECT_EQ(run.out, untraced_run.out);
-  std::vector<std::string> said;
-  std::istringstream err(run.err);
-  for (std::string line; std::getline(err, line);)
-    if (line.find("Python frames") != std::string::npos) said.push_back(line);
-  ASSERT_EQ(said.size(), 1u) << run.err;
-  EXPECT_NE(said[0].find("Python 3.8: Python frames are recorded for CPython 3.9 to 3.13"), std::string::npos)
-      << said[0];
-  const ConvertedStacks stacks = convert_stacks(dir / "x.trace");
-  ASSERT_TRUE(stacks.ok) << stacks.error;
-  const auto copies = stacks.named("cudaMemcpy");
-  ASSERT_FALSE(copies.empty());
-  for (const SliceStack* copy : copies) {
-    EXPECT_TRUE(python_frames_of(copy->frames).empty()) << joined(copy->frames);
-    EXPECT_NE(index_of(copy->frames, "ffi_call"), -1) << joined(copy->frames);
-    EXPECT_EQ(copy->frames.back(), "cudaMemcpy");
-  }
-}
-
 }  // namespace
 }  // namespace proflaunch::e2e
