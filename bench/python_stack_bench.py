@@ -36,8 +36,8 @@ def main():
     parser.add_argument('--depth', type=int, default=20)
     parser.add_argument('--iterations', type=int, default=20000)
     args = parser.parse_args()
-    if sys.version_info[:2] != (3, 11):
-        raise SystemExit(f'python_stack_bench: Python frames are read for CPython 3.11 only, this is {sys.version}')
+    if not (3, 9) <= sys.version_info[:2] <= (3, 13):
+        raise SystemExit(f'python_stack_bench: Python frames are read for CPython 3.9 to 3.13, this is {sys.version}')
 
     with tempfile.TemporaryDirectory() as parts:
         released = ctypes.CDLL(args.library)  # the GIL is released around each call
@@ -45,7 +45,9 @@ def main():
         if released.bench_stacks_start(parts.encode()) != 0:
             raise SystemExit('python_stack_bench: the shim did not start recording')
         frames = at_depth(args.depth, released.bench_python_frames)
-        result = {'python_frames': frames}
+        if frames < args.depth:
+            raise SystemExit(f'python_stack_bench: {frames} Python frames seen from a {args.depth}-deep call chain')
+        result = {'python': sys.version.split()[0], 'python_frames': frames}
         for name, library in (('gil_released', released), ('gil_held', held)):
             result[name] = {
                 'python_ns': measure(library, args.depth, args.iterations, 1),

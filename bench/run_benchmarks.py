@@ -16,8 +16,9 @@ Performance section quotes this script's output and says how it was made.
   e  proftrace convert: events/s and peak memory at two trace lengths
   f  a native call stack (attach_stacks: unw_backtrace, lookup, record) at
      8 to 64 frames deep, cut at the default depth of 32; unw_backtrace alone
-  g  a Python call stack (20-frame Python call chain, CPython 3.11), with the
-     GIL released (ctypes.CDLL) and held (ctypes.PyDLL)
+  g  a Python call stack (20-frame Python call chain), with the GIL released
+     (ctypes.CDLL) and held (ctypes.PyDLL), under each CPython found (3.9 to
+     3.13, Debian's python3)
   h  added cost per intercepted NCCL call (ncclAllReduce; a grouped send and
      receive), over a null libnccl.so.2 with GPU timing off (the shim alone)
   i  added cost per traced allocation (cuMemAlloc_v2, and an alloc + free
@@ -166,8 +167,8 @@ def stack_capture(args):
     return rows
 
 
-def python_stacks(args):
-    out = run([args.python3, args.python_stack_bench, args.python_stacks_lib]).stdout
+def python_stacks(args, python3):
+    out = run([python3, args.python_stack_bench, args.python_stacks_lib]).stdout
     return json.loads(out)
 
 
@@ -203,9 +204,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("shim", "launcher", "proftrace", "launch_loop", "alloc_loop", "writer_throughput",
                  "synthetic_trace", "synthetic_memory_trace", "training_loop", "null_driver_dir",
-                 "sim_library_path", "stack_capture", "python_stacks_lib", "python_stack_bench", "python3",
+                 "sim_library_path", "stack_capture", "python_stacks_lib", "python_stack_bench",
                  "nccl_call_loop", "null_nccl_dir"):
         parser.add_argument("--" + name.replace("_", "-"), required=True)
+    parser.add_argument("--python3", nargs="*", default=[], help="the interpreters of figure g")
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--rates", type=int, nargs="*",
                         default=[2_000_000, 4_000_000, 6_000_000, 8_000_000, 10_000_000, 12_000_000])
@@ -279,12 +281,13 @@ def main():
                   f"{real:.0f} ns ({cpu:.0f} ns CPU) |")
 
     if "g" in figures:
-        python = python_stacks(args)
-        for mode in ("gil_released", "gil_held"):
-            g = python[mode]
-            print(f"| g | Python stack, {python['python_frames']} Python frames, GIL {mode.split('_')[1]} | "
-                  f"{g['python_ns']:.0f} ns (native stack {g['native_ns']:.0f} ns, "
-                  f"whole attach_stacks {g['attach_stacks_ns']:.0f} ns) |")
+        for python3 in args.python3:
+            python = python_stacks(args, python3)
+            for mode in ("gil_released", "gil_held"):
+                g = python[mode]
+                print(f"| g | Python stack, CPython {python['python']}, {python['python_frames']} Python frames, "
+                      f"GIL {mode.split('_')[1]} | {g['python_ns']:.0f} ns (native stack {g['native_ns']:.0f} ns, "
+                      f"whole attach_stacks {g['attach_stacks_ns']:.0f} ns) |")
 
     if "i" in figures:
         costs = alloc_overhead(args)

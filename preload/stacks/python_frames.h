@@ -7,13 +7,16 @@
 // its own Python frames cannot change until it returns, so they can be read
 // directly from the interpreter's structures - the way py-spy reads them
 // from outside the process - without the GIL and without calling into the
-// interpreter: PyThreadState -> cframe -> current_frame -> previous ...
+// interpreter: PyThreadState -> frame -> f_back ... (3.9, 3.10), or
+// PyThreadState -> [cframe ->] current_frame -> previous ... (3.11+).
 // Taking the GIL here could deadlock (another thread may hold it while it
 // waits for this one), and the C API's frame functions allocate.
 //
-// Supported: CPython 3.11 (python_layout.h). Other versions get no Python
-// frames (one warning). Every pointer is checked before it is followed: the
-// frame chain is bounded, each code object must have PyCode_Type as its type,
+// Supported: CPython 3.9 to 3.13 (python_layout_3*.h, picked at start from
+// the running interpreter's version by python_interpreter.cpp). Other
+// versions and builds get no Python frames (one warning). Every pointer is
+// checked before it is followed: the frame chain is bounded, each frame
+// object must have PyFrame_Type as its type, each code object PyCode_Type,
 // each string PyUnicode_Type.
 #pragma once
 
@@ -30,7 +33,8 @@ struct PythonFrameKey {
   uint32_t flags;       // format::PythonFrameFlags
 };
 
-// Looks for a CPython 3.11 interpreter in the process (its C API symbols).
+// Looks for a supported CPython interpreter in the process (its C API
+// symbols).
 // Cold; may be called again when libraries were loaded. True once found.
 bool init_python_frames() noexcept;
 

@@ -1,53 +1,94 @@
-// Where CPython 3.11 keeps what a frame walk reads, on x86-64. These are
-// facts about the interpreter's internal structures (Include/internal/
-// pycore_frame.h, Include/cpython/code.h, pystate.h, unicodeobject.h), not
-// part of its stable ABI: they hold for every 3.11.x release and for no
-// other minor version. tests/unit/stacks/python_layout_test.cpp checks each
-// against the installed 3.11 headers.
+// What a frame walk reads from a CPython interpreter, on x86-64: one
+// PythonLayout per minor version (python_layout_3*.h), picked at run time
+// from the running interpreter's version (python_interpreter.cpp).
+//
+// These are facts about the interpreter's internal structures (pystate.h,
+// frameobject.h or internal/pycore_frame.h, code.h, unicodeobject.h), not
+// part of its stable ABI: each holds for every release of its minor version
+// and for no other. tests/unit/stacks/python_layout_3*_test.cpp check each
+// against that version's own headers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace proflaunch::stacks::py311 {
+namespace proflaunch::stacks {
 
-inline constexpr uint64_t kVersionMajorMinor = 0x030B;  // Py_Version >> 16
+// The same in every version here (3.9 to 3.13, default builds: a debug
+// build with Py_TRACE_REFS or a free-threaded 3.13 has a larger object
+// header, which the start-up check of tp_basicsize refuses).
+namespace pyobject {
+inline constexpr size_t kType = 8;            // PyObject.ob_type
+inline constexpr size_t kVarSize = 16;        // PyVarObject.ob_size
+inline constexpr size_t kTypeBasicSize = 32;  // PyTypeObject.tp_basicsize
+inline constexpr size_t kBytesData = 32;      // PyBytesObject.ob_sval
+inline constexpr size_t kUnicodeLength = 16;  // PyASCIIObject.length (code points)
+// PyASCIIObject.state, a bit field: interned:2 kind:3 compact:1 ascii:1 ...
+inline constexpr size_t kUnicodeState = 32;
+}  // namespace pyobject
 
-// PyObject / PyVarObject
-inline constexpr size_t kObjectType = 8;   // ob_type
-inline constexpr size_t kVarObjectSize = 16;  // ob_size
+// How the thread's frames are linked.
+enum class FrameChain : uint8_t {
+  // 3.9, 3.10: PyThreadState.frame -> PyFrameObject.f_back -> ...; every
+  // frame runs in its own _PyEval_EvalFrameDefault call.
+  kFrameObjects,
+  // 3.11+: _PyInterpreterFrame.previous; one _PyEval_EvalFrameDefault call
+  // runs a frame entered from C and the Python calls it makes.
+  kInterpreterFrames,
+};
 
-// PyThreadState -> _PyCFrame* cframe -> _PyInterpreterFrame* current_frame
-inline constexpr size_t kThreadStateCFrame = 56;
-inline constexpr size_t kCFrameCurrentFrame = 8;
+// How a code object maps instructions to lines (python_line_table.h).
+enum class LineTable : uint8_t {
+  kLnotab,     // 3.9 co_lnotab: (byte delta, line delta) pairs
+  kPep626,     // 3.10 co_linetable: (byte delta, line delta or -128) pairs
+  kLocations,  // 3.11+ co_linetable: the location table, in code units
+};
 
-// _PyInterpreterFrame
-inline constexpr size_t kFrameCode = 32;       // PyCodeObject* f_code
-inline constexpr size_t kFramePrevious = 48;   // _PyInterpreterFrame* previous
-inline constexpr size_t kFramePrevInstr = 56;  // _Py_CODEUNIT* prev_instr
-inline constexpr size_t kFrameIsEntry = 68;    // bool is_entry
-inline constexpr size_t kFrameOwner = 69;      // char owner
-inline constexpr char kFrameOwnedByThread = 0;
-inline constexpr char kFrameOwnedByGenerator = 1;
-inline constexpr char kFrameOwnedByFrameObject = 2;
+inline constexpr uint16_t kAbsent = 0xFFFF;  // a field this version does not have
 
-// PyCodeObject (a PyVarObject: ob_size is the number of 2-byte code units)
-inline constexpr size_t kCodeFirstLineNo = 72;       // int co_firstlineno
-inline constexpr size_t kCodeFilename = 112;         // PyObject* co_filename (str)
-inline constexpr size_t kCodeName = 120;             // PyObject* co_name (str)
-inline constexpr size_t kCodeQualname = 128;         // PyObject* co_qualname (str)
-inline constexpr size_t kCodeLinetable = 136;        // PyObject* co_linetable (bytes)
-inline constexpr size_t kCodeFirstTraceable = 168;   // int _co_firsttraceable
-inline constexpr size_t kCodeAdaptive = 184;         // char co_code_adaptive[]: the code units
+struct PythonLayout {
+  uint8_t major;
+  uint8_t minor;
+  FrameChain chain;
+  LineTable line_table;
+
+  // PyThreadState: the innermost frame (3.9/3.10 frame, 3.13
+  // current_frame), or the _PyCFrame* whose current_frame is it (3.11/3.12
+  // cframe, then cframe_current_frame).
+  uint16_t thread_state_frame;
+  uint16_t cframe_current_frame;  // kAbsent: thread_state_frame is the frame
+
+  // The frame: PyFrameObject (3.9/3.10) or _PyInterpreterFrame (3.11+).
+  uint16_t frame_code;         // f_code (3.13: f_executable)
+  uint16_t frame_previous;     // f_back / previous
+  // 3.9/3.10: int f_lasti (the last instruction started, -1 before the
+  // first); 3.11+: _Py_CODEUNIT* prev_instr (3.13: instr_ptr).
+  uint16_t frame_instruction;
+  bool lasti_in_bytes;         // 3.9: f_lasti counts bytes; 3.10: code units
+  uint16_t frame_owner;        // char owner (3.11+)
+  uint16_t frame_is_entry;     // bool is_entry (3.11 only)
+  int8_t owned_by_thread;
+  int8_t owned_by_generator;
+  int8_t owned_by_frame_object;
+  int8_t owned_by_cstack;      // 3.12+: the frame an entry into the interpreter pushes; -1 none
+  uint16_t frame_basic_size;   // PyFrame_Type.tp_basicsize (3.9/3.10), checked at start
+
+  // PyCodeObject.
+  uint16_t code_basic_size;    // PyCode_Type.tp_basicsize, checked at start
+  uint16_t code_first_line;    // int co_firstlineno
+  uint16_t code_filename;      // str co_filename
+  uint16_t code_function;      // str co_qualname (3.11+), co_name before
+  uint16_t code_line_table;    // bytes co_lnotab (3.9) / co_linetable
+  uint16_t code_bytes;         // bytes co_code (3.9/3.10)
+  uint16_t code_units;         // co_code_adaptive[], the 2-byte code units (3.11+)
+  uint16_t code_first_traceable;  // int _co_firsttraceable (3.11+)
+
+  // Compact str objects: where the characters start.
+  uint16_t unicode_ascii_data;    // sizeof(PyASCIIObject)
+  uint16_t unicode_compact_data;  // sizeof(PyCompactUnicodeObject)
+};
+
+// 2-byte code units (instruction + argument) in every version here.
 inline constexpr size_t kCodeUnitBytes = 2;
 
-// PyBytesObject
-inline constexpr size_t kBytesData = 32;  // ob_sval
-
-// PyASCIIObject / PyCompactUnicodeObject
-inline constexpr size_t kUnicodeLength = 16;  // Py_ssize_t length (code points)
-inline constexpr size_t kUnicodeState = 32;   // bit field: interned:2 kind:3 compact:1 ascii:1 ready:1
-inline constexpr size_t kAsciiData = 48;      // sizeof(PyASCIIObject)
-inline constexpr size_t kCompactData = 72;    // sizeof(PyCompactUnicodeObject)
-
-}  // namespace proflaunch::stacks::py311
+}  // namespace proflaunch::stacks

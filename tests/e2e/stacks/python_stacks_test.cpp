@@ -1,22 +1,69 @@
-// Python frames, with no change to the program, on CPython 3.11:
+// Python frames, with no change to the program, on one CPython interpreter:
+// PYTHON_UNDER_TEST, one meson test per version found (3.9 to 3.13) and
+// Debian's /usr/bin/python3. A layout that is wrong for the version shows
+// as missing or wrong frames, names or lines here.
 //  - ctypes_ops.py (tests/simgpu/programs/python_ctypes) calls its extension
 //    through ctypes.CDLL, which RELEASES the GIL around every foreign call -
-//    as torch does inside its ops - so its frames are read without the GIL;
-//  - gil_held.py calls through ctypes.PyDLL, which keeps the GIL held, from
-//    a method and a nested function.
-// Each CUDA call's stack must show the script's lines, merged with the
+//    as torch does inside its ops - under the default stack depth;
+//  - python_chains.py makes a cudaMemset from each kind of call chain
+//    (methods, __init__, nested functions, lambdas, generators, a coroutine,
+//    a callback from C, a thread, non-ASCII names; GIL released and held)
+//    and writes down, on the line of each call, the interpreter's own view
+//    of its stack (sys._getframe): the oracle the trace must equal.
+// Each CUDA call's stack must show the script's frames, merged with the
 // native frames, root first and the API last.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "tests/e2e/cuda/support/traced_run.h"
 #include "tests/e2e/stacks/support/stack_output.h"
+#include "tests/unit/tools/json_value.h"
 
 namespace proflaunch::e2e {
 namespace {
+
+struct Interpreter {
+  std::string path;
+  int minor = 0;
+};
+
+// The interpreter under test, or why there is none.
+Interpreter interpreter_under_test(std::string* why) {
+  const char* path = std::getenv("PYTHON_UNDER_TEST");
+  if (path == nullptr || access(path, X_OK) != 0) {
+    *why = std::string("no interpreter: PYTHON_UNDER_TEST=") + (path ? path : "(unset)");
+    return {};
+  }
+  RunOptions options;
+  options.argv = {path, "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"};
+  const ProcessResult version = testing::run_process(options);
+  int major = 0;
+  int minor = 0;
+  std::istringstream(version.out) >> major >> minor;
+  if (!version.exited_with(0) || major != 3) {
+    *why = std::string(path) + " does not say its version: " + version.describe();
+    return {};
+  }
+  return {path, minor};
+}
+
+#define INTERPRETER_OR_SKIP(name)                     \
+  std::string why_no_interpreter;                     \
+  const Interpreter name = interpreter_under_test(&why_no_interpreter); \
+  if (name.path.empty()) GTEST_SKIP() << why_no_interpreter
+
+// How a function shows: its qualified name from 3.11 (co_qualname), its bare
+// name before (co_name; the frame does not reach the function object).
+std::string shown_function(const std::string& qualified, const Interpreter& python) {
+  if (python.minor >= 11) return qualified;
+  return qualified.substr(qualified.rfind('.') + 1);
+}
 
 // The 1-based lines of `path` containing `text`, in order.
 std::vector<int> lines_containing(const std::string& path, const std::string& text) {
@@ -32,22 +79,37 @@ std::string python_frame(const std::string& script, int line, const std::string&
   return script + ":" + std::to_string(line) + " " + function;
 }
 
-bool python_311_available(const std::string& python) {
-  if (access(python.c_str(), X_OK) != 0) return false;
-  RunOptions options;
-  options.argv = {python, "-c", "import sys; print(sys.version_info[:2] == (3, 11))"};
-  const ProcessResult version = testing::run_process(options);
-  return version.exited_with(0) && version.out == "True\n";
+// The Python frames of a merged stack ("FILE.py:LINE FUNCTION"; native frames
+// read "FUNCTION (FILE:LINE)" or "0x... (MODULE+0x...)"), in order.
+std::vector<std::string> python_frames_of(const std::vector<std::string>& frames) {
+  static const std::regex python(R"(^.+\.py:-?[0-9]+ [^ ]+$)");
+  std::vector<std::string> found;
+  for (const std::string& frame : frames)
+    if (std::regex_match(frame, python)) found.push_back(frame);
+  return found;
+}
+
+// The first (last) frame containing `piece`, -1 when none does.
+ptrdiff_t index_of(const std::vector<std::string>& frames, const std::string& piece) {
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (frames[i].find(piece) != std::string::npos) return static_cast<ptrdiff_t>(i);
+  return -1;
+}
+
+ptrdiff_t last_index_of(const std::vector<std::string>& frames, const std::string& piece) {
+  for (size_t i = frames.size(); i-- > 0;)
+    if (frames[i].find(piece) != std::string::npos) return static_cast<ptrdiff_t>(i);
+  return -1;
 }
 
 TEST(PythonStacks, CtypesCallsWithoutTheGilShowTheirPythonLines) {
-  const std::string python = build_path("SYSTEM_PYTHON3");
-  if (!python_311_available(python)) GTEST_SKIP() << python << " is not CPython 3.11";
+  INTERPRETER_OR_SKIP(python);
   const std::string script = build_path("CTYPES_OPS");
   TempDir dir;
   const ProcessResult run =
-      testing::run_process(traced(dir / "x.trace", {python, script, build_path("SIMTENSOR_EXT")}));
+      testing::run_process(traced(dir / "x.trace", {python.path, script, build_path("SIMTENSOR_EXT")}));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.err.find("Python frames"), std::string::npos) << run.err;
   const ConvertedStacks stacks = convert_stacks(dir / "x.trace");
   ASSERT_TRUE(stacks.ok) << stacks.error;
 
@@ -61,28 +123,30 @@ TEST(PythonStacks, CtypesCallsWithoutTheGilShowTheirPythonLines) {
   const auto copies = stacks.named("cudaMemcpy");
   ASSERT_EQ(copies.size(), copy_lines.size());
   for (size_t i = 0; i < copies.size(); ++i) {
-    std::string why;
     // Python frames first (the interpreter's own native frames replaced by
     // them), then the native frames of the call (ctypes, libffi, the
     // runtime), then the API.
+    EXPECT_EQ(python_frames_of(copies[i]->frames),
+              (std::vector<std::string>{python_frame(script, module_line, "<module>"),
+                                        python_frame(script, copy_lines[i], "main")}))
+        << "copy " << i << ":\n" << joined(copies[i]->frames);
+    std::string why;
     EXPECT_TRUE(contains_in_order(copies[i]->frames,
-                                  {{python_frame(script, module_line, "<module>")},
-                                   {python_frame(script, copy_lines[i], "main")},
-                                   {"ffi_call"},
-                                   {"cudaMemcpy"}},
+                                  {{python_frame(script, copy_lines[i], "main")}, {"ffi_call"}, {"cudaMemcpy"}},
                                   &why))
         << "copy " << i << ": " << why;
     EXPECT_EQ(copies[i]->frames.back(), "cudaMemcpy");
   }
   const auto sets = stacks.named("cudaMemset");
   ASSERT_EQ(sets.size(), 1u);
-  std::string why;
-  EXPECT_TRUE(contains_in_order(sets[0]->frames,
-                                {{python_frame(script, lines_containing(script, "ext.simtensor_zero(").at(0), "main")}},
-                                &why))
-      << why;
+  EXPECT_EQ(python_frames_of(sets[0]->frames),
+            (std::vector<std::string>{
+                python_frame(script, module_line, "<module>"),
+                python_frame(script, lines_containing(script, "ext.simtensor_zero(").at(0), "main")}))
+      << joined(sets[0]->frames);
   // A kernel launch, where the extension was built with nvcc.
   for (const SliceStack* launch : stacks.named("cudaLaunchKernel")) {
+    std::string why;
     EXPECT_TRUE(contains_in_order(launch->frames,
                                   {{python_frame(script, lines_containing(script, "ext.simtensor_fill(").at(0), "main")},
                                    {"cudaLaunchKernel"}},
@@ -91,28 +155,139 @@ TEST(PythonStacks, CtypesCallsWithoutTheGilShowTheirPythonLines) {
   }
 }
 
-TEST(PythonStacks, CallsWithTheGilHeldShowMethodsAndNestedFunctions) {
-  const std::string python = build_path("SYSTEM_PYTHON3");
-  if (!python_311_available(python)) GTEST_SKIP() << python << " is not CPython 3.11";
-  const std::string script = build_path("GIL_HELD_PY");
-  TempDir dir;
-  const ProcessResult run =
-      testing::run_process(traced(dir / "x.trace", {python, script, build_path("SIMTENSOR_EXT")}));
-  ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  ASSERT_EQ(run.out, "gil_held: ok\n");
-  const ConvertedStacks stacks = convert_stacks(dir / "x.trace");
-  ASSERT_TRUE(stacks.ok) << stacks.error;
-  const auto sets = stacks.named("cudaMemset");
-  ASSERT_EQ(sets.size(), 1u);
-  std::string why;
-  EXPECT_TRUE(contains_in_order(sets[0]->frames,
-                                {{python_frame(script, site_line(script, "module"), "<module>")},
-                                 {python_frame(script, site_line(script, "main_step"), "main")},
-                                 {python_frame(script, site_line(script, "step"), "main.<locals>.step")},
-                                 {python_frame(script, site_line(script, "forward"), "Model.forward")},
-                                 {"cudaMemset"}},
-                                &why))
-      << why;
+// python_chains.py under the launcher, with its oracle.
+class PythonChains : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    python_ = interpreter_under_test(&why);
+    if (python_.path.empty()) GTEST_SKIP() << why;
+    script_ = build_path("PYTHON_CHAINS_PY");
+    const std::string expected_path = dir_ / "expected.json";
+    // Deep enough to keep every native frame: the test is about where the
+    // Python frames go among them (3.9 and 3.10 spend ~6 native frames on
+    // each Python call).
+    const ProcessResult run = testing::run_process(
+        traced(dir_ / "x.trace",
+               {python_.path, script_, build_path("SIMTENSOR_EXT"), build_path("PYTHON_CALLBACK_LIB"), expected_path},
+               {"--stack-depth", "128"}));
+    ASSERT_TRUE(run.exited_with(0)) << run.describe();
+    ASSERT_EQ(run.err.find("Python frames"), std::string::npos) << run.err;
+    std::ifstream in(expected_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string error;
+    const auto document = testing::parse_json(text.str(), &error);
+    ASSERT_TRUE(document) << error;
+    for (const testing::JsonValue& call : document->items) {
+      std::vector<std::string> root_first;
+      for (const testing::JsonValue& frame : call["frames"].items)
+        root_first.insert(root_first.begin(),
+                          frame["file"].str() + ":" + frame["line"].text + " " + frame["function"].str());
+      expected_.emplace_back(call["site"].str(), root_first);
+    }
+    ASSERT_EQ(run.out, "python_chains: " + std::to_string(expected_.size()) + " calls\n");
+    stacks_ = convert_stacks(dir_ / "x.trace");
+    ASSERT_TRUE(stacks_.ok) << stacks_.error;
+    memsets_ = stacks_.named("cudaMemset");
+  }
+
+  // The memset whose innermost Python frame is `innermost` (exactly one).
+  const SliceStack* memset_at(const std::string& innermost) {
+    const SliceStack* found = nullptr;
+    for (const SliceStack* slice : memsets_) {
+      const auto frames = python_frames_of(slice->frames);
+      if (frames.empty() || frames.back() != innermost) continue;
+      EXPECT_EQ(found, nullptr) << "two memsets at " << innermost;
+      found = slice;
+    }
+    return found;
+  }
+
+  std::string site(const std::string& name) { return script_ + ":" + std::to_string(site_line(script_, name)); }
+
+  std::string all_memsets() {
+    std::string text;
+    for (const SliceStack* slice : memsets_) text += "---\n" + joined(slice->frames) + "\n";
+    return text;
+  }
+
+  Interpreter python_;
+  std::string script_;
+  TempDir dir_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> expected_;  // site, root-first frames
+  ConvertedStacks stacks_;
+  std::vector<const SliceStack*> memsets_;
+};
+
+// Every memset's Python frames are exactly those the interpreter reports at
+// that call: files, functions and lines of the whole chain, in order,
+// including the frames of threading.py and asyncio.
+TEST_F(PythonChains, EveryCallShowsTheInterpretersOwnStack) {
+  ASSERT_EQ(memsets_.size(), expected_.size()) << all_memsets();
+  // One call at each expect() of the script.
+  ASSERT_EQ(expected_.size(), lines_containing(script_, "expect('").size());
+  for (const auto& [site_name, frames] : expected_) {
+    ASSERT_FALSE(frames.empty()) << site_name;
+    const SliceStack* slice = memset_at(frames.back());
+    ASSERT_NE(slice, nullptr) << site_name << ": no memset whose innermost Python frame is " << frames.back()
+                              << "\n" << all_memsets();
+    EXPECT_EQ(python_frames_of(slice->frames), frames) << site_name << ":\n" << joined(slice->frames);
+    // Then the native frames of the call into the extension, the API last.
+    EXPECT_LT(index_of(slice->frames, frames.back()), last_index_of(slice->frames, "ffi_call"))
+        << site_name << ":\n" << joined(slice->frames);
+    EXPECT_EQ(slice->frames.back(), "cudaMemset");
+  }
+}
+
+// Independent of the oracle: each site's innermost frame is the script's
+// line of that call, named as this version names functions.
+TEST_F(PythonChains, EachSiteShowsItsLineAndFunction) {
+  const std::vector<std::pair<std::string, std::string>> sites = {
+      {"module", "<module>"},
+      {"init", "Model.__init__"},
+      {"method", "Model.forward"},
+      {"nested", "main.<locals>.step"},
+      {"lambda", "main.<locals>.<lambda>"},
+      {"generator", "chunks"},
+      {"generator_from_c", "chunks_from_c"},
+      {"coroutine", "step_async"},
+      {"latin1_name", "größe"},
+      {"bmp_name", "计算"},
+      {"astral_name", "\xF0\xA0\x80\x80"},  // U+20000: a 4-byte str
+      {"callback", "through_c.<locals>.called_back"},
+      {"thread", "main.<locals>.<lambda>"},
+  };
+  for (const auto& [name, qualified] : sites) {
+    ASSERT_GT(site_line(script_, name), 0) << name;
+    const std::string innermost = site(name) + " " + shown_function(qualified, python_);
+    EXPECT_NE(memset_at(innermost), nullptr) << name << ": no memset at " << innermost << "\n" << all_memsets();
+  }
+  // The caller of a method is the line that called it.
+  const SliceStack* method = memset_at(site("method") + " " + shown_function("Model.forward", python_));
+  ASSERT_NE(method, nullptr);
+  const auto frames = python_frames_of(method->frames);
+  ASSERT_GE(frames.size(), 3u);
+  EXPECT_EQ(frames[frames.size() - 2], site("main_model") + " main");
+  EXPECT_EQ(frames[0], python_frame(script_, lines_containing(script_, "sys.exit(main())").at(0), "<module>"));
+}
+
+// A call from C back into Python: two runs of Python frames, each entered
+// from C, with the C function between them - where the native stack has it.
+// Entry flags that were wrong for this version would put the runs on the
+// wrong side of it (or drop it).
+TEST_F(PythonChains, ACallbackFromCIsSplitAroundTheNativeFrame) {
+  const std::string function = shown_function("through_c.<locals>.called_back", python_);
+  const SliceStack* slice = memset_at(site("callback") + " " + function);
+  ASSERT_NE(slice, nullptr) << all_memsets();
+  const auto& frames = slice->frames;
+  const ptrdiff_t outer = index_of(frames, site("call_into_c") + " through_c");
+  const ptrdiff_t native = index_of(frames, "stacks_call_back (python_callback_lib.c:");
+  const ptrdiff_t inner = index_of(frames, site("callback") + " " + function);
+  EXPECT_GE(outer, 0) << joined(frames);
+  EXPECT_GT(native, outer) << joined(frames);
+  EXPECT_GT(inner, native) << joined(frames);
+  EXPECT_GT(last_index_of(frames, "ffi_call"), inner) << joined(frames);
 }
 
 }  // namespace

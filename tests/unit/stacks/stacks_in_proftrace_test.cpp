@@ -136,6 +136,36 @@ TEST(StackFormatter, PythonFramesReplaceTheInterpreterFramesTheyRanIn) {
   EXPECT_TRUE(formatter.frames(section, 99, 99, "x").empty()) << "unknown ids: no frames";
 }
 
+// An interpreter built with debug info (pyenv's) also names the inline
+// wrapper _PyEval_EvalFrame, in the frame that calls the interpreter loop:
+// it runs no Python code. A C callback between two runs of Python frames
+// stays between them.
+TEST(StackFormatter, AnInlinedEvalFrameWrapperIsNotAnInterpreterFrame) {
+  TraceBuilder trace;
+  trace.process(kSection, {.pid = 10, .argv = {"python3", "train.py"}});
+  SyntheticStacks s(trace);
+  s.module("/opt/python/lib/libpython3.12.so", kPythonBase, kPythonBase + 0x100000);
+  s.module("/opt/torch/libtorch.so", kTorchBase, kTorchBase + 0x100000);
+  // Root first: main, eval, the hook that calls back, PyObject_Call (with the
+  // inlined wrapper), eval, torch op.
+  s.native(1, {kTorchBase + 0x100, kPythonBase + 0x40, kPythonBase + 0x30, kTorchBase + 0x300, kPythonBase + 0x20,
+               kPythonBase + 0x10});
+  s.symbol(kPythonBase + 0x10, "main");
+  s.symbol(kPythonBase + 0x20, "_PyEval_EvalFrameDefault", "/src/ceval.c", 4000);
+  s.symbol(kTorchBase + 0x300, "run_hook", "/src/hooks.cpp", 12);
+  s.symbol(kPythonBase + 0x30, "_PyEval_EvalFrame", "/src/pycore_ceval.h", 89, 0);
+  s.symbol(kPythonBase + 0x30, "_PyObject_Call", "/src/call.c", 367, 1);
+  s.symbol(kPythonBase + 0x40, "_PyEval_EvalFrameDefault", "/src/ceval.c", 4100);
+  s.symbol(kTorchBase + 0x100, "at::add", "/src/BinaryOps.cpp", 120);
+  s.python(1, {{"model.py", "hook", 7, true}, {"train.py", "<module>", 50, true}});
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "python_debug_info.trace"), inputs);
+  tools::StackFormatter formatter;
+  EXPECT_EQ(formatter.frames(*model.find(kSection), 1, 1, "cudaLaunchKernel"),
+            (std::vector<std::string>{"train.py:50 <module>", "run_hook (hooks.cpp:12)", "model.py:7 hook",
+                                      "at::add (BinaryOps.cpp:120)", "cudaLaunchKernel"}));
+}
+
 // A kernel launched with <<<>>> goes through nvcc's generated stub: the call
 // site is the function that launched, not the stub.
 TEST(StackFormatter, TheCallSiteOfATripleChevronLaunchIsItsCallerNotTheStub) {

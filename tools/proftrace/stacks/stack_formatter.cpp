@@ -10,9 +10,10 @@ std::string base_name(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-bool is_interpreter_loop(std::string_view function) {
-  return function.rfind("_PyEval_EvalFrame", 0) == 0;
-}
+// The function one run of Python frames executes in (3.9 to 3.13). Exactly
+// it: an interpreter with debug info (pyenv's) also names the inline
+// _PyEval_EvalFrame wrapper in its caller's frame, which runs nothing.
+bool is_interpreter_loop(std::string_view function) { return function == "_PyEval_EvalFrameDefault"; }
 
 // The libraries a CUDA call passes through on its way to the driver: not
 // where the user's call came from.
