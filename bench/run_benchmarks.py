@@ -26,6 +26,8 @@ Performance section quotes this script's output and says how it was made.
      minus untraced; and the same with call stacks on (the default)
   j  proftrace memory on a synthetic trace of 10 M allocation events: time
      and peak memory to build the timeline and write every output
+  k  added cost per counted call (cuCtxGetCurrent: the shim counts it per
+     thread instead of recording it), over the null driver
 
 PROFLAUNCH_BENCH_FIGURES=ci meson compile -C build bench runs only figures c
 and i (any letters; default all).
@@ -50,27 +52,27 @@ def run(command, env=None, timeout=600):
     return result
 
 
-def launch_loop_ns(args, library_path, traced, timing, parts_dir, stacks="none"):
-    """Median ns per cuLaunchKernel in the launch loop, and whether the shim dropped anything."""
+def launch_loop_ns(args, library_path, traced, timing, parts_dir, stacks="none", benchmark="BM_LaunchKernel"):
+    """Median ns per call of `benchmark` in the launch loop (BM_LaunchKernel: cuLaunchKernel)."""
     env = dict(os.environ, LD_LIBRARY_PATH=library_path, SIMGPU_KERNEL_COSTS="*=0")
     if traced:
         env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING=timing,
                    PROFLAUNCH_STACKS=stacks)
     out = run([args.launch_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
-               "--benchmark_report_aggregates_only=true"], env=env).stdout
+               "--benchmark_report_aggregates_only=true", f"--benchmark_filter=^{benchmark}/"], env=env).stdout
     for entry in json.loads(out)["benchmarks"]:
         if entry.get("aggregate_name") == "median":
             return entry["real_time"] if entry["time_unit"] == "ns" else entry["real_time"] * 1000
     raise SystemExit("bench: no median in the launch loop's output")
 
 
-def launch_overhead(args, library_path, timing, rounds=3, stacks="none"):
+def launch_overhead(args, library_path, timing, rounds=3, stacks="none", benchmark="BM_LaunchKernel"):
     """Median over rounds of (traced - untraced), alternating the two."""
     deltas, untraced_all, traced_all = [], [], []
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as parts:
-            untraced = launch_loop_ns(args, library_path, False, timing, parts)
-            traced = launch_loop_ns(args, library_path, True, timing, parts, stacks)
+            untraced = launch_loop_ns(args, library_path, False, timing, parts, benchmark=benchmark)
+            traced = launch_loop_ns(args, library_path, True, timing, parts, stacks, benchmark=benchmark)
         untraced_all.append(untraced)
         traced_all.append(traced)
         deltas.append(traced - untraced)
@@ -215,7 +217,7 @@ def main():
     parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
     # PROFLAUNCH_BENCH_FIGURES=ci (for example) runs figures c and i only.
-    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghij")
+    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijk")
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
     print("| # | what | figure |")
@@ -230,6 +232,11 @@ def main():
               f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
         u, t, d = launch_overhead(args, args.null_driver_dir, "none", stacks="all")
         print(f"| a | launch overhead with call stacks (the default --stacks=all), null driver | +{d:.1f} ns per launch "
+              f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+
+    if "k" in figures:
+        u, t, d = launch_overhead(args, args.null_driver_dir, "none", benchmark="BM_CountedCall")
+        print(f"| k | a counted call (cuCtxGetCurrent: counted, not recorded), null driver | +{d:.1f} ns per call "
               f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
     if "b" in figures:

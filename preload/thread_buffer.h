@@ -67,6 +67,9 @@ class ThreadBuffer {
   // Publishes the slot handed out by the last reserve().
   void commit() noexcept { head_.store(reserved_head_, std::memory_order_release); }
 
+  // Bytes committed so far (monotonic). The producer's own view.
+  uint64_t committed_bytes() const noexcept { return head_.load(std::memory_order_relaxed); }
+
   // One more call of `api` that is counted, not recorded. A plain increment
   // (no read-modify-write across threads: only this thread writes it).
   void count_call(uint16_t api) noexcept {

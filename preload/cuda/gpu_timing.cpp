@@ -37,4 +37,9 @@ void select_gpu_timing(bool events) noexcept {
   g_enabled = chosen != &g_none;
 }
 
+void use_gpu_timing_backend(GpuTimingBackend* backend) noexcept {
+  g_backend = backend != nullptr ? backend : &g_none;
+  g_enabled = backend != nullptr;
+}
+
 }  // namespace proflaunch::cuda

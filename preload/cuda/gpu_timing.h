@@ -96,4 +96,8 @@ bool gpu_timing_enabled() noexcept;
 // At shim start.
 void select_gpu_timing(bool events) noexcept;
 
+// Makes `backend` the one in use (null: none). For tests that watch what the
+// hooks ask of a backend.
+void use_gpu_timing_backend(GpuTimingBackend* backend) noexcept;
+
 }  // namespace proflaunch::cuda

@@ -36,7 +36,8 @@ class StreamOperation {
   // Right after the real call returned, before anything else.
   void returned(CUresult result) noexcept {
     call_.returned();
-    if (token_.start != nullptr) gpu_timing().returned(token_, runs_on_, result == CUDA_SUCCESS);
+    submitted_ = result == CUDA_SUCCESS;
+    if (token_.start != nullptr) gpu_timing().returned(token_, runs_on_, submitted_);
   }
 
   // Fills what every stream record shares: span, device, stream, context.
@@ -49,8 +50,10 @@ class StreamOperation {
   }
 
   // After the record was committed: the timing backend resolves it later.
+  // Work the driver refused never runs (returned() let its events go).
   void queue(format::GpuActivityKind kind) noexcept {
-    if (token_.start != nullptr) gpu_timing().queue(token_, GpuOperation{call_.correlation(), stream_id_, device_, kind});
+    if (token_.start != nullptr && submitted_)
+      gpu_timing().queue(token_, GpuOperation{call_.correlation(), stream_id_, device_, kind});
   }
 
   uint64_t correlation() const noexcept { return call_.correlation(); }
@@ -64,6 +67,7 @@ class StreamOperation {
   LibraryFrameEntry* library_;  // a library call's entry this launch took, else null
   DriverCall call_;     // before token_: see the top of this file
   TimingToken token_;
+  bool submitted_ = false;
 };
 
 }  // namespace proflaunch::cuda
