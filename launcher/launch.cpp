@@ -147,11 +147,12 @@ int run_traced(const LaunchOptions& options) {
     environment.emplace_back(kEnvFlushInterval, std::to_string(options.flush_interval_ms));
   if (options.verbose) environment.emplace_back(kEnvVerbose, "1");
   if (!options.stacks.empty()) environment.emplace_back(kEnvStacks, options.stacks);
+  if (!options.counted_calls.empty()) environment.emplace_back(kEnvCounted, options.counted_calls);
   if (options.stack_depth != 0)
     environment.emplace_back(kEnvStackDepth, std::to_string(options.stack_depth));
   // Settings inherited from an outer traced process are not ours.
-  const std::vector<std::string> unset = {kEnvExecParent, kEnvBufferSize, kEnvFlushInterval,
-                                          kEnvVerbose,    kEnvStacks,     kEnvStackDepth};
+  const std::vector<std::string> unset = {kEnvExecParent, kEnvBufferSize, kEnvFlushInterval, kEnvVerbose,
+                                          kEnvStacks,     kEnvStackDepth, kEnvCounted};
 
   const int exec_errno = child.release(environment, unset);
   if (exec_errno != 0) {

@@ -14,6 +14,7 @@ struct LaunchOptions {
   std::string gpu_timing = "events";
   std::string trace_domains = "all";
   std::string stacks;               // empty: the shim's default (PROFLAUNCH_STACKS)
+  std::string counted_calls;        // empty: the shim's default (PROFLAUNCH_COUNTED)
   unsigned stack_depth = 0;         // 0: the shim's default
   bool symbols = true;              // append the symbol table after joining
   std::string buffer_size;          // empty: the shim's default

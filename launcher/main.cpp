@@ -35,6 +35,12 @@ std::string check_stacks(const std::string& value) {
   return "expected none, all, or a comma list of launch, memory, sync, got '" + value + "'";
 }
 
+std::string check_counted(const std::string& value) {
+  if (proflaunch::parse_counted_calls(value.c_str(), nullptr, nullptr)) return "";
+  return "expected default, none, or a comma list of API names, each optionally prefixed with -, got '" + value +
+         "'";
+}
+
 std::string check_buffer_size(const std::string& value) {
   size_t bytes = 0;
   if (!proflaunch::parse_byte_size(value.c_str(), bytes))
@@ -75,6 +81,13 @@ int main(int argc, char** argv) {
                  "where to record call stacks (native and Python): none, all (default), or a "
                  "comma list of launch (kernels, copies, memsets), memory, sync")
       ->check(check_stacks);
+  app.add_option("--count-calls", launch.counted_calls,
+                 "calls counted per thread rather than recorded one by one (recorded anyway when "
+                 "they fail): default (trivial getters such as cuCtxGetCurrent, cudaGetLastError), "
+                 "none (no API is counted for its own sake), or a comma list applied in order, "
+                 "e.g. default,-cudaEventQuery,cudaStreamQuery. The driver calls a runtime call "
+                 "makes on its behalf are always counted, as part of that call")
+      ->check(check_counted);
   app.add_option("--stack-depth", launch.stack_depth, "frames kept per call stack (default 32)")
       ->check(CLI::Range(1u, proflaunch::kMaxStackDepth));
   bool no_symbols = false;

@@ -209,5 +209,49 @@ TEST_F(ApiCalls, TheFailingCallThatEndedTheProgramIsItsLastRecord) {
   EXPECT_NE(last->span.result, 0);
 }
 
+// --count-calls=none: no API is counted for its own sake (the driver calls
+// a runtime call makes on its behalf still are: they belong to that call);
+// a list adds and removes APIs in order.
+TEST(CountCalls, NoneRecordsEveryCallAndAListAdjustsTheDefault) {
+  TempDir dir;
+  ProcessResult run = testing::run_process(
+      traced(dir / "none.trace", {build_path("API_CALLS")}, {"--count-calls=none"}, {{"SIMGPU_DEVICE_COUNT", "2"}}));
+  ASSERT_TRUE(run.exited_with(3)) << run.describe();
+  CudaTrace trace = load_trace_or_fail(dir / "none.trace");
+  ASSERT_EQ(trace.images.size(), 1u);
+  for (const auto& [api, count] : trace.images.front().counted_calls)
+    EXPECT_EQ(api.rfind("cuda", 0), std::string::npos) << api << " was counted";
+  int recorded = 0;
+  for (const SpanRecord& span : trace.images.front().spans) recorded += span.api == "cudaGetDevice";
+  EXPECT_GE(recorded, 100);
+
+  run = testing::run_process(traced(dir / "list.trace", {build_path("API_CALLS")},
+                                    {"--count-calls=default,-cudaGetDevice,cudaMalloc"},
+                                    {{"SIMGPU_DEVICE_COUNT", "2"}}));
+  ASSERT_TRUE(run.exited_with(3)) << run.describe();
+  trace = load_trace_or_fail(dir / "list.trace");
+  ASSERT_EQ(trace.images.size(), 1u);
+  const ProcessImage& image = trace.images.front();
+  EXPECT_EQ(image.counted_calls.count("cudaGetDevice"), 0u);
+  EXPECT_GE(image.counted_calls.at("cudaGetLastError"), 100u);
+  EXPECT_GE(image.counted_calls.at("cudaMalloc"), 2u);
+  int failed_mallocs = 0;
+  for (const SpanRecord& span : image.spans) {
+    if (span.api != "cudaMalloc") continue;
+    EXPECT_NE(span.span.result, 0) << "a counted cudaMalloc is recorded only when it fails";
+    ++failed_mallocs;
+  }
+  EXPECT_EQ(failed_mallocs, 1);
+}
+
+TEST(CountCalls, ABadListIsRefusedBeforeTheProgramRuns) {
+  TempDir dir;
+  const ProcessResult run =
+      testing::run_process(traced(dir / "x.trace", {build_path("API_CALLS")}, {"--count-calls=cuInit,,x"}));
+  EXPECT_TRUE(run.exited_with(2)) << run.describe();
+  EXPECT_NE(run.err.find("--count-calls"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "") << "the program did not run";
+}
+
 }  // namespace
 }  // namespace proflaunch::e2e
