@@ -5,10 +5,17 @@
 // functions).
 #pragma once
 
+#include <cstddef>
+
 #include "preload/config.h"
+#include "preload/hooks/hook_registry.h"
 
 namespace proflaunch {
 
 void start_hook_sets(const Config& config) noexcept;
+
+// The libraries libproflaunch.so hooks (their tables), as start_hook_sets
+// hands them to the hook registry.
+const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept;
 
 }  // namespace proflaunch

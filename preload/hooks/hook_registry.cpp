@@ -1,6 +1,5 @@
 #include "preload/hooks/hook_registry.h"
 
-#include <cuda.h>
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -8,21 +7,14 @@
 #include <cstring>
 
 #include "preload/api_catalog.h"
-#include "preload/cuda/cuda_hooks.h"
-#include "preload/cuda/recording.h"
 #include "preload/intercept/dlsym_interposer.h"
 #include "preload/intercept/real_symbols.h"
 #include "preload/log.h"
-#include "preload/nccl/nccl_apis.h"
-#include "preload/nccl/nccl_hooks.h"
-#include "preload/thread_buffer.h"
-
-namespace proflaunch::cuda {
-// rows/row_support.h: which APIs are counted.
-uint8_t g_counted_apis[kCountedApiSlots];
-}  // namespace proflaunch::cuda
 
 namespace proflaunch::hooks {
+
+uint8_t g_counted_apis[kCountedApiSlots];
+
 namespace {
 
 constexpr size_t kMaxHooks = 2048;
@@ -32,12 +24,8 @@ intercept::HookTable g_table;
 const intercept::HookEntry* g_by_api_name[kMaxHooks];
 size_t g_by_api_name_count = 0;
 
-struct ApiSource {
-  ApiTable table;
-  format::ApiDomain domain;
-  format::Vendor vendor;
-};
-ApiSource g_api_sources[4];
+constexpr size_t kMaxLibraries = 8;
+ApiTable g_api_sources[kMaxLibraries];
 size_t g_api_source_count = 0;
 
 // Called for every dlsym on a handle in the process (Python resolves each
@@ -66,10 +54,10 @@ const intercept::SymbolPolicy kPolicy{wants, wrap, real_exists};
 
 bool name_api(uint16_t api, ApiName* name) {
   for (size_t s = 0; s < g_api_source_count; ++s) {
-    const ApiSource& source = g_api_sources[s];
-    for (size_t i = 0; i < source.table.count; ++i) {
-      if (source.table.entries[i].api != api) continue;
-      *name = ApiName{source.table.entries[i].name, source.domain, source.vendor};
+    const ApiTable& source = g_api_sources[s];
+    for (size_t i = 0; i < source.count; ++i) {
+      if (source.entries[i].api != api) continue;
+      *name = ApiName{source.entries[i].name, source.domain, source.vendor};
       return true;
     }
   }
@@ -78,7 +66,7 @@ bool name_api(uint16_t api, ApiName* name) {
 
 const ApiTableEntry* find_api(std::string_view name) {
   for (size_t s = 0; s < g_api_source_count; ++s) {
-    const ApiTable& table = g_api_sources[s].table;
+    const ApiTable& table = g_api_sources[s];
     for (size_t i = 0; i < table.count; ++i)
       if (name == table.entries[i].name) return &table.entries[i];
   }
@@ -93,15 +81,14 @@ void apply_counted_item(const char* name, size_t length, bool counted, void* con
   const std::string_view item(name, length);
   if (item == "default" || item == "none") {
     for (size_t s = 0; s < g_api_source_count; ++s) {
-      const ApiTable& table = g_api_sources[s].table;
+      const ApiTable& table = g_api_sources[s];
       for (size_t i = 0; i < table.count; ++i)
-        cuda::g_counted_apis[table.entries[i].api & (kCountedApiSlots - 1)] =
-            item == "default" && table.entries[i].counted;
+        g_counted_apis[table.entries[i].api & (kCountedApiSlots - 1)] = item == "default" && table.entries[i].counted;
     }
     return;
   }
   if (const ApiTableEntry* api = find_api(item)) {
-    cuda::g_counted_apis[api->api & (kCountedApiSlots - 1)] = counted;
+    g_counted_apis[api->api & (kCountedApiSlots - 1)] = counted;
     return;
   }
   auto* setting = static_cast<CountedSetting*>(context);
@@ -120,13 +107,13 @@ const intercept::HookTable& hook_table() { return g_table; }
 
 size_t known_api_count() {
   size_t count = 0;
-  for (size_t s = 0; s < g_api_source_count; ++s) count += g_api_sources[s].table.count;
+  for (size_t s = 0; s < g_api_source_count; ++s) count += g_api_sources[s].count;
   return count;
 }
 
 KnownApi known_api(size_t index) {
   for (size_t s = 0; s < g_api_source_count; ++s) {
-    const ApiTable& table = g_api_sources[s].table;
+    const ApiTable& table = g_api_sources[s];
     if (index < table.count) return {table.entries[index].api, table.entries[index].name, table.entries[index].counted};
     index -= table.count;
   }
@@ -163,13 +150,16 @@ const intercept::HookEntry* proc_address_row(const char* api_name, int version, 
   return chosen != nullptr ? g_table.find_symbol(chosen->symbol) : nullptr;
 }
 
-bool install_hooks(bool recording, const Config& config) noexcept {
-  const HookFamily families[] = {cuda::cuda_driver_hooks(),        cuda::cuda_runtime_hooks(),
-                                 nccl::nccl_comm_hooks(),          nccl::nccl_collective_hooks(),
-                                 nccl::nccl_group_hooks()};
+bool install_hooks(const HookLibrary* libraries, size_t library_count, bool recording, const Config& config) noexcept {
   size_t count = 0;
-  for (const HookFamily& family : families) {
-    for (size_t i = 0; i < family.count && count < kMaxHooks; ++i) g_sorted[count++] = family.entries[i];
+  g_api_source_count = 0;
+  for (size_t l = 0; l < library_count && l < kMaxLibraries; ++l) {
+    const HookLibrary& library = libraries[l];
+    for (size_t f = 0; f < library.family_count; ++f) {
+      const HookFamily& family = library.families[f];
+      for (size_t i = 0; i < family.count && count < kMaxHooks; ++i) g_sorted[count++] = family.entries[i];
+    }
+    g_api_sources[g_api_source_count++] = library.apis;
   }
   std::sort(g_sorted, g_sorted + count, [](const intercept::HookEntry& a, const intercept::HookEntry& b) {
     return std::strcmp(a.symbol, b.symbol) < 0;
@@ -183,10 +173,6 @@ bool install_hooks(bool recording, const Config& config) noexcept {
                      return std::strcmp(a->api_name, b->api_name) < 0;
                    });
 
-  g_api_sources[0] = {cuda::cuda_driver_apis(), format::ApiDomain::kDriver, format::Vendor::kNvidia};
-  g_api_sources[1] = {cuda::cuda_runtime_apis(), format::ApiDomain::kRuntime, format::Vendor::kNvidia};
-  g_api_sources[2] = {nccl::nccl_apis(), format::ApiDomain::kCollective, format::Vendor::kNvidia};
-  g_api_source_count = 3;
   CountedSetting setting;
   apply_counted_item("default", 7, true, &setting);
   parse_counted_calls(config.counted_calls, apply_counted_item, &setting);
@@ -200,15 +186,3 @@ bool install_hooks(bool recording, const Config& config) noexcept {
 
 }  // namespace proflaunch::hooks
 
-namespace proflaunch::cuda {
-
-void substitute_proc_address(const char* symbol, void** pfn, int version, cuuint64_t flags) noexcept {
-  if (symbol == nullptr || pfn == nullptr || *pfn == nullptr || !cuda_hooks_recording()) return;
-  const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-  const intercept::HookEntry* row = hooks::proc_address_row(symbol, version, per_thread, *pfn);
-  if (row == nullptr) return;
-  intercept::offer_real_function(*row, *pfn);
-  *pfn = row->wrapper;
-}
-
-}  // namespace proflaunch::cuda

@@ -5,13 +5,18 @@
 // (preload/intercept), and cuGetProcAddress. The registry also answers what
 // an API id is called (preload/api_catalog.h) and which APIs are counted
 // rather than recorded (PROFLAUNCH_COUNTED).
+//
+// It knows no library: the injected library's hook sets (hook_sets.cpp)
+// hand it theirs.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "formats/records.h"
 #include "preload/config.h"
 #include "preload/intercept/hook_table.h"
+#include "preload/thread_buffer.h"
 
 // Exported hook functions. Everything else in the shim is hidden.
 #ifndef PROFLAUNCH_EXPORT
@@ -45,7 +50,15 @@ struct ApiTableEntry {
 struct ApiTable {
   const ApiTableEntry* entries;
   size_t count;
+  format::ApiDomain domain;
+  format::Vendor vendor;
 };
+
+// Which APIs are counted rather than recorded, by API id: the tables'
+// `counted`, changed by PROFLAUNCH_COUNTED. Set by install_hooks, read on
+// every hooked call.
+extern uint8_t g_counted_apis[kCountedApiSlots];
+inline bool counted_api(uint16_t api) noexcept { return g_counted_apis[api & (kCountedApiSlots - 1)] != 0; }
 
 // The real function behind a hand-written wrapper: its slot if the dlsym or
 // cuGetProcAddress interception already filled it, else resolved now (and
@@ -76,10 +89,18 @@ struct KnownApi {
 size_t known_api_count();
 KnownApi known_api(size_t index);
 
-// At shim start: builds the table, applies PROFLAUNCH_COUNTED, names the
-// APIs, and (when `recording`) lets the dlsym interposer hand out wrappers.
-// Returns false if the table is inconsistent (a duplicate symbol): the hooks
-// then only pass through.
-bool install_hooks(bool recording, const Config& config) noexcept;
+// What a library contributes: its rows and the APIs they record.
+struct HookLibrary {
+  const HookFamily* families;
+  size_t family_count;
+  ApiTable apis;
+};
+
+// At shim start: builds the table from `libraries`, applies
+// PROFLAUNCH_COUNTED, names the APIs, and (when `recording`) lets the dlsym
+// interposer hand out wrappers. Returns false if the table is inconsistent
+// (a duplicate symbol): the hooks then only pass through. May be called
+// again (tests); the arrays must outlive the shim.
+bool install_hooks(const HookLibrary* libraries, size_t library_count, bool recording, const Config& config) noexcept;
 
 }  // namespace proflaunch::hooks

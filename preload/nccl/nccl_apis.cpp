@@ -13,6 +13,8 @@ const hooks::ApiTableEntry kNcclApis[] = {
 
 }  // namespace
 
-hooks::ApiTable nccl_apis() noexcept { return {kNcclApis, std::size(kNcclApis)}; }
+hooks::ApiTable nccl_apis() noexcept {
+  return {kNcclApis, std::size(kNcclApis), format::ApiDomain::kCollective, format::Vendor::kNvidia};
+}
 
 }  // namespace proflaunch::nccl

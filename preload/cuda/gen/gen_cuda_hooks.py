@@ -197,7 +197,10 @@ def write_library(path, library, wrappers, ids, includes, pfn_checks):
     out.append('};')
     out.append('')
     out.append(f'hooks::HookFamily cuda_{library}_hooks() {{ return {{{slots}::entries, {count}}}; }}')
-    out.append(f'hooks::ApiTable cuda_{library}_apis() {{ return {{k{enum[1:]}Apis, {len(apis)}}}; }}')
+    domain = 'kDriver' if library == 'driver' else 'kRuntime'
+    out.append(f'hooks::ApiTable cuda_{library}_apis() {{')
+    out.append(f'  return {{k{enum[1:]}Apis, {len(apis)}, format::ApiDomain::{domain}, format::Vendor::kNvidia}};')
+    out.append('}')
     out += ['', '}  // namespace proflaunch::cuda', '']
     with open(path, 'w', encoding='utf-8') as f:
         f.write('\n'.join(out))

@@ -9,13 +9,11 @@
 #include "preload/cuda/hook.h"
 #include "preload/cuda/recording.h"
 #include "preload/emit.h"
+#include "preload/hooks/hook_registry.h"
 
 namespace proflaunch::cuda {
 
-// Which APIs are counted rather than recorded: hook_rows.txt's `counted`,
-// changed by PROFLAUNCH_COUNTED (hook_registry.cpp). Set once at start.
-extern uint8_t g_counted_apis[kCountedApiSlots];
-inline bool counted_api(uint16_t api) noexcept { return g_counted_apis[api & (kCountedApiSlots - 1)] != 0; }
+using hooks::counted_api;  // hook_rows.txt's `counted`, changed by PROFLAUNCH_COUNTED
 
 // CUresult and cudaError_t: success, and "not ready" (a query's normal
 // answer), are not failures. Results of other types (pointers, the nvcc

@@ -20,6 +20,7 @@
 
 #include "preload/cuda/hook.h"
 #include "preload/cuda/rows/row_support.h"
+#include "preload/hook_sets.h"
 #include "preload/hooks/hook_registry.h"
 #include "tests/unit/cuda_hooks/elf_symbols.h"
 #include "tests/unit/preload/support/process_runner.h"
@@ -56,11 +57,18 @@ std::set<Variant> pfn_variants(const std::string& include_dir) {
 
 std::string cuda_home() { return required_env("CUDA_HOME_DIR"); }
 
+// The libraries libproflaunch.so hooks, as it installs them.
+bool install(const Config& config) {
+  size_t count = 0;
+  const hooks::HookLibrary* libraries = hooked_libraries(&count);
+  return hooks::install_hooks(libraries, count, false, config);
+}
+
 class HookTable : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     Config config;
-    installed_ = hooks::install_hooks(false, config);
+    installed_ = install(config);
   }
   static bool installed_;
 };
@@ -180,26 +188,26 @@ uint16_t api_id(const char* name) {
 
 TEST_F(HookTable, CountedCallsFollowTheTableAndProflaunchCounted) {
   ASSERT_TRUE(installed_);
-  EXPECT_TRUE(cuda::counted_api(api_id("cuCtxGetCurrent")));
-  EXPECT_TRUE(cuda::counted_api(api_id("cudaGetLastError")));
-  EXPECT_FALSE(cuda::counted_api(api_id("cuLaunchKernel")));
-  EXPECT_FALSE(cuda::counted_api(api_id("cuOccupancyMaxActiveBlocksPerMultiprocessor")));
+  EXPECT_TRUE(hooks::counted_api(api_id("cuCtxGetCurrent")));
+  EXPECT_TRUE(hooks::counted_api(api_id("cudaGetLastError")));
+  EXPECT_FALSE(hooks::counted_api(api_id("cuLaunchKernel")));
+  EXPECT_FALSE(hooks::counted_api(api_id("cuOccupancyMaxActiveBlocksPerMultiprocessor")));
 
   Config config;
   std::snprintf(config.counted_calls, sizeof config.counted_calls, "%s", "default,-cuCtxGetCurrent,cuLaunchKernel");
-  ASSERT_TRUE(hooks::install_hooks(false, config));
-  EXPECT_FALSE(cuda::counted_api(api_id("cuCtxGetCurrent")));
-  EXPECT_TRUE(cuda::counted_api(api_id("cuLaunchKernel")));
-  EXPECT_TRUE(cuda::counted_api(api_id("cudaGetLastError")));
+  ASSERT_TRUE(install(config));
+  EXPECT_FALSE(hooks::counted_api(api_id("cuCtxGetCurrent")));
+  EXPECT_TRUE(hooks::counted_api(api_id("cuLaunchKernel")));
+  EXPECT_TRUE(hooks::counted_api(api_id("cudaGetLastError")));
 
   std::snprintf(config.counted_calls, sizeof config.counted_calls, "%s", "none,cudaGetLastError");
-  ASSERT_TRUE(hooks::install_hooks(false, config));
-  EXPECT_FALSE(cuda::counted_api(api_id("cuCtxGetCurrent")));
-  EXPECT_TRUE(cuda::counted_api(api_id("cudaGetLastError")));
+  ASSERT_TRUE(install(config));
+  EXPECT_FALSE(hooks::counted_api(api_id("cuCtxGetCurrent")));
+  EXPECT_TRUE(hooks::counted_api(api_id("cudaGetLastError")));
 
   Config defaults;
-  ASSERT_TRUE(hooks::install_hooks(false, defaults));
-  EXPECT_TRUE(cuda::counted_api(api_id("cuCtxGetCurrent")));
+  ASSERT_TRUE(install(defaults));
+  EXPECT_TRUE(hooks::counted_api(api_id("cuCtxGetCurrent")));
 }
 
 }  // namespace

@@ -1,0 +1,38 @@
+// libproflaunch.so's hook sets: the libraries it hooks (the CUDA driver and
+// runtime, NCCL), handed to the hook registry, then the GPU timing backend
+// and the call stacks the hooks take.
+#include "preload/hook_sets.h"
+
+#include "preload/cuda/cuda_hooks.h"
+#include "preload/cuda/gpu_timing.h"
+#include "preload/hooks/hook_registry.h"
+#include "preload/nccl/nccl_apis.h"
+#include "preload/nccl/nccl_hooks.h"
+#include "preload/runtime.h"
+#include "preload/stacks/stacks.h"
+
+namespace proflaunch {
+
+const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept {
+  static const hooks::HookFamily kDriver[] = {cuda::cuda_driver_hooks()};
+  static const hooks::HookFamily kRuntime[] = {cuda::cuda_runtime_hooks()};
+  static const hooks::HookFamily kNccl[] = {nccl::nccl_comm_hooks(), nccl::nccl_collective_hooks(),
+                                            nccl::nccl_group_hooks()};
+  static const hooks::HookLibrary kLibraries[] = {
+      {kDriver, std::size(kDriver), cuda::cuda_driver_apis()},
+      {kRuntime, std::size(kRuntime), cuda::cuda_runtime_apis()},
+      {kNccl, std::size(kNccl), nccl::nccl_apis()},
+  };
+  *count = std::size(kLibraries);
+  return kLibraries;
+}
+
+void start_hook_sets(const Config& config) noexcept {
+  cuda::select_gpu_timing(config.gpu_timing == GpuTiming::kEvents);
+  size_t count = 0;
+  const hooks::HookLibrary* libraries = hooked_libraries(&count);
+  hooks::install_hooks(libraries, count, runtime::recording(), config);
+  stacks::start_stacks(config);
+}
+
+}  // namespace proflaunch
