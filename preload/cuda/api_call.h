@@ -59,11 +59,13 @@ class DriverCall {
   // `correlation_id`: 0 for a new one, else one the call must carry (a
   // launch inside a library frame, library_frame.h).
   DriverCall(uint16_t api, Operation operation, uint16_t flags, uint64_t correlation_id = 0) noexcept
-      : begin_ns_(now_ticks()),
+      : frame_(matching_runtime_frame(operation)),
+        // Inside a runtime call doing this operation, the span starts when
+        // the runtime call did: no clock read of its own.
+        begin_ns_(frame_ != nullptr ? frame_->begin_ns : now_ticks()),
         correlation_(correlation_id != 0 ? correlation_id : next_correlation_id()),
         api_(api),
-        flags_(flags),
-        operation_(operation) {}
+        flags_(flags) {}
 
   uint64_t correlation() const noexcept { return correlation_; }
 
@@ -72,32 +74,39 @@ class DriverCall {
   void returned() noexcept { end_ns_ = now_ticks(); }
 
   // Fills a record's span after the real call returned `result`, taking the
-  // name and start of an enclosing runtime call.
+  // name and start of an enclosing runtime call (which then records nothing
+  // of its own).
   void finish(format::ApiSpan& span, int32_t result) noexcept {
     span.end_ns = end_ns_ != 0 ? end_ns_ : now_ticks();
     span.correlation_id = correlation_;
     span.result = result;
-    RuntimeFrame& frame = tls_runtime_frame;
-    if (frame.api != 0 && !frame.consumed && operation_ != Operation::kOther &&
-        frame.operation == operation_) {
-      frame.consumed = true;
-      span.begin_ns = frame.begin_ns;
-      span.api = frame.api;
-      span.flags = static_cast<uint16_t>(flags_ | frame.flags | format::kApiViaRuntime);
+    span.begin_ns = begin_ns_;
+    if (frame_ != nullptr) {
+      frame_->consumed = true;
+      span.api = frame_->api;
+      span.flags = static_cast<uint16_t>(flags_ | frame_->flags | format::kApiViaRuntime);
     } else {
-      span.begin_ns = begin_ns_;
       span.api = api_;
       span.flags = flags_;
     }
   }
 
  private:
+  // The runtime call in progress on this thread whose operation this driver
+  // call does (and not the lazy initialization it runs first), or null.
+  static RuntimeFrame* matching_runtime_frame(Operation operation) noexcept {
+    RuntimeFrame& frame = tls_runtime_frame;
+    if (frame.api == 0 || frame.consumed || operation == Operation::kOther || frame.operation != operation)
+      return nullptr;
+    return &frame;
+  }
+
+  RuntimeFrame* frame_;
   uint64_t begin_ns_;
   uint64_t end_ns_ = 0;
   uint64_t correlation_;
   uint16_t api_;
   uint16_t flags_;
-  Operation operation_;
 };
 
 // The stream as records carry it: the implicit streams normalized (see

@@ -57,11 +57,11 @@ struct RuntimeRow {
   // Ends the thread's runtime frame; records the runtime call itself when no
   // driver record took its name.
   static void close_frame(int32_t result) noexcept {
-    const uint64_t end = now_ticks();
     RuntimeFrame& frame = tls_runtime_frame;
     const RuntimeFrame done = frame;
     frame = RuntimeFrame{};
     if (done.consumed) return;
+    const uint64_t end = now_ticks();
     if (auto* record = emit<format::ApiCallRecord>()) {
       record->span = format::ApiSpan{done.begin_ns, end, next_correlation_id(), result, done.api, done.flags};
       commit();
