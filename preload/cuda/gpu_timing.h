@@ -66,7 +66,9 @@ class GpuTimingBackend {
   // Right after the real call returned; `submitted` is false when the driver
   // refused the work (nothing will run: the backend releases what it took).
   virtual void returned(TimingToken& token, CUstream stream, bool submitted) noexcept = 0;
-  // After the operation's record was committed.
+  // After the operation's record was committed. A token without a start
+  // event (before() could not take or record one) stands for work that
+  // runs but cannot be timed: the backend counts it as lost.
   virtual void queue(const TimingToken& token, const GpuOperation& op) noexcept = 0;
   // A start event that no operation used (a library call that launched
   // nothing on that stream).

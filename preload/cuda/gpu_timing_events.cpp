@@ -80,7 +80,10 @@ class EventTiming final : public GpuTimingBackend {
   }
 
   void queue(const TimingToken& token, const GpuOperation& op) noexcept override {
-    if (token.start == nullptr) return;
+    if (token.start == nullptr) {
+      count_untimed_operation();
+      return;
+    }
     // Pushed after the record was committed: the writer's snapshot rule then
     // keeps the GpuActivity behind its record in the file.
     push_pending_operation(PendingOperation{static_cast<CUevent>(token.start), static_cast<CUevent>(token.end),

@@ -84,6 +84,8 @@ void snapshot_pending_operations() noexcept {
     ring->snapshot = ring->head.load(std::memory_order_acquire);
 }
 
+void count_untimed_operation() noexcept { g_overflow.fetch_add(1, std::memory_order_relaxed); }
+
 uint64_t take_queue_overflow_count() noexcept { return g_overflow.exchange(0, std::memory_order_acq_rel); }
 
 void reset_pending_operations_after_fork() noexcept {

@@ -41,7 +41,13 @@ void snapshot_pending_operations() noexcept;
 template <typename Sink>
 void take_pending_operations(Sink&& sink) noexcept;
 
-// Unresolved operations that could not even be queued, since the last call.
+// An operation submitted to the GPU that cannot be timed at all (its start
+// event could not be taken or recorded): counted like one that could not be
+// queued, so the writer reports it (LOST, kGpuTimingUnresolved).
+void count_untimed_operation() noexcept;
+
+// Unresolved operations that could not even be queued (or timed), since the
+// last call.
 uint64_t take_queue_overflow_count() noexcept;
 
 // Fork child: the parent's rings are the parent's.

@@ -50,9 +50,10 @@ class StreamOperation {
   }
 
   // After the record was committed: the timing backend resolves it later.
-  // Work the driver refused never runs (returned() let its events go).
+  // Work the driver refused never runs (returned() let its events go); work
+  // that runs without a start event is still handed over, to be counted.
   void queue(format::GpuActivityKind kind) noexcept {
-    if (token_.start != nullptr && submitted_)
+    if (submitted_ && gpu_timing_enabled())
       gpu_timing().queue(token_, GpuOperation{call_.correlation(), stream_id_, device_, kind});
   }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "preload/cuda/gpu_timing_events.h"
+#include "preload/cuda/pending_operations.h"
 #include "preload/cuda/rows/rows.h"
 #include "preload/runtime.h"
 #include "preload/stacks/stacks.h"
@@ -32,18 +34,20 @@ class WatchingBackend final : public GpuTimingBackend {
  public:
   std::vector<Step> steps;
   int token_value = 0x5eed;
+  bool can_time = true;  // false: before() cannot take a start event
 
   TimingToken before(CUstream, CUcontext, Submission, bool) noexcept override {
     steps.push_back({"before", committed()});
     TimingToken token;
-    token.start = &token_value;  // any non-null: the hooks pass it on
+    if (can_time) token.start = &token_value;  // any non-null: the hooks pass it on
     return token;
   }
   void returned(TimingToken&, CUstream, bool submitted) noexcept override {
     steps.push_back({submitted ? "returned" : "refused", committed()});
   }
-  void queue(const TimingToken&, const GpuOperation& op) noexcept override {
-    steps.push_back({"queue " + std::to_string(static_cast<int>(op.kind)), committed()});
+  void queue(const TimingToken& token, const GpuOperation& op) noexcept override {
+    steps.push_back({std::string(token.start == nullptr ? "untimed " : "queue ") + std::to_string(static_cast<int>(op.kind)),
+                     committed()});
   }
   void release(const TimingToken&) noexcept override {}
   void* lock_submissions(CUcontext, CUstream) noexcept override { return nullptr; }
@@ -135,6 +139,29 @@ TEST_F(RowOrder, RefusedWorkIsNotQueued) {
   ASSERT_EQ(backend_.steps.size(), 2u);
   EXPECT_EQ(backend_.steps[0].what, "before");
   EXPECT_EQ(backend_.steps[1].what, "refused");
+}
+
+// Work that runs but could not get a start event is still handed to the
+// backend, which counts it as lost rather than dropping it silently.
+TEST_F(RowOrder, UntimedWorkIsHandedOverToBeCounted) {
+  backend_.steps.clear();
+  backend_.can_time = false;
+  int dummy = 0;
+  auto describe = [&] {
+    return rows::launch(reinterpret_cast<CUfunction>(&dummy), {1, 1, 1}, {1, 1, 1}, 0, nullptr);
+  };
+  EXPECT_EQ(LaunchRow::run<FakeHook>(describe, [] { return CUDA_SUCCESS; }), CUDA_SUCCESS);
+  backend_.can_time = true;
+  ASSERT_FALSE(backend_.steps.empty());
+  EXPECT_EQ(backend_.steps.back().what, "untimed " + std::to_string(static_cast<int>(format::GpuActivityKind::kKernel)));
+}
+
+TEST(EventTiming, CountsWorkHandedOverWithoutAStartEvent) {
+  GpuTimingBackend* events = event_timing_backend();
+  ASSERT_NE(events, nullptr);
+  take_queue_overflow_count();
+  events->queue(TimingToken{}, GpuOperation{1, format::kStreamLegacy, 0, format::GpuActivityKind::kKernel});
+  EXPECT_EQ(take_queue_overflow_count(), 1u) << "reported as a LOST kGpuTimingUnresolved by the writer";
 }
 
 }  // namespace
