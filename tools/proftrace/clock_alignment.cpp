@@ -30,8 +30,13 @@ HostClockOffsets HostClockOffsets::from_snapshots(const TraceModel& model) {
       result.reference_ = host;
   }
   const auto reference = wall_minus_monotonic.find(result.reference_);
+  // Modulo 2^64: a damaged snapshot must not make the subtraction overflow
+  // (undefined behaviour for int64_t); its offset is then simply wrong.
   for (const auto& [host, offset] : wall_minus_monotonic)
-    result.offsets_[host] = reference == wall_minus_monotonic.end() ? 0 : offset - reference->second;
+    result.offsets_[host] =
+        reference == wall_minus_monotonic.end()
+            ? 0
+            : static_cast<int64_t>(static_cast<uint64_t>(offset) - static_cast<uint64_t>(reference->second));
   return result;
 }
 
