@@ -58,7 +58,9 @@ const FrameRuleCache::Module* FrameRuleCache::module_of(uintptr_t pc) noexcept {
   return &module;
 }
 
-const CachedFrameRule& FrameRuleCache::fill(CachedFrameRule& slot, uintptr_t pc) noexcept {
+const CachedFrameRule& FrameRuleCache::fill(CachedFrameRule* set, uintptr_t pc) noexcept {
+  set[1] = set[0];  // the newest first
+  CachedFrameRule& slot = set[0];
   const Module* module = module_of(pc);
   FrameRule rule = module != nullptr ? eh_frame_rule(module->eh_frame_hdr, pc) : FrameRule{FrameRuleKind::kUnsupported};
   if (rule.kind == FrameRuleKind::kStandard && (rule.rbp_offset < INT16_MIN || rule.rbp_offset > INT16_MAX))

@@ -44,9 +44,10 @@ class FrameRuleCache {
   // (the loader's list lock, never held while constructors run) and the
   // object's .eh_frame.
   const CachedFrameRule& rule_for(uintptr_t pc) noexcept {
-    CachedFrameRule& slot = slots_[slot_of(pc)];
-    if (__builtin_expect(slot.pc == pc, 1)) return slot;
-    return fill(slot, pc);
+    CachedFrameRule* set = sets_[set_of(pc)];
+    if (__builtin_expect(set[0].pc == pc, 1)) return set[0];
+    if (set[1].pc == pc) return set[1];
+    return fill(set, pc);
   }
 
   void clear() noexcept;
@@ -57,17 +58,17 @@ class FrameRuleCache {
     uintptr_t end;
     const uint8_t* eh_frame_hdr;  // nullptr: the object has none
   };
-  // Direct-mapped: a collision only costs a second .eh_frame lookup.
-  static constexpr size_t kSlots = 1024;
+  // Two ways per set: two hot addresses that share a set do not evict each
+  // other on every walk.
+  static constexpr size_t kSets = 512;
   static constexpr size_t kModules = 8;
 
   // Short: it is on the path from one frame to the next.
-  // Short: it is on the path from one frame to the next.
-  static size_t slot_of(uintptr_t pc) noexcept { return (pc ^ (pc >> 10) ^ (pc >> 20)) & (kSlots - 1); }
-  const CachedFrameRule& fill(CachedFrameRule& slot, uintptr_t pc) noexcept;
+  static size_t set_of(uintptr_t pc) noexcept { return (pc ^ (pc >> 9)) & (kSets - 1); }
+  const CachedFrameRule& fill(CachedFrameRule* set, uintptr_t pc) noexcept;
   const Module* module_of(uintptr_t pc) noexcept;
 
-  CachedFrameRule slots_[kSlots];
+  CachedFrameRule sets_[kSets][2];
   Module modules_[kModules];
   uint32_t next_module_;
 };

@@ -93,7 +93,13 @@ struct WalkResult {
   uint32_t count = 0;
   bool ended = false;
   bool unsupported = false;
+  bool uses_rbp = false;  // some frame's CFA comes from %rbp
 };
+
+// Flags a stored frame keeps when copied into another walk: those of its
+// code and of how it was reached, not those derived from the rest of the
+// walk it was in.
+constexpr uint32_t kCopiedFlags = kFrameOmitted | kFrameCfaFromBp | kFrameBpFromSlot;
 
 uint32_t kept_frames(const WalkedFrame* frames, uint32_t count) {
   uint32_t kept = 0;
@@ -131,7 +137,10 @@ bool rejoin(const Run& nearest, uint32_t at, uint32_t depth, uint32_t max_frames
   // The same code: the same rule. (How the frame was reached is this walk's.)
   constexpr uint32_t kOfTheCode = kFrameOmitted | kFrameCfaFromBp;
   frames[n - 1].flags = (frames[n - 1].flags & ~kOfTheCode) | (theirs[at].flags & kOfTheCode);
-  for (uint32_t i = at + 1; i <= last; ++i) frames[n++] = theirs[i];
+  for (uint32_t i = at + 1; i <= last; ++i) {
+    frames[n] = theirs[i];
+    frames[n++].flags &= kCopiedFlags;
+  }
   kept = kept_then;
   ended = !cut;
   return true;
@@ -159,8 +168,10 @@ WalkResult walk(FrameRuleCache& rules, const WalkedFrame& start, uint32_t depth,
     const WalkedFrame* theirs = nearest->frames();
     frames[0] = theirs[0];
     frames[0].bp = start.bp;
+    frames[0].flags &= kCopiedFlags;
     for (n = 1; n < matched; ++n) {
       frames[n] = theirs[n];
+      frames[n].flags &= kCopiedFlags;
       frames[n].bp = (theirs[n].flags & kFrameBpFromSlot) != 0 ? read_word(theirs[n].sp + theirs[n].bp_slot)
                                                               : frames[n - 1].bp;
     }
@@ -230,6 +241,7 @@ WalkResult walk(FrameRuleCache& rules, const WalkedFrame& start, uint32_t depth,
     }
   }
   result.count = n;
+  for (uint32_t i = 0; i + 1 < n && !result.uses_rbp; ++i) result.uses_rbp = (frames[i].flags & kFrameCfaFromBp) != 0;
   return result;
 }
 
@@ -266,7 +278,7 @@ __attribute__((noinline)) Run* walk_and_store(ThreadUnwindState& state, const Wa
   WalkedFrame* frames = cache.next_frames();
   const WalkResult walked = walk(state.rules, start, depth, nearest, matched, frames, max_frames, &state.stats);
   if (walked.unsupported) return nullptr;
-  mark_needed_bp(frames, walked.count);
+  if (walked.uses_rbp) mark_needed_bp(frames, walked.count);
   return cache.commit(key, walked.count, walked.ended ? uint32_t{WalkedStackCache::kRunEnded} : 0u, 0);
 }
 

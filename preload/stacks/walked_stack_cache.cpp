@@ -3,23 +3,21 @@
 namespace proflaunch::stacks {
 
 void mark_needed_bp(WalkedFrame* frames, uint32_t count) noexcept {
-  static_assert(kFrameCfaFromBp == 2 && kFrameBpFromSlot == 4 && kFrameBpNeeded == 8 && kFrameCheckBp == 16);
-  bool any_rbp_cfa = false;
-  for (uint32_t i = 0; i < count; ++i) {
-    any_rbp_cfa |= (frames[i].flags & kFrameCfaFromBp) != 0;
-    frames[i].flags &= ~(kFrameBpNeeded | kFrameCheckBp);
-  }
-  if (!any_rbp_cfa || count < 2) return;  // the common case: no frame's CFA uses %rbp
-  // needed(i) = uses(i) || (!from_slot(i+1) && needed(i+1)); the last
-  // frame's %rbp is not needed; check(i+1) = from_slot(i+1) && needed(i+1).
-  bool caller_needed = false;
-  for (uint32_t i = count - 1; i-- > 0;) {
-    WalkedFrame& caller = frames[i + 1];
-    const bool caller_from_slot = (caller.flags & kFrameBpFromSlot) != 0;
-    if (caller_from_slot && caller_needed) caller.flags |= kFrameCheckBp;
-    const bool needed = (frames[i].flags & kFrameCfaFromBp) != 0 || (!caller_from_slot && caller_needed);
-    if (needed) frames[i].flags |= kFrameBpNeeded;
-    caller_needed = needed;
+  // needed(i) = uses(i) || (needed(i+1) && !from_slot(i+1)), and the last
+  // frame's %rbp is not needed; check(i) = needed(i) && from_slot(i). So
+  // from each frame whose rule uses %rbp, go down while %rbp was passed up
+  // unchanged, to the slot it was read from.
+  for (uint32_t j = 0; j + 1 < count; ++j) {
+    if ((frames[j].flags & kFrameCfaFromBp) == 0) continue;
+    for (uint32_t i = j;; --i) {
+      if (frames[i].flags & kFrameBpNeeded) break;  // already marked from here down
+      frames[i].flags |= kFrameBpNeeded;
+      if (frames[i].flags & kFrameBpFromSlot) {
+        frames[i].flags |= kFrameCheckBp;
+        break;
+      }
+      if (i == 0) break;  // the start state's %rbp: compared on entry
+    }
   }
 }
 

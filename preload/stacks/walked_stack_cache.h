@@ -95,10 +95,11 @@ inline WalkDifference check_walk(const WalkedFrame* frames, uint32_t count, cons
   return check_walk_from(frames, 1, count);
 }
 
-// Sets kFrameBpNeeded and kFrameCheckBp from the other flags, last frame
-// first: a frame's %rbp matters when its own rule uses it, or when it is
-// passed on unchanged to a caller whose %rbp matters. The last frame's
-// %rbp never does (the walk stopped there).
+// Sets kFrameBpNeeded and kFrameCheckBp (clear on entry) from the other
+// flags: a frame's %rbp matters when its own rule uses it, or when it is
+// passed on unchanged to a caller whose %rbp matters. The last frame's %rbp
+// never does (the walk stopped there). Nothing to do when no frame's rule
+// uses %rbp (most code).
 void mark_needed_bp(WalkedFrame* frames, uint32_t count) noexcept;
 
 inline uint64_t mix_key(uint64_t h) noexcept {
