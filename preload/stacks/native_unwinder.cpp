@@ -30,7 +30,11 @@ AddressRange g_libunwind;
 
 // Frames walked beyond `depth` to leave out the shim's own: the capture,
 // the hook, the exported wrapper and, for a runtime call, the runtime hook's
-// (4 to 8 in practice). A stack that had more is marked truncated.
+// (4 to 10 in practice). A stack that had more is marked truncated. The
+// walker stops once it has depth + 1 frames to keep, whatever the budget;
+// libunwind walks all it is asked for, but only for the stacks the walker
+// hands it, and a generous budget keeps its answer the walker's (a stack cut
+// by the budget is marked truncated even when it was not).
 constexpr uint32_t kOmittedFramesBudget = 24;
 constexpr uint32_t kMaxWalkFrames = kMaxStackDepth + kOmittedFramesBudget + 1;
 uint32_t max_walk_frames(uint32_t depth) { return depth + kOmittedFramesBudget + 1; }
