@@ -14,8 +14,11 @@ Performance section quotes this script's output and says how it was made.
   c  sustained records/s with zero drops; drops under overload
   d  bytes per event in the file for the sample training loop
   e  proftrace convert: events/s and peak memory at two trace lengths
-  f  a native call stack (attach_stacks: unw_backtrace, lookup, record) at
-     8 to 64 frames deep, cut at the default depth of 32; unw_backtrace alone
+  f  a native call stack (attach_stacks: the stack, its id, the record) at
+     8 to 64 frames deep, cut at the default depth of 32: a repeated stack
+     (a stored walk, checked), two call sites alternating at one stack
+     position, a stack at a position not seen recently (walked); the shim's
+     walker alone and libunwind's unw_backtrace alone
   g  a Python call stack (20-frame Python call chain), with the GIL released
      (ctypes.CDLL) and held (ctypes.PyDLL), under each CPython found (3.9 to
      3.13, Debian's python3)
@@ -281,9 +284,16 @@ def main():
                   f"{rate / 1e6:.2f} M events/s, peak RSS {rss:.0f} MiB |")
 
     if "f" in figures:
+        labels = {
+            "BM_AttachStacks": "attach_stacks, repeated stack",
+            "BM_AttachStacksTwoSites": "attach_stacks, two call sites alternating at one position",
+            "BM_AttachStacksUnseenPosition": "attach_stacks, stack at a position not seen recently (walked)",
+            "BM_WalkerOnly": "the shim's walker alone",
+            "BM_UnwBacktraceOnly": "unw_backtrace alone",
+        }
         for name, real, cpu, frames in stack_capture(args):
-            what = "attach_stacks" if "Attach" in name else "unw_backtrace alone"
-            deep = name.rsplit("/", 1)[-1]
+            base, deep = name.rsplit("/", 1)
+            what = labels.get(base, base)
             print(f"| f | native stack, {what}, {deep}-frame call chain ({frames} frames kept) | "
                   f"{real:.0f} ns ({cpu:.0f} ns CPU) |")
 

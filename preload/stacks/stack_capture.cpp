@@ -25,9 +25,14 @@ static_assert(kStacksSync == 1u << static_cast<unsigned>(format::StackPoint::kSy
 uint32_t g_depth = kDefaultStackDepth;
 
 // Every writer cycle: a library loaded since the last one gets its ModuleDef
-// even before any stack needs it (cheap when nothing changed: one
-// dl_iterate_phdr step).
-void refresh_modules_before_drain() noexcept { refresh_modules(); }
+// even before any stack needs it, and an object unloaded other than through
+// the shim's dlclose (glibc unloads NSS and iconv modules itself) empties the
+// threads' unwind caches (cheap when nothing changed: two dl_iterate_phdr
+// steps).
+void refresh_modules_before_drain() noexcept {
+  check_for_unloaded_code();
+  refresh_modules();
+}
 void run_nothing(WriterRecordSink&, bool) noexcept {}
 void reset_nothing_in_child() noexcept {}
 const WriterTask kModuleMapTask{refresh_modules_before_drain, run_nothing, reset_nothing_in_child};
@@ -35,9 +40,7 @@ const WriterTask kModuleMapTask{refresh_modules_before_drain, run_nothing, reset
 }  // namespace
 
 void capture_and_emit(uint64_t correlation_id, format::StackPoint point) noexcept {
-  uint64_t frames[kMaxStackDepth];
-  const NativeStack native = capture_native_stack(frames, g_depth);
-  const uint32_t native_id = native.count != 0 ? native_stack_id(frames, native) : 0;
+  const uint32_t native_id = native_stack_id_here(g_depth);
 
   PythonFrameKey keys[kMaxStackDepth];
   const PythonKeys python = capture_python_keys(keys, g_depth);
@@ -62,8 +65,7 @@ void start_stacks(const Config& config) noexcept {
     print_line("out of memory for the call stack tables: no call stacks");
     return;
   }
-  if (!init_native_unwinder())
-    print_line("libunwind.so.8 cannot be loaded: call stacks have Python frames only");
+  if (!init_native_unwinder()) print_line("native stacks cannot be walked: call stacks have Python frames only");
   init_python_frames();
   refresh_modules();  // the module map as the program starts
   writer_register_task(&kModuleMapTask);

@@ -3,10 +3,15 @@
 // library's ModuleDef comes before any stack in it); a library found by bare
 // name through the CALLER's RUNPATH still loads under the shim (its exported
 // dlopen is a tail-jumping trampoline, not a C wrapper); RTLD_DEEPBIND draws
-// one warning and the program runs on, still traced.
+// one warning and the program runs on, still traced; a library loaded where
+// an unloaded one was is walked with its own unwind rules (the shim's
+// dlclose drops what the threads had learned from the old one).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <sstream>
 
 #include "formats/reader.h"
 #include "tests/e2e/cuda/support/traced_run.h"
@@ -124,6 +129,42 @@ TEST(DynamicLoading, DeepbindWarnsOnceAndTheProgramIsStillTraced) {
       traced(dir / "y.trace", {build_path("STACK_CHAINS"), "--library", build_path("STACK_CHAIN_LIB")}));
   ASSERT_TRUE(quiet.exited_with(0)) << quiet.describe();
   EXPECT_EQ(quiet.err.find("RTLD_DEEPBIND"), std::string::npos) << quiet.err;
+}
+
+TEST(DynamicLoading, ALibraryLoadedWhereAnUnloadedOneWasIsWalkedWithItsOwnRules) {
+  TempDir dir;
+  const ProcessResult run = testing::run_process(
+      traced(dir / "x.trace", {build_path("STACK_CHAINS"), "--library", build_path("STACK_CHAIN_LIB"), "--swap",
+                               build_path("STACK_SWAP_SMALL"), build_path("STACK_SWAP_LARGE")}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const size_t at = run.out.find("swap_call at ");
+  ASSERT_NE(at, std::string::npos) << run.out;
+  std::string first, second;
+  {
+    std::istringstream line(run.out.substr(at + 13));
+    std::string then;
+    line >> first >> then >> then >> second;
+  }
+  if (first.empty() || first != second)
+    GTEST_SKIP() << "the second library was mapped elsewhere (" << run.out << "): nothing to check";
+
+  const ConvertedStacks stacks = convert_stacks(dir / "x.trace");
+  ASSERT_TRUE(stacks.ok) << stacks.error;
+  int through_swap = 0;
+  for (const SliceStack* slice : stacks.named("cudaMemset")) {
+    const auto swap = std::find_if(slice->frames.begin(), slice->frames.end(),
+                                   [](const std::string& f) { return f.find("swap_call") != std::string::npos; });
+    if (swap == slice->frames.end()) continue;
+    ++through_swap;
+    // Root first: memset_through called swap_call, which called
+    // swap_callback. Read with the first library's rules, the second's frame
+    // would show a decoy frame between memset_through and swap_call.
+    ASSERT_NE(swap, slice->frames.begin()) << joined(slice->frames);
+    EXPECT_NE(std::prev(swap)->find("memset_through"), std::string::npos) << joined(slice->frames);
+    EXPECT_NE(std::next(swap)->find("swap_callback"), std::string::npos) << joined(slice->frames);
+    for (const std::string& frame : slice->frames) EXPECT_EQ(frame.find("decoy"), std::string::npos) << joined(slice->frames);
+  }
+  EXPECT_EQ(through_swap, 2);
 }
 
 TEST(DynamicLoading, LibunwindIsLoadedButStaysOutOfTheGlobalScope) {

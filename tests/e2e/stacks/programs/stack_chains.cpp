@@ -5,11 +5,17 @@
 // lines by their "@site:" markers.
 //
 //   stack_chains --library PATH [--repeat N] [--deepbind] [--runpath-library NAME]
+//                [--swap FIRST SECOND]
 //
 // --deepbind     dlopen the library with RTLD_DEEPBIND
 // --runpath-library NAME
 //                dlopen NAME by bare name (found through this program's
 //                RUNPATH, $ORIGIN/runpath_libs) and zero a buffer with it
+// --swap FIRST SECOND
+//                dlopen FIRST, memset through its swap_call, dlclose it;
+//                then the same with SECOND (built to land at the same
+//                address with other unwind rules: tests/unit/stacks/walker/
+//                swap_library.S); prints both addresses
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
@@ -46,10 +52,26 @@ __attribute__((noinline)) int level_one(const ChainLibrary& library, void* devic
   return result;
 }
 
+// Called back by a swap library's swap_call.
+__attribute__((noinline)) void swap_callback(void* device) {
+  if (cudaMemset(device, 0, 64) != cudaSuccess) fail("cudaMemset through a swap library failed");  // @site:swap_set
+  asm volatile("" ::: "memory");
+}
+
+void* memset_through(const std::string& path, void* device) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) fail(std::string("dlopen: ") + dlerror());
+  auto* swap_call = reinterpret_cast<void (*)(void (*)(void*), void*)>(dlsym(handle, "swap_call"));
+  if (swap_call == nullptr) fail("the swap library lacks swap_call");
+  swap_call(swap_callback, device);  // @site:swap_call
+  dlclose(handle);
+  return reinterpret_cast<void*>(swap_call);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string library_path, runpath_library;
+  std::string library_path, runpath_library, swap_first, swap_second;
   int repeat = 1;
   bool deepbind = false;
   for (int i = 1; i < argc; ++i) {
@@ -58,7 +80,12 @@ int main(int argc, char** argv) {
     else if (arg == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
     else if (arg == "--deepbind") deepbind = true;
     else if (arg == "--runpath-library" && i + 1 < argc) runpath_library = argv[++i];
-    else fail("usage: stack_chains --library PATH [--repeat N] [--deepbind] [--runpath-library NAME]");
+    else if (arg == "--swap" && i + 2 < argc) {
+      swap_first = argv[++i];
+      swap_second = argv[++i];
+    }
+    else fail("usage: stack_chains --library PATH [--repeat N] [--deepbind] [--runpath-library NAME] "
+              "[--swap FIRST SECOND]");
   }
   if (library_path.empty()) fail("--library is required");
 
@@ -85,6 +112,11 @@ int main(int argc, char** argv) {
     auto* zero = reinterpret_cast<int (*)(void*, size_t)>(dlsym(runpath, "runpath_target_zero"));
     if (zero == nullptr || zero(device, kBytes) != 0) fail("runpath_target_zero failed");
     std::printf("stack_chains: runpath library loaded\n");
+  }
+  if (!swap_first.empty()) {
+    void* first = memset_through(swap_first, device);
+    void* second = memset_through(swap_second, device);
+    std::printf("stack_chains: swap_call at %p then at %p\n", first, second);
   }
   cudaFree(device);
   std::printf("stack_chains: ok (%d repeats)\n", repeat);
