@@ -10,6 +10,11 @@ packages=(
   python3 clang libclang-rt-14-dev
   libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
   chromium  # the memory page's browser test (tests/browser)
+  # GL, EGL and VDPAU headers: the runtime's graphics-interop entry points
+  # (cudaGL*, cudaEGL*, cudaVDPAU*) are declared against them, so the hook
+  # generator wraps those exports only where they are present
+  # (preload/cuda/gen); hook_table_test checks every export has a wrapper.
+  libgl-dev libegl-dev libvdpau-dev
 )
 # Node and npm for the browser test's driver (playwright-core, pinned in
 # tests/browser/package-lock.json). A node that is already installed (e.g.

@@ -143,6 +143,11 @@ cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
   return finish(api->cuCtxSetLimit(static_cast<CUlimit>(limit), value));
 }
 
+cudaError_t cudaCtxResetPersistingL2Cache(void) {
+  return with_context(DefaultStream::legacy,
+                      [](const DriverApi& api) { return api.cuCtxResetPersistingL2Cache(); });
+}
+
 cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
   const DriverApi* api = nullptr;
   if (cudaError_t error = enter_with_context(DefaultStream::legacy, &api)) return finish(error);

@@ -69,7 +69,11 @@
   X(cuFuncGetAttribute, 2020, 0) X(cuFuncSetAttribute, 9000, 0)                                \
   X(cuFuncSetCacheConfig, 3000, 0) X(cuLaunchKernel, 4000, 7000)                               \
   X(cuLaunchKernelEx, 11060, 11060) X(cuLaunchCooperativeKernel, 9000, 9000)                   \
-  X(cuProfilerStart, 4000, 0) X(cuProfilerStop, 4000, 0)
+  X(cuProfilerStart, 4000, 0) X(cuProfilerStop, 4000, 0)                                       \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000, 0)                             \
+  X(cuOccupancyAvailableDynamicSMemPerBlock, 10020, 0) X(cuCtxResetPersistingL2Cache, 11000, 0) \
+  X(cuStreamSetAttribute, 11000, 11000) X(cuStreamGetAttribute, 11000, 11000)                  \
+  X(cuStreamCopyAttributes, 11000, 11000)
 
 namespace simgpu_runtime {
 

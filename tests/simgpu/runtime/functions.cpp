@@ -117,6 +117,40 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes* attr, const void* f
   return finish(read_function_attributes(api, function, attr));
 }
 
+// The occupancy calculator, as the real runtime does it: the kernel's
+// CUfunction in the current context, then the driver's calculator.
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func,
+                                                                   int blockSize, size_t dynamicSMemSize,
+                                                                   unsigned int flags) {
+  if (numBlocks == nullptr) return finish(cudaErrorInvalidValue);
+  if (flags & ~unsigned(cudaOccupancyDisableCachingOverride)) return finish(cudaErrorInvalidValue);
+  const DriverApi* api = nullptr;
+  CUfunction function = nullptr;
+  if (cudaError_t error = resolve_function(DefaultStream::legacy, func, &api, &function)) {
+    return finish(error);
+  }
+  return finish(api->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, function, blockSize,
+                                                                          dynamicSMemSize, flags));
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize,
+                                                          size_t dynamicSMemSize) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
+                                                                cudaOccupancyDefault);
+}
+
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, const void* func,
+                                                      int numBlocks, int blockSize) {
+  if (dynamicSmemSize == nullptr) return finish(cudaErrorInvalidValue);
+  const DriverApi* api = nullptr;
+  CUfunction function = nullptr;
+  if (cudaError_t error = resolve_function(DefaultStream::legacy, func, &api, &function)) {
+    return finish(error);
+  }
+  return finish(
+      api->cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, function, numBlocks, blockSize));
+}
+
 cudaError_t cudaFuncSetAttribute(const void* func, enum cudaFuncAttribute attr, int value) {
   const DriverApi* api = nullptr;
   CUfunction function = nullptr;

@@ -54,6 +54,35 @@ cudaError_t stream_get_device(DefaultStream mode, cudaStream_t stream, int* devi
                       [&](const DriverApi& api) { return api.cuStreamGetDevice(stream, device); });
 }
 
+// cudaStreamAttrValue is the runtime's name for the driver's launch
+// attribute value union: the same members at the same offsets.
+static_assert(sizeof(cudaStreamAttrValue) == sizeof(CUstreamAttrValue));
+static_assert(sizeof(cudaAccessPolicyWindow) == sizeof(CUaccessPolicyWindow));
+static_assert(static_cast<int>(cudaLaunchAttributeAccessPolicyWindow) ==
+              static_cast<int>(CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW));
+static_assert(static_cast<int>(cudaLaunchAttributePriority) == static_cast<int>(CU_LAUNCH_ATTRIBUTE_PRIORITY));
+static_assert(static_cast<int>(cudaAccessPropertyPersisting) == static_cast<int>(CU_ACCESS_PROPERTY_PERSISTING));
+
+cudaError_t stream_set_attribute(DefaultStream mode, cudaStream_t stream, cudaStreamAttrID attr,
+                                 const cudaStreamAttrValue* value) {
+  return with_context(mode, [&](const DriverApi& api) {
+    return api.cuStreamSetAttribute(stream, static_cast<CUstreamAttrID>(attr),
+                                    reinterpret_cast<const CUstreamAttrValue*>(value));
+  });
+}
+
+cudaError_t stream_get_attribute(DefaultStream mode, cudaStream_t stream, cudaStreamAttrID attr,
+                                 cudaStreamAttrValue* value) {
+  return with_context(mode, [&](const DriverApi& api) {
+    return api.cuStreamGetAttribute(stream, static_cast<CUstreamAttrID>(attr),
+                                    reinterpret_cast<CUstreamAttrValue*>(value));
+  });
+}
+
+cudaError_t stream_copy_attributes(DefaultStream mode, cudaStream_t dst, cudaStream_t src) {
+  return with_context(mode, [&](const DriverApi& api) { return api.cuStreamCopyAttributes(dst, src); });
+}
+
 cudaError_t event_record(DefaultStream mode, cudaEvent_t event, cudaStream_t stream) {
   return with_context(mode, [&](const DriverApi& api) { return api.cuEventRecord(event, stream); });
 }
@@ -141,6 +170,29 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 }
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   return stream_wait_event(DefaultStream::per_thread, stream, event, flags);
+}
+
+cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+                                   const cudaStreamAttrValue* value) {
+  return stream_set_attribute(DefaultStream::legacy, hStream, attr, value);
+}
+cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaStreamAttrID attr,
+                                        const cudaStreamAttrValue* value) {
+  return stream_set_attribute(DefaultStream::per_thread, hStream, attr, value);
+}
+cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+                                   cudaStreamAttrValue* value_out) {
+  return stream_get_attribute(DefaultStream::legacy, hStream, attr, value_out);
+}
+cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaStreamAttrID attr,
+                                        cudaStreamAttrValue* value_out) {
+  return stream_get_attribute(DefaultStream::per_thread, hStream, attr, value_out);
+}
+cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
+  return stream_copy_attributes(DefaultStream::legacy, dst, src);
+}
+cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src) {
+  return stream_copy_attributes(DefaultStream::per_thread, dst, src);
 }
 
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int* priority) {

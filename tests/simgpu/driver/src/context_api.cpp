@@ -6,6 +6,7 @@
 #include "api_guard.h"
 #include "context.h"
 #include "driver_state.h"
+#include "kernel_limits.h"
 #include "mempool.h"
 
 using namespace simgpu;
@@ -285,11 +286,25 @@ CUresult CUDAAPI cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
 CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value) {
   return api_call([&] {
     if (limit < 0 || limit >= CU_LIMIT_MAX) return CUDA_ERROR_INVALID_VALUE;
+    // The set-aside is bounded by CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
+    // (programming guide, "L2 cache set-aside"); more is refused, not clamped.
+    if (limit == CU_LIMIT_PERSISTING_L2_CACHE_SIZE && value > size_t(kMaxPersistingL2Bytes)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
     CUctx_st* context = nullptr;
     if (CUresult result = require_current_context(context); result != CUDA_SUCCESS) return result;
     std::lock_guard lock(context->settings_mutex);
     context->limits[limit] = value;
     return CUDA_SUCCESS;
+  });
+}
+
+// Resets every persisting L2 line to normal. The simulated L2 keeps no lines,
+// so only the context is checked.
+CUresult CUDAAPI cuCtxResetPersistingL2Cache() {
+  return api_call([&] {
+    CUctx_st* context = nullptr;
+    return require_current_context(context);
   });
 }
 

@@ -5,18 +5,14 @@
 
 #include "api_guard.h"
 #include "driver_state.h"
+#include "kernel_limits.h"
 
 using namespace simgpu;
 
 namespace {
 
-constexpr int kMaxThreadsPerBlock = 1024;
-constexpr int kMaxThreadsPerSm = 2048;
-constexpr int kMaxBlocksPerSm = 32;
+// The per-block and per-SM limits are kernel_limits.h's.
 constexpr int kSharedBytesPerBlock = 48 * 1024;
-constexpr int kSharedBytesPerBlockOptin = 227 * 1024;
-constexpr int kSharedBytesPerSm = 228 * 1024;
-constexpr int kRegistersPerSm = 64 * 1024;
 constexpr int kPciBusBase = 0x10;  // device i sits on PCI bus 0x10 + i
 
 // Values for the attributes a program is likely to ask about; every other
@@ -69,7 +65,11 @@ int attribute_value(CUdevice_attribute attribute, const Device& device) {
     case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
       return 5120;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
-      return 50 * 1024 * 1024;
+      return kL2CacheBytes;
+    case CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE:
+      return kMaxPersistingL2Bytes;
+    case CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE:
+      return kMaxAccessPolicyWindowBytes;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
       return kMaxThreadsPerSm;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:

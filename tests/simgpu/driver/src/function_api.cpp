@@ -187,6 +187,17 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUf
   return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
 }
 
+CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks,
+                                                        int blockSize) {
+  return api_call([&] {
+    if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
+    CUfunc_st* function = as_function(func);
+    if (!function) return CUDA_ERROR_INVALID_HANDLE;
+    *dynamicSmemSize = available_dynamic_shared_bytes(*function, numBlocks, blockSize);
+    return CUDA_SUCCESS;
+  });
+}
+
 // Picks the block size (a multiple of 32) with the most resident threads per SM.
 CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
                                                            CUoccupancyB2DSize blockSizeToDynamicSMemSize,

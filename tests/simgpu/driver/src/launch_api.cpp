@@ -127,6 +127,9 @@ CUresult launch_with_config(const CUlaunchConfig* config, CUfunction f, void** p
         launch.cluster = {dim.x, dim.y, dim.z};
         break;
       }
+      case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+        if (!valid_access_policy_window(attribute.value.accessPolicyWindow)) return CUDA_ERROR_INVALID_VALUE;
+        break;
       default:
         // Scheduling hints (priority, access policy, programmatic launch,
         // memory sync domains...) are accepted and have no simulated effect.

@@ -62,6 +62,14 @@ struct CUstream_st {
   int priority = 0;
   unsigned long long id = 0;
 
+  // cuStreamSetAttribute's settings; hints without a simulated effect.
+  std::mutex attribute_mutex;
+  CUaccessPolicyWindow access_policy_window{};
+  CUsynchronizationPolicy sync_policy = CU_SYNC_POLICY_AUTO;
+  CUlaunchMemSyncDomainMap mem_sync_domain_map{0, 1};
+  CUlaunchMemSyncDomain mem_sync_domain = CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;
+  bool nvlink_util_centric = false;
+
   // Guarded by the owning context's submit_mutex: the newest submitted operation.
   simgpu::CompletionRef last_submitted;
 

@@ -7,6 +7,7 @@
 #include "context.h"
 #include "driver_state.h"
 #include "event.h"
+#include "kernel_limits.h"
 #include "mempool.h"
 
 using namespace simgpu;
@@ -87,6 +88,95 @@ CUresult add_callback(CUstream hStream, CUstreamCallback callback, void* userDat
   op.effect = [callback, hStream, userData] { callback(hStream, CUDA_SUCCESS, userData); };
   op.effect_time_counts = true;
   submit(stream, std::move(op));
+  return CUDA_SUCCESS;
+}
+
+// The attributes cuda.h marks "Valid for streams"; any other is refused.
+CUresult set_stream_attribute(CUstream hStream, CUstreamAttrID attribute, const CUstreamAttrValue* value,
+                              NullStream null_means) {
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  CUstream_st* stream = nullptr;
+  if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  std::lock_guard lock(stream->attribute_mutex);
+  switch (attribute) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      if (!valid_access_policy_window(value->accessPolicyWindow)) return CUDA_ERROR_INVALID_VALUE;
+      stream->access_policy_window = value->accessPolicyWindow;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      if (value->syncPolicy < CU_SYNC_POLICY_AUTO || value->syncPolicy > CU_SYNC_POLICY_BLOCKING_SYNC) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      stream->sync_policy = value->syncPolicy;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      stream->priority = std::clamp(value->priority, kGreatestPriority, kLeastPriority);
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+      stream->mem_sync_domain_map = value->memSyncDomainMap;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      if (value->memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT &&
+          value->memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      stream->mem_sync_domain = value->memSyncDomain;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
+      stream->nvlink_util_centric = value->nvlinkUtilCentricScheduling != 0;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult get_stream_attribute(CUstream hStream, CUstreamAttrID attribute, CUstreamAttrValue* value,
+                              NullStream null_means) {
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  CUstream_st* stream = nullptr;
+  if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  std::lock_guard lock(stream->attribute_mutex);
+  switch (attribute) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+      value->accessPolicyWindow = stream->access_policy_window;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+      value->syncPolicy = stream->sync_policy;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+      value->priority = stream->priority;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+      value->memSyncDomainMap = stream->mem_sync_domain_map;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      value->memSyncDomain = stream->mem_sync_domain;
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
+      value->nvlinkUtilCentricScheduling = stream->nvlink_util_centric;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+// Copies the access policy window and the synchronization policy (cuda.h).
+CUresult copy_stream_attributes(CUstream hDst, CUstream hSrc, NullStream null_means) {
+  CUstream_st* dst = nullptr;
+  CUstream_st* src = nullptr;
+  if (CUresult result = resolve_stream(hDst, null_means, dst); result != CUDA_SUCCESS) return result;
+  if (CUresult result = resolve_stream(hSrc, null_means, src); result != CUDA_SUCCESS) return result;
+  if (dst == src) return CUDA_SUCCESS;
+  CUaccessPolicyWindow window;
+  CUsynchronizationPolicy policy;
+  {
+    std::lock_guard lock(src->attribute_mutex);
+    window = src->access_policy_window;
+    policy = src->sync_policy;
+  }
+  std::lock_guard lock(dst->attribute_mutex);
+  dst->access_policy_window = window;
+  dst->sync_policy = policy;
   return CUDA_SUCCESS;
 }
 
@@ -187,6 +277,25 @@ CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pCtx, CUgre
     *pGreenCtx = nullptr;
     return read_stream(hStream, NullStream::kPerThread, [&](CUstream_st& stream) { *pCtx = stream.context; });
   });
+}
+
+CUresult CUDAAPI cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
+  return api_call([&] { return set_stream_attribute(hStream, attr, value, NullStream::kLegacy); });
+}
+CUresult CUDAAPI cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
+  return api_call([&] { return set_stream_attribute(hStream, attr, value, NullStream::kPerThread); });
+}
+CUresult CUDAAPI cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
+  return api_call([&] { return get_stream_attribute(hStream, attr, value_out, NullStream::kLegacy); });
+}
+CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
+  return api_call([&] { return get_stream_attribute(hStream, attr, value_out, NullStream::kPerThread); });
+}
+CUresult CUDAAPI cuStreamCopyAttributes(CUstream dst, CUstream src) {
+  return api_call([&] { return copy_stream_attributes(dst, src, NullStream::kLegacy); });
+}
+CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
+  return api_call([&] { return copy_stream_attributes(dst, src, NullStream::kPerThread); });
 }
 
 CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {

@@ -102,7 +102,11 @@ struct Forwarder<Result (*)(Arguments...), Slot> {
   X(10, cuLibraryLoadData, 12000)       \
   X(11, cuLibraryUnload, 12000)         \
   X(12, cuLaunchKernelEx, 11060)        \
-  X(13, cuLaunchCooperativeKernel, 9000)
+  X(13, cuLaunchCooperativeKernel, 9000) \
+  X(14, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000) \
+  X(15, cuOccupancyAvailableDynamicSMemPerBlock, 10020) \
+  X(16, cuCtxResetPersistingL2Cache, 11000) \
+  X(17, cuStreamSetAttribute, 11000)
 // clang-format on
 
 // cuGetExportTable hands out private, undocumented interface tables (the real
