@@ -27,18 +27,11 @@ std::optional<size_t> minimum_record_bytes(uint16_t kind);
 // True for kinds that belong in Definitions chunks.
 bool is_definition_kind(uint16_t kind);
 
-// Every kind this reader knows, in enum order (for tables and tests).
+// Every kind this reader knows, in the list's order (for tables and tests).
 inline constexpr RecordKind kKnownRecordKinds[] = {
-    RecordKind::kProcessInfo,  RecordKind::kStringDef,    RecordKind::kApiDef,
-    RecordKind::kFunctionDef,  RecordKind::kThreadInfo,   RecordKind::kDeviceInfo,
-    RecordKind::kSectionEnd,   RecordKind::kThreadBatch,  RecordKind::kLost,
-    RecordKind::kApiCall,      RecordKind::kKernelLaunch, RecordKind::kMemoryCopy,
-    RecordKind::kMemorySet,    RecordKind::kSynchronize,  RecordKind::kObjectLifecycle,
-    RecordKind::kGpuActivity,  RecordKind::kApiCount,     RecordKind::kMemoryOperation,
-    RecordKind::kMemoryInfo,
-    RecordKind::kCallStack,    RecordKind::kNativeStackDef, RecordKind::kPythonStackDef,
-    RecordKind::kModuleDef,    RecordKind::kSymbolDef,      RecordKind::kCollectiveComm,
-    RecordKind::kCollective,   RecordKind::kCollectiveGroup,
+#define PROFLAUNCH_RECORD_KIND_KNOWN(name, number, chunk, first_bytes) RecordKind::k##name,
+    PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_KNOWN)
+#undef PROFLAUNCH_RECORD_KIND_KNOWN
 };
 
 }  // namespace proflaunch::format

@@ -101,44 +101,57 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
 // ---------------------------------------------------------------------------
 // Records.
 
+// The one list of record kinds: X(Name, number, chunk, first_bytes). Each
+// kind's struct is `NameRecord`; `chunk` is the chunk kind it belongs in
+// (Definitions or Events); `first_bytes` is the size of the first version of
+// a kind whose fixed part grew (0: it never grew). The enum, the names, the
+// known-kinds list and the definition/event split are generated from it
+// (here and in record_kinds.h/.cpp); adding a kind is one line.
+//
+// Numbers: 1-31 definitions, 32-63 events, 64-95 memory (allocation) records,
+// 96-127 stacks (CallStack is an event, the others definitions), 128-159
+// collectives (NCCL), 160-191 reserved for annotations (NVTX), 192-223 CUDA
+// graphs and stream capture.
+#define PROFLAUNCH_RECORD_KINDS(X)               \
+  X(ProcessInfo, 1, kDefinitions, 0)             \
+  X(StringDef, 2, kDefinitions, 0)               \
+  X(ApiDef, 3, kDefinitions, 0)                  \
+  X(FunctionDef, 4, kDefinitions, 0)             \
+  X(ThreadInfo, 5, kDefinitions, 0)              \
+  X(DeviceInfo, 6, kDefinitions, 0)              \
+  X(SectionEnd, 7, kDefinitions, 0)              \
+  /* the following records (until the next   */ \
+  /* batch) come from this thread             */ \
+  X(ThreadBatch, 32, kEvents, 0)                 \
+  X(Lost, 33, kEvents, 0)                        \
+  X(ApiCall, 34, kEvents, 0)                     \
+  X(KernelLaunch, 35, kEvents, 0)                \
+  X(MemoryCopy, 36, kEvents, 88)                 \
+  X(MemorySet, 37, kEvents, 0)                   \
+  X(Synchronize, 38, kEvents, 0)                 \
+  X(ObjectLifecycle, 39, kEvents, 0)             \
+  X(GpuActivity, 40, kEvents, 48)                 \
+  X(ApiCount, 41, kEvents, 0)                    \
+  X(MemoryOperation, 64, kEvents, 0)             \
+  X(MemoryInfo, 65, kEvents, 0)                  \
+  X(CallStack, 96, kEvents, 0)                   \
+  X(NativeStackDef, 97, kDefinitions, 0)         \
+  X(PythonStackDef, 98, kDefinitions, 0)         \
+  X(ModuleDef, 99, kDefinitions, 0)              \
+  X(SymbolDef, 100, kDefinitions, 0)             \
+  X(CollectiveComm, 128, kEvents, 0)             \
+  X(Collective, 129, kEvents, 0)                 \
+  X(CollectiveGroup, 130, kEvents, 0)           \
+  X(StreamCapture, 192, kEvents, 0)              \
+  X(CapturedNode, 193, kEvents, 0)               \
+  X(GraphNode, 194, kEvents, 0)                  \
+  X(GraphExec, 195, kEvents, 0)                  \
+  X(GraphLaunch, 196, kEvents, 0)
+
 enum class RecordKind : uint16_t {
-  // -- Definitions chunk
-  kProcessInfo = 1,
-  kStringDef = 2,
-  kApiDef = 3,
-  kFunctionDef = 4,
-  kThreadInfo = 5,
-  kDeviceInfo = 6,
-  kSectionEnd = 7,
-
-  // -- Events chunk
-  kThreadBatch = 32,  // the following records (until the next batch) come from this thread
-  kLost = 33,
-  kApiCall = 34,
-  kKernelLaunch = 35,
-  kMemoryCopy = 36,
-  kMemorySet = 37,
-  kSynchronize = 38,
-  kObjectLifecycle = 39,
-  kGpuActivity = 40,
-  kApiCount = 41,
-
-  // -- Events chunk: memory (64..95)
-  kMemoryOperation = 64,
-  kMemoryInfo = 65,
-
-  // -- Stacks (96..127): CallStack in Events chunks, the others in
-  // Definitions chunks (formats/README.md, "Call stacks").
-  kCallStack = 96,
-  kNativeStackDef = 97,
-  kPythonStackDef = 98,
-  kModuleDef = 99,
-  kSymbolDef = 100,
-  // -- Events chunk: collectives (NCCL, 128..159). 160..191 reserved for
-  // annotations (NVTX).
-  kCollectiveComm = 128,
-  kCollective = 129,
-  kCollectiveGroup = 130,
+#define PROFLAUNCH_RECORD_KIND_ENUM(name, number, chunk, first_bytes) k##name = number,
+  PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_ENUM)
+#undef PROFLAUNCH_RECORD_KIND_ENUM
 };
 
 #pragma pack(push, 1)
@@ -309,6 +322,10 @@ enum ApiFlags : uint16_t {
   // A counted call (see ApiCountRecord) recorded because it failed: its
   // duration was not measured and begin_ns == end_ns is when it returned.
   kApiNoDuration = 1u << 3,
+  // The call's stream was capturing: its work became a node of the graph
+  // being captured and did not run (no GpuActivity follows). A
+  // CapturedNode record right after the call's record names the node.
+  kApiCaptured = 1u << 4,
 };
 
 // A host API call that is not itself one of the operations below.
@@ -476,6 +493,7 @@ enum class GpuActivityKind : uint8_t {
   kMemoryCopy = 2,
   kMemorySet = 3,
   kHostFunction = 4,
+  kGraph = 5,  // a graph launch as one unit of work on its stream
 };
 
 enum class GpuTimingSource : uint8_t {
@@ -497,8 +515,135 @@ struct GpuActivityRecord {
   uint8_t kind;    // GpuActivityKind
   uint8_t source;  // GpuTimingSource
   uint8_t reserved[6];
+  // Added after the first version (48 bytes): for work a graph launch ran,
+  // the node (GraphNodeRecord.node) and its kind in `kind`, with the graph
+  // launch's correlation_id; 0 otherwise. The events backend times a graph
+  // launch as one kGraph activity and leaves it 0; a backend that sees
+  // inside graphs (CUPTI) fills it per node.
+  uint64_t graph_node;
 };
-static_assert(sizeof(GpuActivityRecord) == 48);
+static_assert(sizeof(GpuActivityRecord) == 56);
+
+// ---- CUDA graphs and stream capture (192..223) ------------------------------
+//
+// A capture turns the work submitted to a stream (and to the streams it
+// joins) into a graph instead of running it; a graph is instantiated into an
+// executable graph, which is launched as one unit on a stream. The records
+// follow that: StreamCapture at begin and end, CapturedNode for each call
+// that became a node (its stack is the call's CallStack, same correlation
+// id), GraphNode for each node of a graph when it is instantiated, GraphExec
+// for the executable graph's life, GraphLaunch for each launch (its GPU time
+// is a GpuActivity of kind kGraph with the launch's correlation id).
+
+enum class CaptureAction : uint8_t {
+  kBegin = 1,  // cuStreamBeginCapture, cuStreamBeginCaptureToGraph
+  kEnd = 2,    // cuStreamEndCapture
+};
+inline constexpr uint8_t kCaptureModeUnknown = 0xFF;  // a call that does not pass one
+
+struct StreamCaptureRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t stream;      // see kStreamLegacy / kStreamPerThread
+  uint64_t context;
+  uint64_t capture_id;  // the driver's capture sequence id; 0 if not known
+  uint64_t graph;       // end: the graph produced (0 when the capture failed); begin: the graph captured into, or 0
+  uint8_t action;       // CaptureAction
+  uint8_t mode;         // CUstreamCaptureMode (0 global, 1 thread-local, 2 relaxed), or kCaptureModeUnknown
+  uint8_t reserved[6];
+};
+static_assert(sizeof(StreamCaptureRecord) == 80);
+
+// The call with `correlation_id` (a launch, copy, memset, host function,
+// graph launch... flagged kApiCaptured) became `node` of `graph`.
+struct CapturedNodeRecord {
+  RecordHeader header;
+  uint32_t reserved;
+  uint64_t correlation_id;
+  uint64_t capture_id;
+  uint64_t graph;
+  uint64_t node;  // 0 when the driver did not say
+};
+static_assert(sizeof(CapturedNodeRecord) == 40);
+
+// CUgraphNodeType's values (cuda.h), kept as they are.
+enum class GraphNodeType : uint8_t {
+  kKernel = 0,
+  kMemcpy = 1,
+  kMemset = 2,
+  kHost = 3,
+  kGraph = 4,  // a child graph: `function` is the child graph, whose nodes follow
+  kEmpty = 5,
+  kWaitEvent = 6,
+  kEventRecord = 7,
+  kExternalSemaphoreSignal = 8,
+  kExternalSemaphoreWait = 9,
+  kMemAlloc = 10,
+  kMemFree = 11,
+  kBatchMemOp = 12,
+  kConditional = 13,
+};
+
+enum GraphNodeFlags : uint8_t {
+  kGraphNodeDependenciesTruncated = 1u << 0,  // more than kMaxGraphNodeDependencies
+};
+inline constexpr uint16_t kMaxGraphNodeDependencies = 1024;
+
+// One node of `graph`, written when a graph is instantiated (graph_exec is
+// the executable graph made from it). Followed by `dependency_count`
+// uint64 node handles: the nodes it depends on.
+struct GraphNodeRecord {
+  RecordHeader header;
+  uint8_t type;   // GraphNodeType
+  uint8_t flags;  // GraphNodeFlags
+  uint16_t dependency_count;
+  uint64_t graph_exec;
+  uint64_t graph;
+  uint64_t node;
+  uint64_t function;  // kernel: FunctionDefRecord.handle; host: the function; child graph: the graph; else 0
+  Dim3 grid;          // kernel
+  Dim3 block;         // kernel
+  uint32_t dynamic_shared_bytes;  // kernel
+  int32_t device;     // memcpy/memset/alloc: the device of the memory; else -1
+  uint64_t bytes;     // memcpy, memset (width * height * element size), mem alloc
+  uint64_t address;   // memset: destination; mem alloc: the address; mem free: the address; else 0
+  // tail: uint64_t dependencies[dependency_count]
+};
+static_assert(sizeof(GraphNodeRecord) == 88);
+
+enum class GraphExecAction : uint8_t {
+  kInstantiate = 1,   // graph -> graph_exec; its GraphNode records come first
+  kUpdate = 2,        // cuGraphExecUpdate: graph_exec takes graph's parameters
+  kUpload = 3,        // cuGraphUpload on `stream`
+  kDestroy = 4,       // cuGraphExecDestroy
+  kGraphDestroy = 5,  // cuGraphDestroy: graph_exec is 0
+};
+
+struct GraphExecRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t graph_exec;
+  uint64_t graph;
+  uint64_t stream;  // kUpload; else 0
+  uint64_t context;
+  uint32_t node_count;  // kInstantiate: the graph's nodes (child graphs' included); else 0
+  uint8_t action;       // GraphExecAction
+  uint8_t reserved[3];
+};
+static_assert(sizeof(GraphExecRecord) == 80);
+
+// cuGraphLaunch: one submission of every node of graph_exec to `stream`.
+struct GraphLaunchRecord {
+  RecordHeader header;
+  int32_t device;
+  ApiSpan span;
+  uint64_t graph_exec;
+  uint64_t stream;  // see kStreamLegacy / kStreamPerThread
+  uint64_t context;
+};
+static_assert(sizeof(GraphLaunchRecord) == 64);
 
 // ---- Collectives (NCCL) ------------------------------------------------------
 //
@@ -792,38 +937,12 @@ enum SymbolFlags : uint16_t {
 
 // Maps a record struct to its kind, for typed writers and readers.
 template <typename T> struct RecordKindOf;
-#define PROFLAUNCH_RECORD_KIND(Type, Kind)                      \
-  template <> struct RecordKindOf<Type> {                       \
-    static constexpr RecordKind value = RecordKind::Kind;       \
+#define PROFLAUNCH_RECORD_KIND_OF(name, number, chunk, first_bytes) \
+  template <> struct RecordKindOf<name##Record> {                     \
+    static constexpr RecordKind value = RecordKind::k##name;          \
   };
-PROFLAUNCH_RECORD_KIND(ProcessInfoRecord, kProcessInfo)
-PROFLAUNCH_RECORD_KIND(StringDefRecord, kStringDef)
-PROFLAUNCH_RECORD_KIND(ApiDefRecord, kApiDef)
-PROFLAUNCH_RECORD_KIND(FunctionDefRecord, kFunctionDef)
-PROFLAUNCH_RECORD_KIND(ThreadInfoRecord, kThreadInfo)
-PROFLAUNCH_RECORD_KIND(DeviceInfoRecord, kDeviceInfo)
-PROFLAUNCH_RECORD_KIND(SectionEndRecord, kSectionEnd)
-PROFLAUNCH_RECORD_KIND(ThreadBatchRecord, kThreadBatch)
-PROFLAUNCH_RECORD_KIND(LostRecord, kLost)
-PROFLAUNCH_RECORD_KIND(ApiCallRecord, kApiCall)
-PROFLAUNCH_RECORD_KIND(KernelLaunchRecord, kKernelLaunch)
-PROFLAUNCH_RECORD_KIND(MemoryCopyRecord, kMemoryCopy)
-PROFLAUNCH_RECORD_KIND(MemorySetRecord, kMemorySet)
-PROFLAUNCH_RECORD_KIND(SynchronizeRecord, kSynchronize)
-PROFLAUNCH_RECORD_KIND(ObjectLifecycleRecord, kObjectLifecycle)
-PROFLAUNCH_RECORD_KIND(GpuActivityRecord, kGpuActivity)
-PROFLAUNCH_RECORD_KIND(ApiCountRecord, kApiCount)
-PROFLAUNCH_RECORD_KIND(CallStackRecord, kCallStack)
-PROFLAUNCH_RECORD_KIND(NativeStackDefRecord, kNativeStackDef)
-PROFLAUNCH_RECORD_KIND(PythonStackDefRecord, kPythonStackDef)
-PROFLAUNCH_RECORD_KIND(ModuleDefRecord, kModuleDef)
-PROFLAUNCH_RECORD_KIND(SymbolDefRecord, kSymbolDef)
-PROFLAUNCH_RECORD_KIND(CollectiveCommRecord, kCollectiveComm)
-PROFLAUNCH_RECORD_KIND(CollectiveRecord, kCollective)
-PROFLAUNCH_RECORD_KIND(CollectiveGroupRecord, kCollectiveGroup)
-PROFLAUNCH_RECORD_KIND(MemoryOperationRecord, kMemoryOperation)
-PROFLAUNCH_RECORD_KIND(MemoryInfoRecord, kMemoryInfo)
-#undef PROFLAUNCH_RECORD_KIND
+PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_OF)
+#undef PROFLAUNCH_RECORD_KIND_OF
 
 // Fills a fixed-size record's header. Variable-size records set `bytes` themselves.
 template <typename T>

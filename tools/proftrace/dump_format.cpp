@@ -1,6 +1,8 @@
 #include "tools/proftrace/dump_format.h"
 
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 
 #include "formats/record_kinds.h"
 #include "tools/proftrace/collective_text.h"
@@ -197,6 +199,62 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.num("end_ns", r.end_ns).num("dur_ns", static_cast<int64_t>(r.end_ns - r.start_ns));
       b.text("stream", stream_handle_text(r.stream)).text("kind", gpu_activity_kind_name(r.kind));
       b.num("source", static_cast<unsigned>(r.source));
+      if (r.graph_node != 0) b.hexnum("graph_node", r.graph_node);
+      break;
+    }
+    case RecordKind::kStreamCapture: {
+      const auto r = record.as<StreamCaptureRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).text("stream", stream_handle_text(r.stream)).hexnum("context", r.context);
+      b.text("action", r.action == static_cast<uint8_t>(CaptureAction::kBegin) ? "begin" : "end");
+      if (r.mode == kCaptureModeUnknown) b.text("mode", "unknown");
+      else b.num("mode", static_cast<unsigned>(r.mode));
+      b.num("capture_id", r.capture_id).hexnum("graph", r.graph);
+      break;
+    }
+    case RecordKind::kCapturedNode: {
+      const auto r = record.as<CapturedNodeRecord>();
+      b.num("correlation_id", r.correlation_id).num("capture_id", r.capture_id);
+      b.hexnum("graph", r.graph).hexnum("node", r.node);
+      break;
+    }
+    case RecordKind::kGraphNode: {
+      const auto r = record.as<GraphNodeRecord>();
+      b.hexnum("graph_exec", r.graph_exec).hexnum("graph", r.graph).hexnum("node", r.node);
+      b.text("type", "\"" + graph_node_type_name(r.type) + "\"").hexnum("function", r.function);
+      if (r.type == static_cast<uint8_t>(GraphNodeType::kKernel)) {
+        b.text("grid", std::to_string(r.grid.x) + "x" + std::to_string(r.grid.y) + "x" + std::to_string(r.grid.z));
+        b.text("block", std::to_string(r.block.x) + "x" + std::to_string(r.block.y) + "x" + std::to_string(r.block.z));
+        b.num("dynamic_shared_bytes", r.dynamic_shared_bytes);
+      }
+      b.num("device", r.device).num("bytes", r.bytes).hexnum("address", r.address);
+      const std::string_view tail = record.tail<GraphNodeRecord>();
+      std::string deps;
+      for (size_t i = 0; i + 8 <= tail.size() && i / 8 < r.dependency_count; i += 8) {
+        uint64_t node = 0;
+        std::memcpy(&node, tail.data() + i, 8);
+        char text[24];
+        std::snprintf(text, sizeof text, "%s0x%llx", deps.empty() ? "" : ",", static_cast<unsigned long long>(node));
+        deps += text;
+      }
+      b.text("dependencies", "[" + deps + "]");
+      if (r.flags & kGraphNodeDependenciesTruncated) b.text("dependencies_truncated", "true");
+      break;
+    }
+    case RecordKind::kGraphExec: {
+      const auto r = record.as<GraphExecRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).text("action", "\"" + graph_exec_action_name(r.action) + "\"");
+      b.hexnum("graph_exec", r.graph_exec).hexnum("graph", r.graph);
+      if (r.stream != 0) b.text("stream", stream_handle_text(r.stream));
+      b.hexnum("context", r.context).num("node_count", r.node_count);
+      break;
+    }
+    case RecordKind::kGraphLaunch: {
+      const auto r = record.as<GraphLaunchRecord>();
+      span_fields(b, r.span, section);
+      b.num("device", r.device).hexnum("graph_exec", r.graph_exec).text("stream", stream_handle_text(r.stream));
+      b.hexnum("context", r.context);
       break;
     }
     case RecordKind::kCallStack:

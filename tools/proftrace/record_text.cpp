@@ -101,8 +101,40 @@ std::string gpu_activity_kind_name(uint8_t kind) {
     case GpuActivityKind::kMemoryCopy: return "memcpy";
     case GpuActivityKind::kMemorySet: return "memset";
     case GpuActivityKind::kHostFunction: return "host function";
+    case GpuActivityKind::kGraph: return "graph";
   }
   return unknown(kind);
+}
+
+std::string graph_node_type_name(uint8_t type) {
+  switch (static_cast<GraphNodeType>(type)) {
+    case GraphNodeType::kKernel: return "kernel";
+    case GraphNodeType::kMemcpy: return "memcpy";
+    case GraphNodeType::kMemset: return "memset";
+    case GraphNodeType::kHost: return "host";
+    case GraphNodeType::kGraph: return "child graph";
+    case GraphNodeType::kEmpty: return "empty";
+    case GraphNodeType::kWaitEvent: return "wait event";
+    case GraphNodeType::kEventRecord: return "event record";
+    case GraphNodeType::kExternalSemaphoreSignal: return "semaphore signal";
+    case GraphNodeType::kExternalSemaphoreWait: return "semaphore wait";
+    case GraphNodeType::kMemAlloc: return "mem alloc";
+    case GraphNodeType::kMemFree: return "mem free";
+    case GraphNodeType::kBatchMemOp: return "batch mem op";
+    case GraphNodeType::kConditional: return "conditional";
+  }
+  return unknown(type);
+}
+
+std::string graph_exec_action_name(uint8_t action) {
+  switch (static_cast<GraphExecAction>(action)) {
+    case GraphExecAction::kInstantiate: return "instantiate";
+    case GraphExecAction::kUpdate: return "update";
+    case GraphExecAction::kUpload: return "upload";
+    case GraphExecAction::kDestroy: return "destroy";
+    case GraphExecAction::kGraphDestroy: return "graph destroy";
+  }
+  return unknown(action);
 }
 
 std::string allocation_kind_name(uint8_t kind) {

@@ -140,7 +140,7 @@ std::map<std::string, StructFact> facts_from_code() {
        FIELD(GpuActivityRecord, correlation_id), FIELD(GpuActivityRecord, start_ns),
        FIELD(GpuActivityRecord, end_ns), FIELD(GpuActivityRecord, stream),
        FIELD(GpuActivityRecord, kind), FIELD(GpuActivityRecord, source),
-       FIELD(GpuActivityRecord, reserved)});
+       FIELD(GpuActivityRecord, reserved), FIELD(GpuActivityRecord, graph_node)});
   facts["CallStack"] = record<CallStackRecord>(
       {FIELD(CallStackRecord, header), FIELD(CallStackRecord, point),
        FIELD(CallStackRecord, reserved), FIELD(CallStackRecord, correlation_id),
@@ -196,6 +196,32 @@ std::map<std::string, StructFact> facts_from_code() {
       {FIELD(MemoryInfoRecord, header), FIELD(MemoryInfoRecord, device),
        SPAN_FIELDS(MemoryInfoRecord), FIELD(MemoryInfoRecord, free_bytes),
        FIELD(MemoryInfoRecord, total_bytes)});
+  facts["StreamCapture"] = record<StreamCaptureRecord>(
+      {FIELD(StreamCaptureRecord, header), FIELD(StreamCaptureRecord, device), SPAN_FIELDS(StreamCaptureRecord),
+       FIELD(StreamCaptureRecord, stream), FIELD(StreamCaptureRecord, context),
+       FIELD(StreamCaptureRecord, capture_id), FIELD(StreamCaptureRecord, graph),
+       FIELD(StreamCaptureRecord, action), FIELD(StreamCaptureRecord, mode),
+       FIELD(StreamCaptureRecord, reserved)});
+  facts["CapturedNode"] = record<CapturedNodeRecord>(
+      {FIELD(CapturedNodeRecord, header), FIELD(CapturedNodeRecord, reserved),
+       FIELD(CapturedNodeRecord, correlation_id), FIELD(CapturedNodeRecord, capture_id),
+       FIELD(CapturedNodeRecord, graph), FIELD(CapturedNodeRecord, node)});
+  facts["GraphNode"] = record<GraphNodeRecord>(
+      {FIELD(GraphNodeRecord, header), FIELD(GraphNodeRecord, type), FIELD(GraphNodeRecord, flags),
+       FIELD(GraphNodeRecord, dependency_count), FIELD(GraphNodeRecord, graph_exec),
+       FIELD(GraphNodeRecord, graph), FIELD(GraphNodeRecord, node), FIELD(GraphNodeRecord, function),
+       FIELD(GraphNodeRecord, grid), FIELD(GraphNodeRecord, block),
+       FIELD(GraphNodeRecord, dynamic_shared_bytes), FIELD(GraphNodeRecord, device),
+       FIELD(GraphNodeRecord, bytes), FIELD(GraphNodeRecord, address)});
+  facts["GraphExec"] = record<GraphExecRecord>(
+      {FIELD(GraphExecRecord, header), FIELD(GraphExecRecord, device), SPAN_FIELDS(GraphExecRecord),
+       FIELD(GraphExecRecord, graph_exec), FIELD(GraphExecRecord, graph), FIELD(GraphExecRecord, stream),
+       FIELD(GraphExecRecord, context), FIELD(GraphExecRecord, node_count), FIELD(GraphExecRecord, action),
+       FIELD(GraphExecRecord, reserved)});
+  facts["GraphLaunch"] = record<GraphLaunchRecord>(
+      {FIELD(GraphLaunchRecord, header), FIELD(GraphLaunchRecord, device), SPAN_FIELDS(GraphLaunchRecord),
+       FIELD(GraphLaunchRecord, graph_exec), FIELD(GraphLaunchRecord, stream),
+       FIELD(GraphLaunchRecord, context)});
   return facts;
 }
 

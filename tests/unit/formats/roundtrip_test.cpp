@@ -73,6 +73,11 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<CollectiveCommRecord>(random));
   event(noisy_record<CollectiveRecord>(random));
   event(noisy_record<CollectiveGroupRecord>(random));
+  event(noisy_record<StreamCaptureRecord>(random));
+  event(noisy_record<CapturedNodeRecord>(random));
+  event(noisy_record<GraphNodeRecord>(random));
+  event(noisy_record<GraphExecRecord>(random));
+  event(noisy_record<GraphLaunchRecord>(random));
   const uint32_t string_id = trace.string(section, "void kernel<float>(float*)");
 
   std::string error;
@@ -223,9 +228,10 @@ TEST(RoundTrip, ChunksAreCutAtTheConfiguredSize) {
   TraceBuilder trace(TraceBuilder::Options{.chunk_content_bytes = 1000});
   for (int i = 0; i < 100; ++i) trace.event(1, 1, GpuActivityRecord{});
   trace.flush();
-  // 100 * 48 bytes plus one ThreadBatch per chunk: 5 chunks of <= 1000 bytes.
-  EXPECT_EQ(trace.chunks().size(), 5u);
-  for (const auto& chunk : trace.chunks()) EXPECT_LE(chunk.records * 48, 1000u + 48);
+  // 100 records plus one ThreadBatch per chunk, in chunks of <= 1000 bytes.
+  constexpr size_t kPerChunk = (1000 - sizeof(ThreadBatchRecord)) / sizeof(GpuActivityRecord);
+  EXPECT_EQ(trace.chunks().size(), (100 + kPerChunk - 1) / kPerChunk);
+  for (const auto& chunk : trace.chunks()) EXPECT_LE(chunk.records * sizeof(GpuActivityRecord), 1000u + sizeof(GpuActivityRecord));
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
       case GpuActivityKind::kMemoryCopy: category = "gpu.memcpy"; break;
       case GpuActivityKind::kMemorySet: category = "gpu.memset"; break;
       case GpuActivityKind::kHostFunction: category = "gpu.host_function"; break;
+      case GpuActivityKind::kGraph: category = "gpu.graph"; break;
     }
     name = json_quoted(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
   }
