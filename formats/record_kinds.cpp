@@ -1,5 +1,7 @@
 #include "formats/record_kinds.h"
 
+#include <cstddef>
+
 namespace proflaunch::format {
 namespace {
 
@@ -11,20 +13,31 @@ struct KindInfo {
 };
 
 // Kinds are below 256 (record delta coding relies on it too).
-#define PROFLAUNCH_RECORD_KIND_BELOW_256(name, number, chunk, first_bytes) \
+#define PROFLAUNCH_RECORD_KIND_BELOW_256(name, number, chunk, first_bytes, span) \
   static_assert((number) > 0 && (number) < 256, #name " must be in 1..255");
 PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_BELOW_256)
 #undef PROFLAUNCH_RECORD_KIND_BELOW_256
 
 // A grown kind's first version is shorter than its struct.
-#define PROFLAUNCH_RECORD_KIND_FIRST_SIZE(name, number, chunk, first_bytes) \
+#define PROFLAUNCH_RECORD_KIND_FIRST_SIZE(name, number, chunk, first_bytes, span) \
   static_assert((first_bytes) == 0 || (first_bytes) < sizeof(name##Record), #name);
 PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_FIRST_SIZE)
 #undef PROFLAUNCH_RECORD_KIND_FIRST_SIZE
 
+// Kinds that declare an ApiSpan keep it where every tool looks for it.
+template <typename Record, bool kHasSpan>
+constexpr bool span_where_expected() {
+  if constexpr (kHasSpan) return offsetof(Record, span) == kApiSpanOffset;
+  else return true;
+}
+#define PROFLAUNCH_RECORD_KIND_SPAN_AT(name, number, chunk, first_bytes, has_span) \
+  static_assert(span_where_expected<name##Record, has_span>(), #name " keeps its ApiSpan at kApiSpanOffset");
+PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_SPAN_AT)
+#undef PROFLAUNCH_RECORD_KIND_SPAN_AT
+
 struct KindTable {
   KindTable() {
-#define PROFLAUNCH_RECORD_KIND_ROW(name, number, chunk, first_bytes)                                      \
+#define PROFLAUNCH_RECORD_KIND_ROW(name, number, chunk, first_bytes, span)                                      \
   kinds[number] = KindInfo{#name, static_cast<uint16_t>(sizeof(name##Record)),                              \
                            static_cast<uint16_t>((first_bytes) != 0 ? (first_bytes) : sizeof(name##Record)), \
                            ChunkKind::chunk == ChunkKind::kDefinitions};

@@ -29,7 +29,7 @@ bool is_definition_kind(uint16_t kind);
 
 // Every kind this reader knows, in the list's order (for tables and tests).
 inline constexpr RecordKind kKnownRecordKinds[] = {
-#define PROFLAUNCH_RECORD_KIND_KNOWN(name, number, chunk, first_bytes) RecordKind::k##name,
+#define PROFLAUNCH_RECORD_KIND_KNOWN(name, number, chunk, first_bytes, span) RecordKind::k##name,
     PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_KNOWN)
 #undef PROFLAUNCH_RECORD_KIND_KNOWN
 };

@@ -101,10 +101,11 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
 // ---------------------------------------------------------------------------
 // Records.
 
-// The one list of record kinds: X(Name, number, chunk, first_bytes). Each
-// kind's struct is `NameRecord`; `chunk` is the chunk kind it belongs in
+// The one list of record kinds: X(Name, number, chunk, first_bytes, span).
+// Each kind's struct is `NameRecord`; `chunk` is the chunk kind it belongs in
 // (Definitions or Events); `first_bytes` is the size of the first version of
-// a kind whose fixed part grew (0: it never grew). The enum, the names, the
+// a kind whose fixed part grew (0: it never grew); `span`: the record has an
+// ApiSpan at kApiSpanOffset (the shim's writer converts its times). The enum, the names, the
 // known-kinds list and the definition/event split are generated from it
 // (here and in record_kinds.h/.cpp); adding a kind is one line.
 //
@@ -113,43 +114,43 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
 // collectives (NCCL), 160-191 reserved for annotations (NVTX), 192-223 CUDA
 // graphs and stream capture.
 #define PROFLAUNCH_RECORD_KINDS(X)               \
-  X(ProcessInfo, 1, kDefinitions, 0)             \
-  X(StringDef, 2, kDefinitions, 0)               \
-  X(ApiDef, 3, kDefinitions, 0)                  \
-  X(FunctionDef, 4, kDefinitions, 0)             \
-  X(ThreadInfo, 5, kDefinitions, 0)              \
-  X(DeviceInfo, 6, kDefinitions, 0)              \
-  X(SectionEnd, 7, kDefinitions, 0)              \
+  X(ProcessInfo, 1, kDefinitions, 0, false)             \
+  X(StringDef, 2, kDefinitions, 0, false)               \
+  X(ApiDef, 3, kDefinitions, 0, false)                  \
+  X(FunctionDef, 4, kDefinitions, 0, false)             \
+  X(ThreadInfo, 5, kDefinitions, 0, false)              \
+  X(DeviceInfo, 6, kDefinitions, 0, false)              \
+  X(SectionEnd, 7, kDefinitions, 0, false)              \
   /* the following records (until the next   */ \
   /* batch) come from this thread             */ \
-  X(ThreadBatch, 32, kEvents, 0)                 \
-  X(Lost, 33, kEvents, 0)                        \
-  X(ApiCall, 34, kEvents, 0)                     \
-  X(KernelLaunch, 35, kEvents, 0)                \
-  X(MemoryCopy, 36, kEvents, 88)                 \
-  X(MemorySet, 37, kEvents, 0)                   \
-  X(Synchronize, 38, kEvents, 0)                 \
-  X(ObjectLifecycle, 39, kEvents, 0)             \
-  X(GpuActivity, 40, kEvents, 48)                 \
-  X(ApiCount, 41, kEvents, 0)                    \
-  X(MemoryOperation, 64, kEvents, 0)             \
-  X(MemoryInfo, 65, kEvents, 0)                  \
-  X(CallStack, 96, kEvents, 0)                   \
-  X(NativeStackDef, 97, kDefinitions, 0)         \
-  X(PythonStackDef, 98, kDefinitions, 0)         \
-  X(ModuleDef, 99, kDefinitions, 0)              \
-  X(SymbolDef, 100, kDefinitions, 0)             \
-  X(CollectiveComm, 128, kEvents, 0)             \
-  X(Collective, 129, kEvents, 0)                 \
-  X(CollectiveGroup, 130, kEvents, 0)           \
-  X(StreamCapture, 192, kEvents, 0)              \
-  X(CapturedNode, 193, kEvents, 0)               \
-  X(GraphNode, 194, kEvents, 0)                  \
-  X(GraphExec, 195, kEvents, 0)                  \
-  X(GraphLaunch, 196, kEvents, 0)
+  X(ThreadBatch, 32, kEvents, 0, false)                 \
+  X(Lost, 33, kEvents, 0, false)                        \
+  X(ApiCall, 34, kEvents, 0, true)                     \
+  X(KernelLaunch, 35, kEvents, 0, true)                \
+  X(MemoryCopy, 36, kEvents, 88, true)                 \
+  X(MemorySet, 37, kEvents, 0, true)                   \
+  X(Synchronize, 38, kEvents, 0, true)                 \
+  X(ObjectLifecycle, 39, kEvents, 0, true)             \
+  X(GpuActivity, 40, kEvents, 48, false)                 \
+  X(ApiCount, 41, kEvents, 0, false)                    \
+  X(MemoryOperation, 64, kEvents, 0, true)             \
+  X(MemoryInfo, 65, kEvents, 0, true)                  \
+  X(CallStack, 96, kEvents, 0, false)                   \
+  X(NativeStackDef, 97, kDefinitions, 0, false)         \
+  X(PythonStackDef, 98, kDefinitions, 0, false)         \
+  X(ModuleDef, 99, kDefinitions, 0, false)              \
+  X(SymbolDef, 100, kDefinitions, 0, false)             \
+  X(CollectiveComm, 128, kEvents, 0, true)             \
+  X(Collective, 129, kEvents, 0, true)                 \
+  X(CollectiveGroup, 130, kEvents, 0, true)           \
+  X(StreamCapture, 192, kEvents, 0, true)              \
+  X(CapturedNode, 193, kEvents, 0, false)               \
+  X(GraphNode, 194, kEvents, 0, false)                  \
+  X(GraphExec, 195, kEvents, 0, true)                  \
+  X(GraphLaunch, 196, kEvents, 0, true)
 
 enum class RecordKind : uint16_t {
-#define PROFLAUNCH_RECORD_KIND_ENUM(name, number, chunk, first_bytes) k##name = number,
+#define PROFLAUNCH_RECORD_KIND_ENUM(name, number, chunk, first_bytes, span) k##name = number,
   PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_ENUM)
 #undef PROFLAUNCH_RECORD_KIND_ENUM
 };
@@ -791,34 +792,17 @@ static_assert(offsetof(MemoryInfoRecord, span) == 8);
 // Host API records keep their ApiSpan at one offset (after the header and a
 // 4-byte field), so that code handling every such kind - the shim's writer
 // converting ticks to ns, tools summarizing API calls - needs no per-kind
-// layout. A new kind with an ApiSpan puts it here and joins has_api_span().
+// layout. A kind with an ApiSpan says so in PROFLAUNCH_RECORD_KINDS.
 inline constexpr size_t kApiSpanOffset = 8;
-static_assert(offsetof(ApiCallRecord, span) == kApiSpanOffset);
-static_assert(offsetof(KernelLaunchRecord, span) == kApiSpanOffset);
-static_assert(offsetof(MemoryCopyRecord, span) == kApiSpanOffset);
-static_assert(offsetof(MemorySetRecord, span) == kApiSpanOffset);
-static_assert(offsetof(SynchronizeRecord, span) == kApiSpanOffset);
-static_assert(offsetof(ObjectLifecycleRecord, span) == kApiSpanOffset);
-static_assert(offsetof(CollectiveCommRecord, span) == kApiSpanOffset);
-static_assert(offsetof(CollectiveRecord, span) == kApiSpanOffset);
-static_assert(offsetof(CollectiveGroupRecord, span) == kApiSpanOffset);
-static_assert(offsetof(MemoryOperationRecord, span) == kApiSpanOffset);
-static_assert(offsetof(MemoryInfoRecord, span) == kApiSpanOffset);
+
 
 constexpr bool has_api_span(uint16_t kind) {
-  switch (static_cast<RecordKind>(kind)) {
-    case RecordKind::kApiCall:
-    case RecordKind::kKernelLaunch:
-    case RecordKind::kMemoryCopy:
-    case RecordKind::kMemorySet:
-    case RecordKind::kSynchronize:
-    case RecordKind::kObjectLifecycle:
-    case RecordKind::kCollectiveComm:
-    case RecordKind::kCollective:
-    case RecordKind::kCollectiveGroup:
-    case RecordKind::kMemoryOperation:
-    case RecordKind::kMemoryInfo:
-      return true;
+  switch (kind) {
+#define PROFLAUNCH_RECORD_KIND_SPAN(name, number, chunk, first_bytes, span) \
+  case number:                                                          \
+    return span;
+    PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_SPAN)
+#undef PROFLAUNCH_RECORD_KIND_SPAN
     default:
       return false;
   }
@@ -937,7 +921,7 @@ enum SymbolFlags : uint16_t {
 
 // Maps a record struct to its kind, for typed writers and readers.
 template <typename T> struct RecordKindOf;
-#define PROFLAUNCH_RECORD_KIND_OF(name, number, chunk, first_bytes) \
+#define PROFLAUNCH_RECORD_KIND_OF(name, number, chunk, first_bytes, span) \
   template <> struct RecordKindOf<name##Record> {                     \
     static constexpr RecordKind value = RecordKind::k##name;          \
   };

@@ -38,6 +38,9 @@ enum class Operation : uint8_t {
   kMemoryInfo,   // cuMemGetInfo
   kHostFunction, // a host function queued on a stream
   kCounted,      // a counted runtime call: the driver calls inside are counted too
+  kCapture,      // stream capture begin and end
+  kGraph,        // graph instantiation, update, upload, destruction
+  kGraphLaunch,  // a graph launched on a stream
 };
 
 struct RuntimeFrame {

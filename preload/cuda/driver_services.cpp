@@ -81,6 +81,21 @@ const DriverServices& driver_services() noexcept {
   resolve(g_services.kernel_get_name, "cuKernelGetName", ignored);
   resolve(g_services.stream_get_id, "cuStreamGetId", ignored);
   resolve(g_services.device_get_uuid, "cuDeviceGetUuid_v2", ignored);
+  resolve(g_services.stream_is_capturing, "cuStreamIsCapturing", ignored);
+  resolve(g_services.stream_get_capture_info_v3, "cuStreamGetCaptureInfo_v3", ignored);
+  resolve(g_services.stream_get_capture_info_v2, "cuStreamGetCaptureInfo_v2", ignored);
+  resolve(g_services.thread_exchange_stream_capture_mode, "cuThreadExchangeStreamCaptureMode", ignored);
+  resolve(g_services.graph_get_nodes, "cuGraphGetNodes", ignored);
+  resolve(g_services.graph_node_get_type, "cuGraphNodeGetType", ignored);
+  resolve(g_services.graph_node_get_dependencies, "cuGraphNodeGetDependencies", ignored);
+  resolve(g_services.graph_kernel_node_get_params, "cuGraphKernelNodeGetParams_v2", ignored);
+  resolve(g_services.graph_memcpy_node_get_params, "cuGraphMemcpyNodeGetParams", ignored);
+  resolve(g_services.graph_memset_node_get_params, "cuGraphMemsetNodeGetParams", ignored);
+  resolve(g_services.graph_host_node_get_params, "cuGraphHostNodeGetParams", ignored);
+  resolve(g_services.graph_child_graph_node_get_graph, "cuGraphChildGraphNodeGetGraph", ignored);
+  resolve(g_services.graph_mem_alloc_node_get_params, "cuGraphMemAllocNodeGetParams", ignored);
+  resolve(g_services.graph_mem_free_node_get_params, "cuGraphMemFreeNodeGetParams", ignored);
+  resolve(g_services.kernel_get_function, "cuKernelGetFunction", ignored);
   g_complete.store(true, std::memory_order_release);
   return g_services;
 }

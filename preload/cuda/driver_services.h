@@ -30,6 +30,24 @@ struct DriverServices {
   CUresult (*event_destroy)(CUevent);
   CUresult (*stream_create)(CUstream*, unsigned int);
   CUresult (*stream_destroy)(CUstream);
+  // Stream capture and graphs (capture_state.h, rows/graph_row.h).
+  CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*);
+  CUresult (*stream_get_capture_info_v3)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
+                                         const CUgraphNode**, const CUgraphEdgeData**, size_t*);
+  CUresult (*stream_get_capture_info_v2)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
+                                         const CUgraphNode**, size_t*);
+  CUresult (*thread_exchange_stream_capture_mode)(CUstreamCaptureMode*);
+  CUresult (*graph_get_nodes)(CUgraph, CUgraphNode*, size_t*);
+  CUresult (*graph_node_get_type)(CUgraphNode, CUgraphNodeType*);
+  CUresult (*graph_node_get_dependencies)(CUgraphNode, CUgraphNode*, size_t*);
+  CUresult (*graph_kernel_node_get_params)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2*);
+  CUresult (*graph_memcpy_node_get_params)(CUgraphNode, CUDA_MEMCPY3D*);
+  CUresult (*graph_memset_node_get_params)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS*);
+  CUresult (*graph_host_node_get_params)(CUgraphNode, CUDA_HOST_NODE_PARAMS*);
+  CUresult (*graph_child_graph_node_get_graph)(CUgraphNode, CUgraph*);
+  CUresult (*graph_mem_alloc_node_get_params)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*);
+  CUresult (*graph_mem_free_node_get_params)(CUgraphNode, CUdeviceptr*);
+  CUresult (*kernel_get_function)(CUfunction*, CUkernel);
 };
 
 // Null members where the loaded driver lacks a function, and all of them

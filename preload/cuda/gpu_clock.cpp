@@ -6,6 +6,7 @@
 #include <new>
 
 #include "preload/clock.h"
+#include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 
 namespace proflaunch::cuda {
@@ -61,6 +62,9 @@ constexpr int kAnchorTries = 4;
 // With the clock's context current on the calling thread and g_mutex held.
 bool add_anchor(ContextClock& clock) {
   const DriverServices& driver = driver_services();
+  // cuEventSynchronize is an unsafe call during a capture: relaxed, so it
+  // cannot invalidate one (capture_state.h).
+  RelaxedCaptureScope relaxed;
   if (driver.event_create == nullptr) return false;
   Anchor best{nullptr, 0, 0};
   uint64_t best_round_trip_ns = 0;

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "preload/clock.h"
+#include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/event_pool.h"
 #include "preload/cuda/gpu_clock.h"
@@ -222,6 +223,10 @@ void before_drain() noexcept { snapshot_pending_operations(); }
 
 void run(WriterRecordSink& sink, bool final) noexcept {
   take_pending_operations([](const PendingOperation& op) { g_waiting.push_back(op); });
+  // The writer's event queries and synchronizations must never invalidate a
+  // program thread's capture (capture_state.h): relaxed before its first
+  // driver call (there is none while nothing waits).
+  if (!g_waiting.empty()) relax_this_thread();
   Unresolved unresolved;
   unresolved.add(take_queue_overflow_count(), now_ns());
   if (!g_waiting.empty()) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "preload/cuda/capture_state.h"
 #include "preload/cuda/gpu_timing.h"
 
 namespace proflaunch::cuda {
@@ -40,6 +41,14 @@ struct LibraryFrameEntry {
     return entry;
   }
 };
+
+// The start event a library call takes on `stream` for its later launch:
+// none when the stream captures (the launch becomes a graph node and does
+// not run; capture_state.h) or GPU timing is off.
+inline TimingToken library_frame_start(CUstream stream, CUcontext context) noexcept {
+  if (!gpu_timing_enabled() || stream_may_be_capturing(stream)) return TimingToken{};
+  return gpu_timing().before(stream, context, Submission::kLibraryFrame, false);
+}
 
 struct LibraryFrame {
   uint32_t count;  // 0: no library call in progress on this thread (zero-initialized TLS)

@@ -14,6 +14,7 @@
 #include <cuda.h>
 
 #include "preload/cuda/api_call.h"
+#include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/library_frame.h"
@@ -27,11 +28,14 @@ class StreamOperation {
       : device_(current_device(&context_)),
         runs_on_(effective_stream(stream, per_thread)),
         stream_id_(stream_handle(stream, per_thread)),
+        captured_(stream_may_be_capturing(runs_on_)),
         library_(operation == Operation::kLaunch ? take_library_frame_entry(runs_on_) : nullptr),
         call_(api, operation, variant_flags(per_thread, async), library_ ? library_->correlation_id : 0),
-        token_(library_ ? library_->start()
-                        : (gpu_timing_enabled() ? gpu_timing().before(runs_on_, context_, submission, done_by_return)
-                                               : TimingToken{})) {}
+        // Never a timing event into a capturing stream (capture_state.h).
+        token_(captured_  ? TimingToken{}
+               : library_ ? library_->start()
+                          : (gpu_timing_enabled() ? gpu_timing().before(runs_on_, context_, submission, done_by_return)
+                                                  : TimingToken{})) {}
 
   // Right after the real call returned, before anything else.
   void returned(CUresult result) noexcept {
@@ -44,6 +48,7 @@ class StreamOperation {
   template <typename Record>
   void finish(Record& record, CUresult result) noexcept {
     call_.finish(record.span, result);
+    if (captured_) record.span.flags |= format::kApiCaptured;
     record.device = device_;
     record.stream = stream_id_;
     record.context = reinterpret_cast<uint64_t>(context_);
@@ -52,10 +57,18 @@ class StreamOperation {
   // After the record was committed: the timing backend resolves it later.
   // Work the driver refused never runs (returned() let its events go); work
   // that runs without a start event is still handed over, to be counted.
+  // Captured work did not run: it has no GPU time, and the node it became
+  // is recorded instead (after the call's record and its stack).
   void queue(format::GpuActivityKind kind) noexcept {
+    if (captured_) {
+      if (submitted_) record_captured_node(call_.correlation(), runs_on_);
+      return;
+    }
     if (submitted_ && gpu_timing_enabled())
       gpu_timing().queue(token_, GpuOperation{call_.correlation(), stream_id_, device_, kind});
   }
+
+  bool captured() const noexcept { return captured_; }
 
   uint64_t correlation() const noexcept { return call_.correlation(); }
   int device() const noexcept { return device_; }
@@ -65,6 +78,7 @@ class StreamOperation {
   int device_;
   CUstream runs_on_;
   uint64_t stream_id_;
+  bool captured_;
   LibraryFrameEntry* library_;  // a library call's entry this launch took, else null
   DriverCall call_;     // before token_: see the top of this file
   TimingToken token_;

@@ -85,7 +85,7 @@ ncclResult_t traced_collective(const CollectiveCall& call, CallReal&& call_real)
   const bool framed = current != nullptr && info->context == current;
   cuda::LibraryFrame& frame = cuda::tls_library_frame;
   if (framed) {
-    frame.entries[0] = cuda::LibraryFrameEntry::make(runs_on, correlation, cuda::gpu_timing().before(runs_on, current, cuda::Submission::kLibraryFrame, false));
+    frame.entries[0] = cuda::LibraryFrameEntry::make(runs_on, correlation, cuda::library_frame_start(runs_on, current));
     frame.count = 1;
   }
   const ncclResult_t result = call_real();

@@ -48,7 +48,7 @@ ncclResult_t outermost_group_end(CallReal&& call_real) {
     // streams' kernels time themselves.
     if (s.context == nullptr || s.context != current) continue;
     frame.entries[frame.count++] =
-        cuda::LibraryFrameEntry::make(s.runs_on, correlations[i], cuda::gpu_timing().before(s.runs_on, current, cuda::Submission::kLibraryFrame, false));
+        cuda::LibraryFrameEntry::make(s.runs_on, correlations[i], cuda::library_frame_start(s.runs_on, current));
   }
   const ncclResult_t result = call_real();
   for (uint32_t i = 0; i < frame.count; ++i) {

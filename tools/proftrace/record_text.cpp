@@ -126,6 +126,15 @@ std::string graph_node_type_name(uint8_t type) {
   return unknown(type);
 }
 
+std::string capture_mode_name(uint8_t mode) {
+  switch (mode) {
+    case 0: return "global";
+    case 1: return "thread-local";
+    case 2: return "relaxed";
+  }
+  return unknown(mode);
+}
+
 std::string graph_exec_action_name(uint8_t action) {
   switch (static_cast<GraphExecAction>(action)) {
     case GraphExecAction::kInstantiate: return "instantiate";

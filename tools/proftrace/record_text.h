@@ -17,7 +17,8 @@ std::string lost_reason_name(uint32_t reason);         // "buffer full", ...
 std::string api_domain_name(uint8_t domain);           // "driver", "runtime", ...
 std::string gpu_activity_kind_name(uint8_t kind);
 std::string graph_node_type_name(uint8_t type);          // CUgraphNodeType
-std::string graph_exec_action_name(uint8_t action);     // GraphExecAction      // "kernel", "memcpy", "memset"
+std::string graph_exec_action_name(uint8_t action);     // GraphExecAction
+std::string capture_mode_name(uint8_t mode);            // CUstreamCaptureMode      // "kernel", "memcpy", "memset"
 std::string vendor_name(uint8_t vendor);
 std::string allocation_kind_name(uint8_t kind);        // "device", "stream-ordered", "VMM mapping", ...
 std::string memory_action_name(uint8_t action);        // "acquire", "release", "set access", "trim"               // "NVIDIA", "AMD"

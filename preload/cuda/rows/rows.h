@@ -5,6 +5,7 @@
 #include "preload/cuda/rows/call_row.h"
 #include "preload/cuda/rows/copy_row.h"
 #include "preload/cuda/rows/entry_point_row.h"
+#include "preload/cuda/rows/graph_row.h"
 #include "preload/cuda/rows/launch_row.h"
 #include "preload/cuda/rows/memory_row.h"
 #include "preload/cuda/rows/object_row.h"

@@ -81,6 +81,9 @@ inline RuntimeRow runtime_sync() noexcept { return {Operation::kSync}; }
 inline RuntimeRow runtime_stream_object() noexcept { return {Operation::kStreamObject}; }
 inline RuntimeRow runtime_event_object() noexcept { return {Operation::kEventObject}; }
 inline RuntimeRow runtime_event_record() noexcept { return {Operation::kEventRecord}; }
+inline RuntimeRow runtime_capture() noexcept { return {Operation::kCapture}; }
+inline RuntimeRow runtime_graph() noexcept { return {Operation::kGraph}; }
+inline RuntimeRow runtime_graph_launch() noexcept { return {Operation::kGraphLaunch}; }
 inline RuntimeRow runtime_allocate() noexcept { return {Operation::kAllocate, kTraceMemory}; }
 inline RuntimeRow runtime_free() noexcept { return {Operation::kFree, kTraceMemory}; }
 inline RuntimeRow runtime_memory_info() noexcept { return {Operation::kMemoryInfo, kTraceMemory}; }

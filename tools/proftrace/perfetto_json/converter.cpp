@@ -82,21 +82,34 @@ class EventsVisitor : public RecordVisitor {
       case RecordKind::kKernelLaunch: {
         HostOperation op{&section, record.tid, RecordKind::kKernelLaunch, {}};
         op.launch = record.as<KernelLaunchRecord>();
-        join_.add(with_stack(op, stack));
+        add_operation(with_stack(op, stack));
         break;
       }
       case RecordKind::kMemoryCopy: {
         HostOperation op{&section, record.tid, RecordKind::kMemoryCopy, {}};
         op.copy = record.as<MemoryCopyRecord>();
-        join_.add(with_stack(op, stack));
+        add_operation(with_stack(op, stack));
         break;
       }
       case RecordKind::kMemorySet: {
         HostOperation op{&section, record.tid, RecordKind::kMemorySet, {}};
         op.set = record.as<MemorySetRecord>();
-        join_.add(with_stack(op, stack));
+        add_operation(with_stack(op, stack));
         break;
       }
+      case RecordKind::kGraphLaunch: {
+        HostOperation op{&section, record.tid, RecordKind::kGraphLaunch, {}};
+        op.graph_launch = record.as<GraphLaunchRecord>();
+        add_operation(with_stack(op, stack));
+        break;
+      }
+      case RecordKind::kGraphNode: slices_.graph_node(section, record.as<GraphNodeRecord>()); break;
+      case RecordKind::kGraphExec:
+        slices_.graph_exec(section, record.tid, record.as<GraphExecRecord>(), stack);
+        break;
+      case RecordKind::kStreamCapture:
+        slices_.stream_capture(section, record.tid, record.as<StreamCaptureRecord>(), stack);
+        break;
       case RecordKind::kCollective:
         slices_.collective(section, record.tid, record.as<CollectiveRecord>(), stack);
         break;
@@ -124,6 +137,12 @@ class EventsVisitor : public RecordVisitor {
   uint64_t records() const { return records_; }
 
  private:
+  // Captured work did not run: it has no GPU side to wait for.
+  void add_operation(const HostOperation& op) {
+    if (op.span().flags & kApiCaptured) slices_.operation_alone(op);
+    else join_.add(op);
+  }
+
   TrackLayout& layout_;
   SliceWriter& slices_;
   CorrelationJoin& join_;

@@ -20,7 +20,7 @@ struct SectionContext;
 struct HostOperation {
   SectionContext* section;
   uint32_t tid;
-  format::RecordKind kind;  // kKernelLaunch, kMemoryCopy or kMemorySet
+  format::RecordKind kind;  // kKernelLaunch, kMemoryCopy, kMemorySet or kGraphLaunch
   union {
     // Aligns the (packed, alignment 1) records on 8 bytes: their 8-byte
     // fields are naturally aligned within a record, so they become aligned
@@ -29,6 +29,7 @@ struct HostOperation {
     format::KernelLaunchRecord launch;
     format::MemoryCopyRecord copy;
     format::MemorySetRecord set;
+    format::GraphLaunchRecord graph_launch;
   };
   uint32_t native_stack = 0;  // CallStack ids, 0 when none (call_stack_pairing.h)
   uint32_t python_stack = 0;
@@ -36,6 +37,7 @@ struct HostOperation {
     switch (kind) {
       case format::RecordKind::kMemoryCopy: return copy.span;
       case format::RecordKind::kMemorySet: return set.span;
+      case format::RecordKind::kGraphLaunch: return graph_launch.span;
       default: return launch.span;
     }
   }

@@ -16,6 +16,7 @@ uint64_t operation_stream(const HostOperation& op) {
   switch (op.kind) {
     case RecordKind::kKernelLaunch: return op.launch.stream;
     case RecordKind::kMemoryCopy: return op.copy.stream;
+    case RecordKind::kGraphLaunch: return op.graph_launch.stream;
     default: return op.set.stream;
   }
 }
@@ -62,6 +63,11 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   } else if (op != nullptr && op->kind == RecordKind::kMemoryCopy) {
     category = "gpu.memcpy";
     name = json_quoted("Memcpy " + copy_direction_name(op->copy.direction) + peer_devices_text(op->copy));
+  } else if (op != nullptr && op->kind == RecordKind::kGraphLaunch) {
+    category = "gpu.graph";
+    const auto found = section.graphs.find(op->graph_launch.graph_exec);
+    name = json_quoted("Graph " + hex(op->graph_launch.graph_exec) +
+                       (found != section.graphs.end() ? " (" + std::to_string(found->second.kernels) + " kernels)" : ""));
   } else if (op != nullptr) {
     category = "gpu.memset";
     name = json_quoted("Memset");
@@ -110,7 +116,8 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
     write_dim3_arg(w, "block", op->launch.block);
     write_number_arg(w, "shared_bytes", op->launch.dynamic_shared_bytes);
   }
-  if (op != nullptr && op->kind != RecordKind::kKernelLaunch) {
+  if (op != nullptr && op->kind == RecordKind::kGraphLaunch) write_graph_args(w, section, op->graph_launch.graph_exec);
+  if (op != nullptr && op->kind != RecordKind::kKernelLaunch && op->kind != RecordKind::kGraphLaunch) {
     const uint64_t bytes = operation_bytes(*op);
     write_number_arg(w, "bytes", bytes);
     if (work.measured_end_ns > work.measured_start_ns) {

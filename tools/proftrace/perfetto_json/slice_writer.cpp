@@ -179,6 +179,12 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       write_copy_devices(w, copy);
       break;
     }
+    case RecordKind::kGraphLaunch: {
+      write_graph_args(w, section, op.graph_launch.graph_exec);
+      write_json_arg(w, "stream", section.stream_json_text(op.graph_launch.stream));
+      write_number_arg(w, "device", op.graph_launch.device);
+      break;
+    }
     default: {
       const auto& set = op.set;
       write_number_arg(w, "bytes", set.bytes);
@@ -190,7 +196,88 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       break;
     }
   }
+  if (op.span().flags & kApiCaptured) w.raw(",\"captured\":true");
   w.raw("}}");
+}
+
+void SliceWriter::write_graph_args(JsonWriter& w, SectionContext& section, uint64_t graph_exec) {
+  write_string_arg(w, "graph_exec", hex(graph_exec));
+  const auto found = section.graphs.find(graph_exec);
+  if (found == section.graphs.end()) return;
+  const SectionContext::GraphSummary& graph = found->second;
+  write_number_arg(w, "nodes", graph.nodes);
+  write_number_arg(w, "kernels", graph.kernels);
+  std::string names = "[";
+  for (size_t i = 0; i < graph.first_kernels.size(); ++i) {
+    if (i != 0) names += ",";
+    names += section.kernel_json_name(graph.first_kernels[i], graph.defined_ns);
+  }
+  names += "]";
+  write_json_arg(w, graph.kernels > graph.first_kernels.size() ? "first_kernel_names" : "kernel_names", names);
+}
+
+void SliceWriter::graph_node(SectionContext& section, const GraphNodeRecord& record) {
+  SectionContext::GraphSummary& graph = section.graphs[record.graph_exec];
+  ++graph.nodes;
+  if (record.type == static_cast<uint8_t>(GraphNodeType::kKernel)) {
+    ++graph.kernels;
+    if (graph.first_kernels.size() < SectionContext::kMaxListedKernels) graph.first_kernels.push_back(record.function);
+  }
+}
+
+void SliceWriter::graph_exec(SectionContext& section, uint32_t tid, const GraphExecRecord& record, CallStackRef stack) {
+  if (record.action == static_cast<uint8_t>(GraphExecAction::kInstantiate)) {
+    auto found = section.graphs.find(record.graph_exec);
+    if (found != section.graphs.end()) found->second.defined_ns = record.span.end_ns;
+  }
+  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  write_string_arg(w, "action", graph_exec_action_name(record.action));
+  if (record.graph_exec != 0) write_graph_args(w, section, record.graph_exec);
+  if (record.graph != 0) write_string_arg(w, "graph", hex(record.graph));
+  if (record.stream != 0) write_json_arg(w, "stream", section.stream_json_text(record.stream));
+  w.raw("}}");
+  if (record.action == static_cast<uint8_t>(GraphExecAction::kDestroy)) section.graphs.erase(record.graph_exec);
+}
+
+void SliceWriter::stream_capture(SectionContext& section, uint32_t tid, const StreamCaptureRecord& record,
+                                 CallStackRef stack) {
+  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  write_json_arg(w, "stream", section.stream_json_text(record.stream));
+  if (record.capture_id != 0) write_number_arg(w, "capture_id", record.capture_id);
+  if (record.graph != 0) write_string_arg(w, "graph", hex(record.graph));
+  if (record.mode != kCaptureModeUnknown) write_string_arg(w, "mode", capture_mode_name(record.mode));
+  w.raw("}}");
+  const auto key = std::make_pair(tid, record.stream);
+  if (record.action == static_cast<uint8_t>(CaptureAction::kBegin)) {
+    if (record.span.result == 0) section.open_captures[key] = SectionContext::OpenCapture{record.span.end_ns, record.mode};
+    return;
+  }
+  const auto open = section.open_captures.find(key);
+  if (open == section.open_captures.end()) return;
+  // The capture itself, on the capturing thread: from the begin call's
+  // return to the end call's start; the captured calls nest inside it.
+  const int64_t begin_ns = layout_.timeline_ns(section, open->second.begun_ns);
+  const int64_t end_ns = layout_.timeline_ns(section, record.span.begin_ns);
+  if (end_ns >= begin_ns) {
+    JsonWriter& c = out_.next_event();
+    c.raw("{\"ph\":\"X\",\"cat\":\"capture\",\"name\":\"Stream capture\",\"pid\":");
+    c.number(section.pid);
+    c.raw(",\"tid\":");
+    c.number(layout_.host_tid(section, tid));
+    c.raw(",\"ts\":");
+    c.microseconds(begin_ns);
+    c.raw(",\"dur\":");
+    c.microseconds(difference_ns(end_ns, begin_ns));
+    c.raw(",\"args\":{");
+    c.raw("\"stream\":");
+    c.raw(section.stream_json_text(record.stream));
+    if (open->second.mode != kCaptureModeUnknown) write_string_arg(c, "mode", capture_mode_name(open->second.mode));
+    if (record.capture_id != 0) write_number_arg(c, "capture_id", record.capture_id);
+    write_string_arg(c, "result", record.span.result == 0 ? "graph " + hex(record.graph) : "failed (" + std::to_string(record.span.result) + ")");
+    c.raw("}}");
+    ++stats_.api_slices;
+  }
+  section.open_captures.erase(open);
 }
 
 void SliceWriter::operation_alone(const HostOperation& op) {

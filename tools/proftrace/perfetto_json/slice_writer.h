@@ -67,6 +67,15 @@ class SliceWriter {
   // call stack) while its kernel's GPU work is written.
   void note_collective_label(SectionContext& section, const format::RecordView& record);
 
+  // CUDA graphs and stream capture. A GraphNode only feeds the summary of
+  // its executable graph (the args of its launches); capture begin and end
+  // are API slices, and the capture between them a slice of its own.
+  void graph_node(SectionContext& section, const format::GraphNodeRecord& record);
+  void graph_exec(SectionContext& section, uint32_t tid, const format::GraphExecRecord& record,
+                  CallStackRef stack = {});
+  void stream_capture(SectionContext& section, uint32_t tid, const format::StreamCaptureRecord& record,
+                      CallStackRef stack = {});
+
   // A launch, copy or memset whose GPU work is not in the trace.
   void operation_alone(const HostOperation& operation);
   // GPU work whose call is not in the trace.
@@ -93,6 +102,7 @@ class SliceWriter {
   };
 
   ApiPlacement place_api(SectionContext& section, uint32_t tid, const format::ApiSpan& span);
+  void write_graph_args(JsonWriter& w, SectionContext& section, uint64_t graph_exec);
   GpuWork place_gpu(const HostOperation* operation, const DeviceActivity& activity);
   // Writes `{"ph":"X",...,"args":{<common args>`; the caller adds its args
   // and closes with "}}".

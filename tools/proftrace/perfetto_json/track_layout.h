@@ -62,6 +62,22 @@ struct SectionContext {
   std::unordered_map<uint64_t, uint64_t> stream_numbers;
   std::map<int32_t, GpuProcess*> gpu_by_device;
   std::unordered_map<uint64_t, std::string> stream_json;  // quoted display text per handle
+  // Executable graphs (GraphNode records at instantiation): their nodes and
+  // the first kernels, for the args of each launch.
+  struct GraphSummary {
+    uint32_t nodes = 0;
+    uint32_t kernels = 0;
+    std::vector<uint64_t> first_kernels;  // function handles, at most kMaxListedKernels
+    uint64_t defined_ns = 0;              // when instantiated (names resolve as of then)
+  };
+  static constexpr size_t kMaxListedKernels = 16;
+  std::unordered_map<uint64_t, GraphSummary> graphs;
+  // Open captures per (thread, stream): the begin's end time, mode, id.
+  struct OpenCapture {
+    uint64_t begun_ns;
+    uint8_t mode;
+  };
+  std::map<std::pair<uint32_t, uint64_t>, OpenCapture> open_captures;
 
   // "legacy default", "per-thread default", the driver's id, or the handle.
   const std::string& stream_json_text(uint64_t stream);
