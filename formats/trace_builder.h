@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -110,6 +111,18 @@ class TraceBuilder {
   void event(uint64_t section, uint32_t tid, T record) {
     record.header = header_for<T>();
     append_event(section, tid, &record, sizeof record);
+  }
+
+  // A record with a variable tail (GraphNode's dependencies, ...): the
+  // header's `bytes` covers both.
+  template <typename T>
+  void event_with_tail(uint64_t section, uint32_t tid, T record, std::span<const uint8_t> tail) {
+    record.header = header_for<T>();
+    record.header.bytes = static_cast<uint16_t>(sizeof record + tail.size());
+    std::vector<uint8_t> bytes(sizeof record + tail.size());
+    std::memcpy(bytes.data(), &record, sizeof record);
+    if (!tail.empty()) std::memcpy(bytes.data() + sizeof record, tail.data(), tail.size());
+    append_event(section, tid, bytes.data(), bytes.size());
   }
 
   // ---- Raw access for tests

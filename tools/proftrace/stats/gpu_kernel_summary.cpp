@@ -33,6 +33,7 @@ class GpuKernelSummary final : public StatsSection {
   void on_record(const SectionModel& section, const RecordView& record) override {
     if (record.kind == static_cast<uint16_t>(RecordKind::kKernelLaunch)) {
       const auto launch = record.as<KernelLaunchRecord>();
+      if (launch.span.flags & kApiCaptured) return;  // runs only when its graph is launched (`graphs`)
       const Key key{section.section_id, launch.span.correlation_id};
       const std::string name(section.function_name(launch.function, launch.span.begin_ns));
       if (auto it = early_activities_.find(key); it != early_activities_.end()) {

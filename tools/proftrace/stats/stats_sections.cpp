@@ -10,6 +10,7 @@ std::unique_ptr<StatsSection> make_call_site_summary();
 std::unique_ptr<StatsSection> make_alloc_site_summary();
 std::unique_ptr<StatsSection> make_nccl_collective_summary();
 std::unique_ptr<StatsSection> make_nccl_rank_summary();
+std::unique_ptr<StatsSection> make_graph_summary();
 
 std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
   std::vector<std::unique_ptr<StatsSection>> sections;
@@ -19,6 +20,7 @@ std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
   sections.push_back(make_alloc_site_summary());
   sections.push_back(make_nccl_collective_summary());
   sections.push_back(make_nccl_rank_summary());
+  sections.push_back(make_graph_summary());
   return sections;
 }
 
