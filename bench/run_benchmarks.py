@@ -31,6 +31,8 @@ Performance section quotes this script's output and says how it was made.
      and peak memory to build the timeline and write every output
   k  added cost per counted call (cuCtxGetCurrent: the shim counts it per
      thread instead of recording it), over the null driver
+  l  added cost per cuGraphLaunch, GPU timing off, over the null driver, with
+     call stacks off and on
 
 PROFLAUNCH_BENCH_FIGURES=ci meson compile -C build bench runs only figures c
 and i (any letters; default all).
@@ -220,7 +222,7 @@ def main():
     parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
     # PROFLAUNCH_BENCH_FIGURES=ci (for example) runs figures c and i only.
-    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijk")
+    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijkl")
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
     print("| # | what | figure |")
@@ -241,6 +243,12 @@ def main():
         u, t, d = launch_overhead(args, args.null_driver_dir, "none", benchmark="BM_CountedCall")
         print(f"| k | a counted call (cuCtxGetCurrent: counted, not recorded), null driver | +{d:.1f} ns per call "
               f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
+
+    if "l" in figures:
+        for stacks, what in (("none", "stacks off"), ("all", "stacks on (the default)")):
+            u, t, d = launch_overhead(args, args.null_driver_dir, "none", stacks=stacks, benchmark="BM_GraphLaunch")
+            print(f"| l | cuGraphLaunch overhead, GPU timing off, {what}, null driver | +{d:.1f} ns per launch "
+                  f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
     if "b" in figures:
         u, t, d = launch_overhead(args, args.sim_library_path, "events")
