@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/memory_pool_queries.h"
 #include "preload/cuda/rows/row_support.h"
@@ -81,11 +82,16 @@ struct MemoryRow {
     if (row.pool_lookup == PoolLookup::kFree) row.pool = pool_of_address(row.address);
     CUcontext context = nullptr;
     const int device = current_device(&context);
+    // A stream-ordered allocation or free on a capturing stream becomes a
+    // graph node: its memory is obtained when the graph runs, not now.
+    const CUstream runs_on = row.has_stream ? effective_stream(row.stream, Hook::per_thread) : nullptr;
+    const bool captured = row.has_stream && stream_may_be_capturing(runs_on);
     DriverCall call(Hook::api, row.operation(), variant_flags(Hook::per_thread, row.has_stream));
     const CUresult result = call_real();
     call.returned();
     if (auto* record = emit<format::MemoryOperationRecord>()) {
       call.finish(record->span, result);
+      if (captured) record->span.flags |= format::kApiCaptured;
       row.complete(result, device);
       record->device = row.device == kCurrentContextDevice ? device : row.device;
       record->address = row.address;
@@ -100,6 +106,7 @@ struct MemoryRow {
       record->action = static_cast<uint8_t>(row.action);
       commit();
       stacks::attach_stacks(call.correlation(), format::StackPoint::kMemory);
+      if (captured && result == CUDA_SUCCESS) record_captured_node(call.correlation(), runs_on);
     }
     return result;
   }

@@ -11,6 +11,8 @@ std::optional<MemoryEvent> decode_memory_event(const RecordView& record) {
   ApiSpan span{};
   if (record.record_kind() == RecordKind::kMemoryOperation) {
     const auto r = record.as<MemoryOperationRecord>();
+    // Captured into a graph: nothing was allocated or freed by this call.
+    if (r.span.flags & kApiCaptured) return std::nullopt;
     span = r.span;
     event.device = r.device;
     event.address = r.address;

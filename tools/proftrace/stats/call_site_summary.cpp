@@ -177,6 +177,7 @@ class BytesAllocatedByCallSite final : public StatsSection {
     if (record.record_kind() == RecordKind::kMemoryOperation) {
       const auto operation = record.as<MemoryOperationRecord>();
       if (!allocates_memory(operation)) return;
+      if (operation.span.flags & kApiCaptured) return;  // allocated when its graph runs
       const Correlation key{section.section_id, operation.span.correlation_id};
       bytes_[key] = operation.bytes;
       order_.push_back(key);
