@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api_guard.h"
+#include "capture.h"
 #include "context.h"
 #include "driver_state.h"
 #include "kernel_limits.h"
@@ -225,6 +226,7 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
   return api_call([&] {
     CUctx_st* context = nullptr;
     if (CUresult result = context_or_current(ctx, context); result != CUDA_SUCCESS) return result;
+    if (CUresult result = check_unsafe_call(); result != CUDA_SUCCESS) return result;
     synchronize_context(context);
     trim_pools_after_synchronize();
     return CUDA_SUCCESS;

@@ -1,5 +1,6 @@
 #include "copy_engine.h"
 
+#include "capture.h"
 #include "driver_state.h"
 #include "memory.h"
 
@@ -29,7 +30,12 @@ int64_t transfer_duration_ns(CopyKind kind, size_t bytes) {
 }
 
 CUresult run_transfer(CUstream_st* stream, Transfer transfer) {
+  if (CUresult result = check_capture_submit(stream, transfer.wait_for_completion); result != CUDA_SUCCESS)
+    return result;
   StreamOperation op;
+  op.node.type = transfer.kind == CopyKind::kMemset ? CU_GRAPH_NODE_TYPE_MEMSET : CU_GRAPH_NODE_TYPE_MEMCPY;
+  op.node.bytes = transfer.bytes;
+  op.node.dst = transfer.dst;
   op.duration_ns = transfer_duration_ns(transfer.kind, transfer.bytes);
   op.effect = std::move(transfer.effect);
   op.waits = std::move(transfer.extra_waits);

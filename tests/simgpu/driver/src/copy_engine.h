@@ -27,6 +27,7 @@ int64_t transfer_duration_ns(CopyKind kind, size_t bytes);
 struct Transfer {
   CopyKind kind = CopyKind::kDeviceToDevice;
   size_t bytes = 0;
+  CUdeviceptr dst = 0;           // memsets: the destination (a graph node's parameters)
   std::function<void()> effect;  // the real data movement
   bool wait_for_completion = false;
   std::vector<CompletionRef> extra_waits;

@@ -56,6 +56,8 @@ struct DriverState {
   HandleSet<CUfunc_st> functions;
   HandleSet<CUlib_st> libraries;
   HandleSet<CUmemPoolHandle_st> pools;
+  HandleSet<CUgraph_st> graphs;          // capture.h
+  HandleSet<CUgraphExec_st> graph_execs;
 
   // Pinned and registered host memory, against config.pinned_memory_bytes.
   std::atomic<uint64_t> pinned_bytes{0};

@@ -1,4 +1,5 @@
 #include "api_guard.h"
+#include "capture.h"
 #include "context.h"
 #include "driver_state.h"
 #include "event.h"
@@ -18,6 +19,7 @@ CUresult record_event(CUevent hEvent, CUstream hStream, unsigned flags, NullStre
   if (flags & ~unsigned(CU_EVENT_RECORD_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
   // The marker's completion replaces the event's state at submission time, as
   // cuEventRecord's later queries and waits refer to the newest record.
   std::lock_guard lock(hEvent->mutex);
@@ -83,6 +85,9 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
   return api_call([&] {
     if (!hEvent || !state().events.contains(hEvent)) return CUDA_ERROR_INVALID_HANDLE;
     CompletionRef completion = recorded_completion(hEvent);
+    if (CUresult result = check_event_of_capture(completion); result != CUDA_SUCCESS) return result;
+    // A query is potentially unsafe during a capture (capture.h).
+    if (CUresult result = check_unsafe_call(); result != CUDA_SUCCESS) return result;
     return !completion || completion->is_done() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   });
 }
@@ -90,7 +95,10 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
   return api_call([&] {
     if (!hEvent || !state().events.contains(hEvent)) return CUDA_ERROR_INVALID_HANDLE;
-    if (CompletionRef completion = recorded_completion(hEvent)) completion->wait();
+    CompletionRef recorded = recorded_completion(hEvent);
+    if (CUresult result = check_event_of_capture(recorded); result != CUDA_SUCCESS) return result;
+    if (CUresult result = check_unsafe_call(); result != CUDA_SUCCESS) return result;
+    if (recorded) recorded->wait();
     trim_pools_after_synchronize();
     return CUDA_SUCCESS;
   });

@@ -5,6 +5,7 @@
 #include "context.h"
 #include "driver_state.h"
 #include "kernel_cost.h"
+#include "capture.h"
 #include "kernel_limits.h"
 #include "module.h"
 
@@ -90,8 +91,18 @@ CUresult launch_kernel(const Launch& launch, NullStream null_means) {
   if (CUresult result = check_launch(launch, function); result != CUDA_SUCCESS) return result;
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(launch.stream, null_means, stream); result != CUDA_SUCCESS) return result;
+  if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
   StreamOperation op;
   op.duration_ns = kernel_duration_ns(kernel_cost(function->info.name), launch.grid.product(), state().config.sm_count);
+  op.node.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  op.node.function = launch.function;
+  op.node.grid[0] = launch.grid.x;
+  op.node.grid[1] = launch.grid.y;
+  op.node.grid[2] = launch.grid.z;
+  op.node.block[0] = launch.block.x;
+  op.node.block[1] = launch.block.y;
+  op.node.block[2] = launch.block.z;
+  op.node.shared_bytes = launch.shared_bytes;
   submit(stream, std::move(op));
   return CUDA_SUCCESS;
 }

@@ -1,6 +1,7 @@
 // cuMemAlloc and friends: device, managed, pinned and registered host memory.
 #include <algorithm>
 
+#include "capture.h"
 #include "api_guard.h"
 #include "context.h"
 #include "driver_state.h"
@@ -129,7 +130,11 @@ CUresult free_device(CUdeviceptr dptr) {
 extern "C" {
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-  return api_call([&] { return allocate_device(dptr, bytesize, MemoryKind::kDevice, 0); });
+  return api_call([&] {
+    // cuMemAlloc may synchronize: potentially unsafe during a capture.
+    if (CUresult result = check_unsafe_call(); result != CUDA_SUCCESS) return result;
+    return allocate_device(dptr, bytesize, MemoryKind::kDevice, 0);
+  });
 }
 
 CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
@@ -154,7 +159,10 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned 
 }
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
-  return api_call([&] { return free_device(dptr); });
+  return api_call([&] {
+    if (CUresult result = check_unsafe_call(); result != CUDA_SUCCESS) return result;
+    return free_device(dptr);
+  });
 }
 
 CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {

@@ -42,6 +42,7 @@ CUresult memset_2d(Api api, CUstream handle, CUdeviceptr dst, size_t pitch, unsi
   Transfer transfer;
   transfer.kind = CopyKind::kMemset;
   transfer.bytes = row_bytes * height;
+  transfer.dst = dst;
   // Documented: synchronous memsets are asynchronous to the host unless the
   // target is pinned host memory or managed memory.
   transfer.wait_for_completion = is_sync(api) && (is_host_memory(range.kind) || range.kind == MemoryKind::kManaged);

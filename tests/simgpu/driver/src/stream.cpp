@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "capture.h"
 #include "clock.h"
 #include "context.h"
 #include "driver_state.h"
@@ -107,6 +108,7 @@ void close_stream(CUstream_st* stream) {
 }
 
 void destroy_stream(CUstream_st* stream) {
+  forget_stream_capture(stream);
   {
     std::lock_guard lock(stream->context->submit_mutex);
     detach_stream_locked(stream);
@@ -119,6 +121,8 @@ CompletionRef submit(CUstream_st* stream, StreamOperation op) {
   CompletionRef completion = op.completion;
   CUctx_st* context = stream->context;
   std::lock_guard lock(context->submit_mutex);
+  // A capturing stream records the work as a graph node instead (capture.h).
+  if (CompletionRef captured; capture_submission(stream, op, captured)) return captured;
   // Stream synchronization behavior (CUDA docs): the legacy default stream waits
   // for all prior work of the context's blocking streams, and every blocking
   // stream waits for prior legacy work. Non-blocking streams do neither.

@@ -24,7 +24,12 @@
 
 #include "cuda_api.h"
 
+struct CUgraphNode_st;
+
 namespace simgpu {
+
+struct Capture;
+struct CaptureMark;
 
 // Completion of one stream operation; events and dependent operations hold it.
 struct Completion {
@@ -33,6 +38,10 @@ struct Completion {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
 
+  // Set instead of ever completing when the operation was captured into a
+  // graph (an event recorded on a capturing stream): capture.h.
+  std::shared_ptr<CaptureMark> capture_mark;
+
   bool is_done() const { return done.load(std::memory_order_acquire) != 0; }
   void wait() const {
     while (!is_done()) done.wait(0, std::memory_order_acquire);
@@ -40,7 +49,23 @@ struct Completion {
 };
 using CompletionRef = std::shared_ptr<Completion>;
 
+// What a graph node made from this operation says about it
+// (cuGraphNodeGetType, cuGraphKernelNodeGetParams, ...). EMPTY: not a node
+// (event markers, waits).
+struct NodeDescription {
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+  CUfunction function = nullptr;
+  unsigned grid[3] = {0, 0, 0};
+  unsigned block[3] = {0, 0, 0};
+  unsigned shared_bytes = 0;
+  size_t bytes = 0;          // memcpy, memset
+  CUdeviceptr dst = 0;       // memset
+  CUhostFn host_fn = nullptr;
+  void* user_data = nullptr;
+};
+
 struct StreamOperation {
+  NodeDescription node;
   int64_t submit_ns = 0;
   int64_t duration_ns = 0;
   // The device-side effect, run on the worker when the operation starts.
@@ -58,6 +83,10 @@ enum class StreamKind { kCreated, kLegacy, kPerThread };
 struct CUstream_st {
   CUctx_st* context = nullptr;
   simgpu::StreamKind kind = simgpu::StreamKind::kCreated;
+  // Stream capture (capture.h), under simgpu::capture_mutex(): the capture
+  // this stream belongs to, and the nodes new work depends on.
+  std::shared_ptr<simgpu::Capture> capture;
+  std::vector<CUgraphNode_st*> capture_dependencies;
   unsigned flags = 0;  // CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING
   int priority = 0;
   unsigned long long id = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api_guard.h"
+#include "capture.h"
 #include "context.h"
 #include "driver_state.h"
 #include "event.h"
@@ -17,7 +18,6 @@ namespace {
 constexpr int kLeastPriority = 0;
 constexpr int kGreatestPriority = -5;
 
-thread_local CUstreamCaptureMode t_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
 CUresult create_stream_checked(CUstream* phStream, unsigned flags, int priority) {
   if (!phStream || (flags & ~unsigned(CU_STREAM_NON_BLOCKING))) return CUDA_ERROR_INVALID_VALUE;
@@ -31,6 +31,7 @@ CUresult create_stream_checked(CUstream* phStream, unsigned flags, int priority)
 CUresult synchronize_stream(CUstream hStream, NullStream null_means) {
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  if (CUresult result = check_stream_wait_or_query(stream); result != CUDA_SUCCESS) return result;
   if (CompletionRef pending = last_submitted(stream)) pending->wait();
   trim_pools_after_synchronize();
   return CUDA_SUCCESS;
@@ -39,6 +40,7 @@ CUresult synchronize_stream(CUstream hStream, NullStream null_means) {
 CUresult query_stream(CUstream hStream, NullStream null_means) {
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  if (CUresult result = check_stream_wait_or_query(stream); result != CUDA_SUCCESS) return result;
   CompletionRef pending = last_submitted(stream);
   return !pending || pending->is_done() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
@@ -53,6 +55,7 @@ CUresult wait_event(CUstream hStream, CUevent hEvent, unsigned flags, NullStream
     std::lock_guard lock(hEvent->mutex);
     recorded = hEvent->recorded;
   }
+  if (CUresult captured = CUDA_SUCCESS; capture_wait_event(stream, recorded, captured)) return captured;
   if (!recorded) return CUDA_SUCCESS;  // never recorded: nothing to wait for
   StreamOperation wait;
   wait.waits.push_back(std::move(recorded));
@@ -72,7 +75,11 @@ CUresult launch_host_function(CUstream hStream, CUhostFn fn, void* userData, Nul
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
   StreamOperation op;
+  op.node.type = CU_GRAPH_NODE_TYPE_HOST;
+  op.node.host_fn = fn;
+  op.node.user_data = userData;
   op.effect = [fn, userData] { fn(userData); };
   op.effect_time_counts = true;
   submit(stream, std::move(op));
@@ -84,7 +91,9 @@ CUresult add_callback(CUstream hStream, CUstreamCallback callback, void* userDat
   if (!callback || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
   StreamOperation op;
+  op.node.type = CU_GRAPH_NODE_TYPE_HOST;
   op.effect = [callback, hStream, userData] { callback(hStream, CUDA_SUCCESS, userData); };
   op.effect_time_counts = true;
   submit(stream, std::move(op));
@@ -180,25 +189,33 @@ CUresult copy_stream_attributes(CUstream hDst, CUstream hSrc, NullStream null_me
   return CUDA_SUCCESS;
 }
 
-// Stream capture (CUDA graphs) is not simulated: streams never capture.
-CUresult capture_status(CUstream hStream, CUstreamCaptureStatus* status, NullStream null_means) {
-  if (!status) return CUDA_ERROR_INVALID_VALUE;
-  CUstream_st* stream = nullptr;
-  if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
-  *status = CU_STREAM_CAPTURE_STATUS_NONE;
-  return CUDA_SUCCESS;
-}
-
+// Capture queries (capture.h): the stream's capture, if any. The legacy
+// stream cannot capture; asking about it while a blocking stream of its
+// context captures is CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (cuda.h).
 CUresult capture_info(CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
                       const CUgraphNode** dependencies, const CUgraphEdgeData** edge_data, size_t* dependency_count,
                       NullStream null_means) {
-  if (CUresult result = capture_status(hStream, status, null_means); result != CUDA_SUCCESS) return result;
-  if (id) *id = 0;
-  if (graph) *graph = nullptr;
-  if (dependencies) *dependencies = nullptr;
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  CUstream_st* stream = nullptr;
+  if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  std::lock_guard lock(capture_mutex());
+  if (stream->kind == StreamKind::kLegacy && blocking_stream_captures_locked(stream->context))
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  const std::shared_ptr<Capture>& capture = stream->capture;
+  *status = !capture ? CU_STREAM_CAPTURE_STATUS_NONE
+            : capture->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                   : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  if (id) *id = capture ? capture->id : 0;
+  if (graph) *graph = capture ? capture->graph : nullptr;
+  // The dependency list lives in the stream until its next capture call.
+  if (dependencies) *dependencies = capture && !stream->capture_dependencies.empty() ? stream->capture_dependencies.data() : nullptr;
   if (edge_data) *edge_data = nullptr;
-  if (dependency_count) *dependency_count = 0;
+  if (dependency_count) *dependency_count = capture ? stream->capture_dependencies.size() : 0;
   return CUDA_SUCCESS;
+}
+
+CUresult capture_status(CUstream hStream, CUstreamCaptureStatus* status, NullStream null_means) {
+  return capture_info(hStream, status, nullptr, nullptr, nullptr, nullptr, nullptr, null_means);
 }
 
 }  // namespace
@@ -369,7 +386,7 @@ CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptur
 CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
   return api_call([&] {
     if (!mode) return CUDA_ERROR_INVALID_VALUE;
-    std::swap(*mode, t_capture_mode);
+    std::swap(*mode, thread_capture_mode());
     return CUDA_SUCCESS;
   });
 }

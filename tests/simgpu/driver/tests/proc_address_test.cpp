@@ -123,10 +123,11 @@ TEST(ProcAddress, VersionOneEntryPointAgrees) {
 }
 
 TEST(ProcAddress, UnimplementedFunctionsExistAndSayNotSupported) {
-  Lookup graph_create = lookup("cuGraphCreate", 13000, 0);
-  ASSERT_NE(nullptr, graph_create.pfn);
-  CUgraph graph = nullptr;
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, reinterpret_cast<PFN_cuGraphCreate_v10000>(graph_create.pfn)(&graph, 0));
+  Lookup add_empty = lookup("cuGraphAddEmptyNode", 13000, 0);
+  ASSERT_NE(nullptr, add_empty.pfn);
+  CUgraphNode node = nullptr;
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+            reinterpret_cast<PFN_cuGraphAddEmptyNode_v10000>(add_empty.pfn)(&node, nullptr, nullptr, 0));
   const void* table = reinterpret_cast<const void*>(1);
   CUuuid id{};
   EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuGetExportTable(&table, &id));

@@ -1,0 +1,587 @@
+// Stream capture and graphs: capture.h. The exported entry points are at the
+// end; stream_api.cpp answers the capture queries from the same state.
+#include "capture.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "api_guard.h"
+#include "context.h"
+#include "driver_state.h"
+#include "event.h"
+
+using namespace simgpu;
+
+namespace simgpu {
+namespace {
+
+std::atomic<uint64_t> g_next_capture_id{1};
+// Open captures, under capture_mutex().
+std::vector<std::shared_ptr<Capture>>& open_captures() {
+  static auto* captures = new std::vector<std::shared_ptr<Capture>>;
+  return *captures;
+}
+
+void invalidate_locked(Capture& capture) { capture.invalidated = true; }
+
+// The captures the calling thread conflicts with when it makes a
+// potentially unsafe call in its current mode (cuda.h, CUstreamCaptureMode).
+std::vector<Capture*> conflicting_captures_locked() {
+  std::vector<Capture*> conflicts;
+  const CUstreamCaptureMode mode = thread_capture_mode();
+  if (mode == CU_STREAM_CAPTURE_MODE_RELAXED) return conflicts;
+  const std::thread::id self = std::this_thread::get_id();
+  for (const auto& capture : open_captures()) {
+    const bool own = capture->thread == self && capture->mode != CU_STREAM_CAPTURE_MODE_RELAXED;
+    const bool global_elsewhere = mode == CU_STREAM_CAPTURE_MODE_GLOBAL && capture->thread != self &&
+                                  capture->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+    if (own || global_elsewhere) conflicts.push_back(capture.get());
+  }
+  return conflicts;
+}
+
+CUgraphNode_st* add_node_locked(Capture& capture, CUstream_st* stream, StreamOperation& op) {
+  auto node = std::make_unique<CUgraphNode_st>();
+  node->graph = capture.graph;
+  node->description = op.node;
+  node->dependencies = stream->capture_dependencies;
+  node->work.node = op.node;
+  node->work.duration_ns = op.duration_ns;
+  node->work.effect = std::move(op.effect);
+  node->work.effect_time_counts = op.effect_time_counts;
+  CUgraphNode_st* raw = node.get();
+  capture.graph->nodes.push_back(std::move(node));
+  stream->capture_dependencies = {raw};
+  return raw;
+}
+
+void end_capture_locked(const std::shared_ptr<Capture>& capture) {
+  for (CUstream_st* stream : capture->streams) {
+    stream->capture.reset();
+    stream->capture_dependencies.clear();
+  }
+  auto& captures = open_captures();
+  captures.erase(std::remove(captures.begin(), captures.end(), capture), captures.end());
+}
+
+}  // namespace
+
+std::mutex& capture_mutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+
+CUstreamCaptureMode& thread_capture_mode() {
+  thread_local CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  return mode;
+}
+
+bool capture_submission(CUstream_st* stream, StreamOperation& op, CompletionRef& completion) {
+  std::lock_guard lock(capture_mutex());
+  if (!stream->capture) return false;
+  Capture& capture = *stream->capture;
+  if (op.node.type == CU_GRAPH_NODE_TYPE_EMPTY && !op.effect && op.duration_ns == 0) {
+    // A marker (an event record): where the stream is in the capture.
+    auto mark = std::make_shared<CaptureMark>();
+    mark->capture = stream->capture;
+    mark->dependencies = stream->capture_dependencies;
+    completion = std::make_shared<Completion>();
+    completion->capture_mark = std::move(mark);
+    return true;
+  }
+  add_node_locked(capture, stream, op);
+  completion = std::make_shared<Completion>();  // never completes: the work did not run
+  return true;
+}
+
+CUresult check_capture_submit(CUstream_st* stream, bool synchronous) {
+  {
+  std::lock_guard lock(capture_mutex());
+  if (stream->capture) {
+    if (stream->capture->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (synchronous) {  // it would wait for work that does not run
+      invalidate_locked(*stream->capture);
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return CUDA_SUCCESS;
+  }
+  if (stream->kind == StreamKind::kLegacy) {
+    // The legacy stream synchronizes with every blocking stream of its
+    // context: with one that captures, that cannot be captured.
+    bool implicit = false;
+    for (const auto& capture : open_captures()) {
+      if (capture->context != stream->context) continue;
+      for (CUstream_st* member : capture->streams) {
+        if (member->is_blocking()) {
+          invalidate_locked(*capture);
+          implicit = true;
+        }
+      }
+    }
+    if (implicit) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  }
+  }
+  if (synchronous) return check_unsafe_call();
+  return CUDA_SUCCESS;
+}
+
+CUresult check_unsafe_call() {
+  std::lock_guard lock(capture_mutex());
+  const std::vector<Capture*> conflicts = conflicting_captures_locked();
+  if (conflicts.empty()) return CUDA_SUCCESS;
+  for (Capture* capture : conflicts) invalidate_locked(*capture);
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+CUresult check_stream_wait_or_query(CUstream_st* stream) {
+  {
+    std::lock_guard lock(capture_mutex());
+    if (stream->capture) {
+      invalidate_locked(*stream->capture);
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+  }
+  return check_unsafe_call();
+}
+
+bool capture_wait_event(CUstream_st* stream, const CompletionRef& recorded, CUresult& result) {
+  std::lock_guard lock(capture_mutex());
+  const std::shared_ptr<CaptureMark> mark = recorded ? recorded->capture_mark : nullptr;
+  if (!mark) {
+    // An event recorded outside any capture: an ordinary wait, except that a
+    // capturing stream gains no dependency from it.
+    if (stream->capture) {
+      result = stream->capture->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+      return true;
+    }
+    return false;
+  }
+  const std::shared_ptr<Capture>& capture = mark->capture;
+  if (std::find(open_captures().begin(), open_captures().end(), capture) == open_captures().end()) {
+    // Its capture ended: the event stands for work of a graph.
+    result = CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    return true;
+  }
+  if (capture->invalidated) {
+    result = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    return true;
+  }
+  if (stream->capture && stream->capture != capture) {
+    invalidate_locked(*stream->capture);
+    invalidate_locked(*capture);
+    result = CUDA_ERROR_STREAM_CAPTURE_MERGE;
+    return true;
+  }
+  if (!stream->capture) {  // joins the capture
+    stream->capture = capture;
+    stream->capture_dependencies = mark->dependencies;
+    capture->streams.push_back(stream);
+  } else {
+    for (CUgraphNode_st* node : mark->dependencies)
+      if (std::find(stream->capture_dependencies.begin(), stream->capture_dependencies.end(), node) ==
+          stream->capture_dependencies.end())
+        stream->capture_dependencies.push_back(node);
+  }
+  result = CUDA_SUCCESS;
+  return true;
+}
+
+CUresult check_event_of_capture(const CompletionRef& recorded) {
+  if (recorded && recorded->capture_mark) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  return CUDA_SUCCESS;
+}
+
+bool blocking_stream_captures_locked(CUctx_st* context) {
+  for (const auto& capture : open_captures()) {
+    if (capture->context != context) continue;
+    for (CUstream_st* member : capture->streams)
+      if (member->is_blocking()) return true;
+  }
+  return false;
+}
+
+void forget_stream_capture(CUstream_st* stream) {
+  std::lock_guard lock(capture_mutex());
+  if (!stream->capture) return;
+  auto& streams = stream->capture->streams;
+  invalidate_locked(*stream->capture);
+  streams.erase(std::remove(streams.begin(), streams.end(), stream), streams.end());
+  stream->capture.reset();
+}
+
+}  // namespace simgpu
+
+namespace {
+
+CUresult begin_capture(CUstream hStream, CUstreamCaptureMode mode, NullStream null_means) {
+  if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+      mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUstream_st* stream = nullptr;
+  if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  // The legacy stream cannot be captured (cuda.h, cuStreamBeginCapture).
+  if (stream->kind == StreamKind::kLegacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  std::lock_guard lock(capture_mutex());
+  if (stream->capture) return CUDA_ERROR_ILLEGAL_STATE;
+  auto capture = std::make_shared<Capture>();
+  capture->id = g_next_capture_id.fetch_add(1);
+  capture->mode = mode;
+  capture->thread = std::this_thread::get_id();
+  capture->context = stream->context;
+  capture->origin = stream;
+  capture->graph = new CUgraph_st;
+  capture->streams.push_back(stream);
+  state().graphs.insert(capture->graph);
+  stream->capture = capture;
+  stream->capture_dependencies.clear();
+  open_captures().push_back(std::move(capture));
+  return CUDA_SUCCESS;
+}
+
+CUresult end_capture(CUstream hStream, CUgraph* phGraph, NullStream null_means) {
+  if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+  CUstream_st* stream = nullptr;
+  if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  std::lock_guard lock(capture_mutex());
+  const std::shared_ptr<Capture> capture = stream->capture;
+  if (!capture || capture->origin != stream) return CUDA_ERROR_ILLEGAL_STATE;
+  if (capture->mode != CU_STREAM_CAPTURE_MODE_RELAXED && capture->thread != std::this_thread::get_id())
+    return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+  *phGraph = nullptr;
+  CUresult result = CUDA_SUCCESS;
+  if (capture->invalidated) {
+    result = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  } else {
+    // Every joined stream must have joined back: its last work is a
+    // dependency of the origin's.
+    for (CUstream_st* member : capture->streams) {
+      if (member == stream) continue;
+      for (CUgraphNode_st* node : member->capture_dependencies) {
+        const auto& mine = stream->capture_dependencies;
+        bool reached = std::find(mine.begin(), mine.end(), node) != mine.end();
+        // Reached through a later node of the origin.
+        for (const auto& later : capture->graph->nodes) {
+          if (reached) break;
+          const auto& deps = later->dependencies;
+          reached = std::find(deps.begin(), deps.end(), node) != deps.end();
+        }
+        if (!reached) result = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+      }
+    }
+  }
+  end_capture_locked(capture);
+  if (result == CUDA_SUCCESS) {
+    *phGraph = capture->graph;
+  } else {
+    state().graphs.erase(capture->graph);
+    delete capture->graph;
+  }
+  return result;
+}
+
+CUgraph_st* as_graph(CUgraph graph) { return graph && state().graphs.contains(graph) ? graph : nullptr; }
+CUgraphExec_st* as_exec(CUgraphExec exec) { return exec && state().graph_execs.contains(exec) ? exec : nullptr; }
+
+CUgraphNode_st* as_node(CUgraphNode node) {
+  // Nodes live in their graph; a node whose graph is gone is not looked at.
+  return node && state().graphs.contains(node->graph) ? node : nullptr;
+}
+
+CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* context);
+
+// The lanes are streams: made without the capture mutex (stream creation
+// takes the context's submit mutex, which submit() holds before it).
+CUresult instantiate(CUgraphExec* phGraphExec, CUgraph hGraph) {
+  if (!phGraphExec) return CUDA_ERROR_INVALID_VALUE;
+  CUctx_st* context = nullptr;
+  if (CUresult result = require_current_context(context); result != CUDA_SUCCESS) return result;
+  {
+    std::lock_guard lock(capture_mutex());
+    if (CUresult result = instantiate_locked(phGraphExec, hGraph, context); result != CUDA_SUCCESS) return result;
+  }
+  for (CUstream_st*& lane : (*phGraphExec)->lanes)
+    lane = create_stream(context, StreamKind::kCreated, CU_STREAM_NON_BLOCKING, 0);
+  return CUDA_SUCCESS;
+}
+
+CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* context) {
+  CUgraph_st* graph = as_graph(hGraph);
+  if (!graph) return CUDA_ERROR_INVALID_VALUE;
+  auto* exec = new CUgraphExec_st;
+  exec->context = context;
+  std::vector<size_t> lane_of(graph->nodes.size(), 0);
+  size_t lanes = 0;
+  for (size_t i = 0; i < graph->nodes.size(); ++i) {
+    const CUgraphNode_st& node = *graph->nodes[i];
+    CUgraphExec_st::Node out;
+    out.work.node = node.work.node;
+    out.work.duration_ns = node.work.duration_ns;
+    out.work.effect = node.work.effect;
+    out.work.effect_time_counts = node.work.effect_time_counts;
+    for (CUgraphNode_st* dependency : node.dependencies) {
+      for (size_t j = 0; j < i; ++j)
+        if (graph->nodes[j].get() == dependency) out.dependencies.push_back(j);
+    }
+    // A chain stays on its lane; a new branch or a join gets the next one.
+    out.lane = out.dependencies.size() == 1 ? lane_of[out.dependencies[0]] : lanes++ % 4;
+    lane_of[i] = out.lane;
+    exec->nodes.push_back(std::move(out));
+  }
+  exec->lanes.resize(std::min<size_t>(std::max<size_t>(lanes, 1), 4), nullptr);
+  state().graph_execs.insert(exec);
+  *phGraphExec = exec;
+  return CUDA_SUCCESS;
+}
+
+CUresult launch_graph(CUgraphExec hGraphExec, CUstream hStream, NullStream null_means) {
+  CUstream_st* stream = nullptr;
+  if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
+  CUgraphExec_st* exec = nullptr;
+  {
+    std::lock_guard lock(capture_mutex());
+    exec = as_exec(hGraphExec);
+  }
+  if (!exec) return CUDA_ERROR_INVALID_VALUE;
+  if (exec->context != stream->context) return CUDA_ERROR_INVALID_CONTEXT;
+  // The graph starts after the stream's prior work; each node after its
+  // dependencies, on its lane; the stream goes on after every node.
+  CompletionRef before = last_submitted(stream);
+  std::vector<CompletionRef> done(exec->nodes.size());
+  for (size_t i = 0; i < exec->nodes.size(); ++i) {
+    const CUgraphExec_st::Node& node = exec->nodes[i];
+    StreamOperation op;
+    op.node = node.work.node;
+    op.duration_ns = node.work.duration_ns;
+    op.effect = node.work.effect;
+    op.effect_time_counts = node.work.effect_time_counts;
+    if (before) op.waits.push_back(before);
+    for (size_t dependency : node.dependencies) op.waits.push_back(done[dependency]);
+    done[i] = submit(exec->lanes[node.lane % exec->lanes.size()], std::move(op));
+  }
+  StreamOperation join;
+  for (const CompletionRef& completion : done) join.waits.push_back(completion);
+  submit(stream, std::move(join));
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream) {
+  return api_call([&] { return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, NullStream::kLegacy); });
+}
+CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream) {
+  return api_call([&] { return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, NullStream::kPerThread); });
+}
+CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
+  return api_call([&] { return begin_capture(hStream, mode, NullStream::kLegacy); });
+}
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
+  return api_call([&] { return begin_capture(hStream, mode, NullStream::kPerThread); });
+}
+CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
+  return api_call([&] { return end_capture(hStream, phGraph, NullStream::kLegacy); });
+}
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph) {
+  return api_call([&] { return end_capture(hStream, phGraph, NullStream::kPerThread); });
+}
+
+CUresult CUDAAPI cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
+  return api_call([&] {
+    if (!phGraph || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    *phGraph = new CUgraph_st;
+    state().graphs.insert(*phGraph);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
+  return api_call([&] {
+    std::lock_guard lock(capture_mutex());
+    CUgraph_st* graph = as_graph(hGraph);
+    if (!graph) return CUDA_ERROR_INVALID_VALUE;
+    state().graphs.erase(graph);
+    delete graph;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
+  return api_call([&] {
+    if (!numNodes) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraph_st* graph = as_graph(hGraph);
+    if (!graph) return CUDA_ERROR_INVALID_VALUE;
+    if (nodes) {
+      const size_t count = std::min(*numNodes, graph->nodes.size());
+      for (size_t i = 0; i < count; ++i) nodes[i] = graph->nodes[i].get();
+      for (size_t i = count; i < *numNodes; ++i) nodes[i] = nullptr;
+    }
+    *numNodes = graph->nodes.size();
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
+  return api_call([&] {
+    if (!type) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node) return CUDA_ERROR_INVALID_VALUE;
+    *type = node->description.type;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, size_t* numDependencies) {
+  return api_call([&] {
+    if (!numDependencies) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node) return CUDA_ERROR_INVALID_VALUE;
+    if (dependencies) {
+      const size_t count = std::min(*numDependencies, node->dependencies.size());
+      for (size_t i = 0; i < count; ++i) dependencies[i] = node->dependencies[i];
+      for (size_t i = count; i < *numDependencies; ++i) dependencies[i] = nullptr;
+    }
+    *numDependencies = node->dependencies.size();
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData,
+                                               size_t* numDependencies) {
+  const CUresult result = cuGraphNodeGetDependencies(hNode, dependencies, numDependencies);
+  if (result == CUDA_SUCCESS && edgeData && dependencies) {
+    for (size_t i = 0; i < *numDependencies; ++i) edgeData[i] = CUgraphEdgeData{};
+  }
+  return result;
+}
+
+CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2* params) {
+  return api_call([&] {
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node || node->description.type != CU_GRAPH_NODE_TYPE_KERNEL) return CUDA_ERROR_INVALID_VALUE;
+    const NodeDescription& d = node->description;
+    *params = CUDA_KERNEL_NODE_PARAMS_v2{};
+    params->func = d.function;
+    params->gridDimX = d.grid[0];
+    params->gridDimY = d.grid[1];
+    params->gridDimZ = d.grid[2];
+    params->blockDimX = d.block[0];
+    params->blockDimY = d.block[1];
+    params->blockDimZ = d.block[2];
+    params->sharedMemBytes = d.shared_bytes;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* params) {
+  return api_call([&] {
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node || node->description.type != CU_GRAPH_NODE_TYPE_MEMCPY) return CUDA_ERROR_INVALID_VALUE;
+    *params = CUDA_MEMCPY3D{};
+    params->WidthInBytes = node->description.bytes;
+    params->Height = 1;
+    params->Depth = 1;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* params) {
+  return api_call([&] {
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node || node->description.type != CU_GRAPH_NODE_TYPE_MEMSET) return CUDA_ERROR_INVALID_VALUE;
+    *params = CUDA_MEMSET_NODE_PARAMS{};
+    params->dst = node->description.dst;
+    params->elementSize = 1;
+    params->width = node->description.bytes;
+    params->height = 1;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* params) {
+  return api_call([&] {
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node || node->description.type != CU_GRAPH_NODE_TYPE_HOST) return CUDA_ERROR_INVALID_VALUE;
+    params->fn = node->description.host_fn;
+    params->userData = node->description.user_data;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) {
+  return api_call([&] {
+    (void)flags;
+    return instantiate(phGraphExec, hGraph);
+  });
+}
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, CUgraphNode* phErrorNode,
+                                    char* logBuffer, size_t bufferSize) {
+  return api_call([&] {
+    if (phErrorNode) *phErrorNode = nullptr;
+    if (logBuffer && bufferSize) logBuffer[0] = '\0';
+    return instantiate(phGraphExec, hGraph);
+  });
+}
+CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec* phGraphExec, CUgraph hGraph, CUgraphNode* phErrorNode,
+                                       char* logBuffer, size_t bufferSize) {
+  return cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+}
+CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
+                                              CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  return api_call([&] {
+    const CUresult result = instantiate(phGraphExec, hGraph);
+    if (params) params->result_out = result == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    return result;
+  });
+}
+CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec* phGraphExec, CUgraph hGraph,
+                                                   CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
+  return cuGraphInstantiateWithParams(phGraphExec, hGraph, params);
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
+  return api_call([&] {
+    CUgraphExec_st* exec = nullptr;
+    {
+      std::lock_guard lock(capture_mutex());
+      exec = as_exec(hGraphExec);
+      if (!exec) return CUDA_ERROR_INVALID_VALUE;
+      state().graph_execs.erase(exec);
+    }
+    // Its lanes finish what they have queued, then go (as cuStreamDestroy).
+    for (CUstream_st* lane : exec->lanes) destroy_stream(lane);
+    delete exec;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+  return api_call([&] { return launch_graph(hGraphExec, hStream, NullStream::kLegacy); });
+}
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
+  return api_call([&] { return launch_graph(hGraphExec, hStream, NullStream::kPerThread); });
+}
+CUresult CUDAAPI cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
+  return api_call([&] {
+    CUstream_st* stream = nullptr;
+    if (CUresult result = resolve_stream(hStream, NullStream::kLegacy, stream); result != CUDA_SUCCESS) return result;
+    std::lock_guard lock(capture_mutex());
+    return as_exec(hGraphExec) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,212 @@
+// Stream capture and graphs as cuda.h documents them: captured work does not
+// run and becomes nodes; events join streams into a capture; unjoined work
+// fails the end; potentially unsafe calls invalidate captures according to
+// the modes - including the profiler's hazard, another thread's cuEventQuery
+// during a global-mode capture; a graph launch runs every node with its
+// modelled duration, independent branches overlapping.
+#include <cudaTypedefs.h>
+
+#include <thread>
+#include <vector>
+
+#include "timing_kernels.h"
+
+namespace {
+
+using CaptureTest = TimingTest;
+
+constexpr float kLongMs = kLongKernelNs / 1e6f;
+
+CUstream new_stream() {
+  CUstream stream = nullptr;
+  EXPECT_EQ(CUDA_SUCCESS, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  return stream;
+}
+
+TEST_F(CaptureTest, CapturedWorkDoesNotRunAndBecomesNodes) {
+  CUstream stream = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  ASSERT_CU_OK(cuStreamIsCapturing(stream, &status));
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+  const int64_t start_ns = host_now_ns();
+  ASSERT_CU_OK(launch(medium_kernel_, stream));
+  // Right after a captured call the capture depends on exactly its node.
+  cuuint64_t id = 0;
+  CUgraph graph_so_far = nullptr;
+  const CUgraphNode* dependencies = nullptr;
+  size_t count = 0;
+  const CUgraphEdgeData* edges = nullptr;
+  ASSERT_CU_OK(cuStreamGetCaptureInfo(stream, &status, &id, &graph_so_far, &dependencies, &edges, &count));
+  ASSERT_EQ(count, 1u);
+  const CUgraphNode launched = dependencies[0];
+  ASSERT_CU_OK(launch(medium_kernel_, stream));
+  CUgraph graph = nullptr;
+  ASSERT_CU_OK(cuStreamEndCapture(stream, &graph));
+  EXPECT_LT(host_now_ns() - start_ns, int64_t(kMediumKernelNs)) << "captured kernels must not run";
+  EXPECT_EQ(graph, graph_so_far);
+  EXPECT_NE(id, 0u);
+  ASSERT_CU_OK(cuStreamIsCapturing(stream, &status));
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+
+  size_t nodes = 0;
+  ASSERT_CU_OK(cuGraphGetNodes(graph, nullptr, &nodes));
+  ASSERT_EQ(nodes, 2u);
+  std::vector<CUgraphNode> list(nodes);
+  ASSERT_CU_OK(cuGraphGetNodes(graph, list.data(), &nodes));
+  EXPECT_EQ(list[0], launched);
+  CUgraphNodeType type;
+  ASSERT_CU_OK(cuGraphNodeGetType(list[1], &type));
+  EXPECT_EQ(type, CU_GRAPH_NODE_TYPE_KERNEL);
+  CUDA_KERNEL_NODE_PARAMS_v2 params{};
+  ASSERT_CU_OK(cuGraphKernelNodeGetParams_v2(list[1], &params));
+  EXPECT_EQ(params.func, medium_kernel_);
+  EXPECT_EQ(params.blockDimX, 32u);
+  size_t deps = 0;
+  ASSERT_CU_OK(cuGraphNodeGetDependencies(list[1], nullptr, nullptr, &deps));
+  EXPECT_EQ(deps, 1u);
+  ASSERT_CU_OK(cuGraphDestroy(graph));
+}
+
+TEST_F(CaptureTest, AGraphLaunchRunsEveryNodeAndBranchesOverlap) {
+  CUstream origin = new_stream(), side = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(origin, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  // Fork: the side stream joins through an event; both run a long kernel.
+  CUevent fork = nullptr, join = nullptr;
+  ASSERT_CU_OK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+  ASSERT_CU_OK(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
+  ASSERT_CU_OK(cuEventRecord(fork, origin));
+  ASSERT_CU_OK(cuStreamWaitEvent(side, fork, 0));
+  CUstreamCaptureStatus status;
+  ASSERT_CU_OK(cuStreamIsCapturing(side, &status));
+  EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE) << "waiting for a captured event joins the capture";
+  ASSERT_CU_OK(launch(long_kernel_, origin));
+  ASSERT_CU_OK(launch(long_kernel_, side));
+  ASSERT_CU_OK(cuEventRecord(join, side));
+  ASSERT_CU_OK(cuStreamWaitEvent(origin, join, 0));
+  CUgraph graph = nullptr;
+  ASSERT_CU_OK(cuStreamEndCapture(origin, &graph));
+  CUgraphExec exec = nullptr;
+  ASSERT_CU_OK(cuGraphInstantiateWithFlags(&exec, graph, 0));
+
+  CUstream run = new_stream();
+  CUevent before = record(run);
+  ASSERT_CU_OK(cuGraphLaunch(exec, run));
+  CUevent after = record(run);
+  ASSERT_CU_OK(cuStreamSynchronize(run));
+  const float ms = elapsed_ms(before, after);
+  EXPECT_GE(ms, kLongMs) << "the graph's kernels ran with their modelled durations";
+  EXPECT_LT(ms, 2 * kLongMs - 20.0f) << "two independent branches overlap";
+  ASSERT_CU_OK(cuGraphExecDestroy(exec));
+  ASSERT_CU_OK(cuGraphDestroy(graph));
+}
+
+TEST_F(CaptureTest, UnjoinedWorkFailsTheEnd) {
+  CUstream origin = new_stream(), side = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(origin, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CUevent fork = nullptr;
+  ASSERT_CU_OK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+  ASSERT_CU_OK(cuEventRecord(fork, origin));
+  ASSERT_CU_OK(cuStreamWaitEvent(side, fork, 0));
+  ASSERT_CU_OK(launch(short_kernel_, side));
+  CUgraph graph = reinterpret_cast<CUgraph>(0x1);
+  EXPECT_EQ(cuStreamEndCapture(origin, &graph), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+  EXPECT_EQ(graph, nullptr);
+}
+
+TEST_F(CaptureTest, SynchronizingTheCapturingStreamInvalidatesTheCapture) {
+  CUstream stream = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_RELAXED));
+  ASSERT_CU_OK(launch(short_kernel_, stream));
+  EXPECT_EQ(cuStreamSynchronize(stream), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_EQ(launch(short_kernel_, stream), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  CUgraph graph = nullptr;
+  EXPECT_EQ(cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  EXPECT_EQ(graph, nullptr);
+}
+
+// The hazard a profiler's background thread creates (pytorch#104487).
+TEST_F(CaptureTest, AnotherThreadsEventQueryInvalidatesAGlobalCapture) {
+  CUevent unrelated = record(new_stream());
+  ASSERT_CU_OK(cuCtxSynchronize());
+  CUstream stream = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  ASSERT_CU_OK(launch(short_kernel_, stream));
+  CUcontext context = nullptr;
+  ASSERT_CU_OK(cuCtxGetCurrent(&context));
+  CUresult query = CUDA_SUCCESS;
+  std::thread([&] {
+    cuCtxSetCurrent(context);
+    query = cuEventQuery(unrelated);
+  }).join();
+  EXPECT_EQ(query, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  CUgraph graph = nullptr;
+  EXPECT_EQ(cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+}
+
+TEST_F(CaptureTest, ARelaxedThreadsEventQueryLeavesTheCaptureAlone) {
+  CUevent unrelated = record(new_stream());
+  ASSERT_CU_OK(cuCtxSynchronize());
+  CUstream stream = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  ASSERT_CU_OK(launch(short_kernel_, stream));
+  CUcontext context = nullptr;
+  ASSERT_CU_OK(cuCtxGetCurrent(&context));
+  CUresult query = CUDA_ERROR_UNKNOWN;
+  std::thread([&] {
+    cuCtxSetCurrent(context);
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    cuThreadExchangeStreamCaptureMode(&mode);
+    query = cuEventQuery(unrelated);
+  }).join();
+  EXPECT_EQ(query, CUDA_SUCCESS);
+  CUgraph graph = nullptr;
+  ASSERT_CU_OK(cuStreamEndCapture(stream, &graph));
+  EXPECT_NE(graph, nullptr);
+}
+
+TEST_F(CaptureTest, AThreadLocalCaptureIgnoresOtherThreads) {
+  CUevent unrelated = record(new_stream());
+  ASSERT_CU_OK(cuCtxSynchronize());
+  CUstream stream = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  ASSERT_CU_OK(launch(short_kernel_, stream));
+  CUcontext context = nullptr;
+  ASSERT_CU_OK(cuCtxGetCurrent(&context));
+  CUresult query = CUDA_ERROR_UNKNOWN;
+  std::thread([&] {
+    cuCtxSetCurrent(context);
+    query = cuEventQuery(unrelated);
+  }).join();
+  EXPECT_EQ(query, CUDA_SUCCESS);
+  // Its own thread is still refused, and that invalidates it.
+  EXPECT_EQ(cuEventQuery(unrelated), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  CUgraph graph = nullptr;
+  EXPECT_EQ(cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+}
+
+TEST_F(CaptureTest, TheLegacyStreamDuringACaptureOfABlockingStreamIsImplicit) {
+  CUstream blocking = nullptr;
+  ASSERT_CU_OK(cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(blocking, CU_STREAM_CAPTURE_MODE_RELAXED));
+  EXPECT_EQ(launch(short_kernel_, nullptr), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+  CUgraph graph = nullptr;
+  EXPECT_EQ(cuStreamEndCapture(blocking, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+}
+
+TEST_F(CaptureTest, EndingFromAnotherThreadIsTheWrongThread) {
+  CUstream stream = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CUcontext context = nullptr;
+  ASSERT_CU_OK(cuCtxGetCurrent(&context));
+  CUresult ended = CUDA_SUCCESS;
+  CUgraph graph = nullptr;
+  std::thread([&] {
+    cuCtxSetCurrent(context);
+    ended = cuStreamEndCapture(stream, &graph);
+  }).join();
+  EXPECT_EQ(ended, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+  ASSERT_CU_OK(cuStreamEndCapture(stream, &graph));
+}
+
+}  // namespace
