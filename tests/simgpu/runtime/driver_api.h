@@ -73,7 +73,10 @@
   X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000, 0)                             \
   X(cuOccupancyAvailableDynamicSMemPerBlock, 10020, 0) X(cuCtxResetPersistingL2Cache, 11000, 0) \
   X(cuStreamSetAttribute, 11000, 11000) X(cuStreamGetAttribute, 11000, 11000)                  \
-  X(cuStreamCopyAttributes, 11000, 11000)
+  X(cuStreamCopyAttributes, 11000, 11000) X(cuStreamGetCaptureInfo, 12030, 12030)             \
+  X(cuStreamBeginCapture, 10010, 10010) X(cuStreamEndCapture, 10000, 10000)                    \
+  X(cuGraphInstantiateWithFlags, 11040, 0) X(cuGraphLaunch, 10000, 10000)                      \
+  X(cuGraphDestroy, 10000, 0) X(cuGraphExecDestroy, 10000, 0) X(cuGraphGetNodes, 10000, 0)
 
 namespace simgpu_runtime {
 

@@ -1,9 +1,8 @@
-// Stream-capture queries. Capture itself is not implemented
-// (cudaStreamBeginCapture returns cudaErrorNotSupported), but libraries ask
-// whether a stream is capturing around ordinary work (PyTorch's caching
-// allocator, cuBLAS), so the queries answer: through the driver when it
-// knows, otherwise "not capturing", which is the truth when nothing can
-// begin a capture.
+// Stream capture and graph launches, through the driver as the real runtime
+// does: cudaStreamBeginCapture/EndCapture, the capture queries,
+// cudaThreadExchangeStreamCaptureMode, cudaGraphInstantiate[WithFlags],
+// cudaGraphLaunch, cudaGraphDestroy, cudaGraphExecDestroy. The queries answer
+// "not capturing" when the driver has no capture at all.
 #include <cuda_runtime_api.h>
 
 #include "context.h"
@@ -38,22 +37,88 @@ cudaError_t capture_info(DefaultStream mode, cudaStream_t stream, cudaStreamCapt
                          unsigned long long* id, cudaGraph_t* graph,
                          const cudaGraphNode_t** dependencies, const cudaGraphEdgeData** edge_data,
                          size_t* dependency_count) {
-  cudaError_t error = is_capturing(mode, stream, status);
-  if (error != cudaSuccess) return error;
-  if (*status != cudaStreamCaptureStatusNone) return finish(cudaErrorNotSupported);
-  // Documented: with no capture in progress the other outputs are left
-  // undefined; zero is the kind answer.
-  if (id != nullptr) *id = 0;
-  if (graph != nullptr) *graph = nullptr;
-  if (dependencies != nullptr) *dependencies = nullptr;
-  if (edge_data != nullptr) *edge_data = nullptr;
-  if (dependency_count != nullptr) *dependency_count = 0;
-  return cudaSuccess;
+  if (status == nullptr) return finish(cudaErrorInvalidValue);
+  return with_context(mode, [&](const DriverApi& api) {
+    if (driver_lacks(reinterpret_cast<const void*>(api.cuStreamGetCaptureInfo))) {
+      *status = cudaStreamCaptureStatusNone;
+      if (id != nullptr) *id = 0;
+      if (graph != nullptr) *graph = nullptr;
+      if (dependencies != nullptr) *dependencies = nullptr;
+      if (edge_data != nullptr) *edge_data = nullptr;
+      if (dependency_count != nullptr) *dependency_count = 0;
+      return CUDA_SUCCESS;
+    }
+    CUstreamCaptureStatus driver_status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t driver_id = 0;
+    CUresult result = api.cuStreamGetCaptureInfo(stream, &driver_status, &driver_id, graph,
+                                                 reinterpret_cast<const CUgraphNode**>(dependencies),
+                                                 reinterpret_cast<const CUgraphEdgeData**>(edge_data),
+                                                 dependency_count);
+    if (result == CUDA_SUCCESS) {
+      *status = static_cast<cudaStreamCaptureStatus>(driver_status);
+      if (id != nullptr) *id = driver_id;
+    }
+    return result;
+  });
+}
+
+cudaError_t begin_capture(DefaultStream mode, cudaStream_t stream, cudaStreamCaptureMode capture_mode) {
+  return with_context(mode, [&](const DriverApi& api) {
+    return api.cuStreamBeginCapture(stream, static_cast<CUstreamCaptureMode>(capture_mode));
+  });
+}
+
+cudaError_t end_capture(DefaultStream mode, cudaStream_t stream, cudaGraph_t* graph) {
+  return with_context(mode, [&](const DriverApi& api) { return api.cuStreamEndCapture(stream, graph); });
+}
+
+cudaError_t graph_launch(DefaultStream mode, cudaGraphExec_t exec, cudaStream_t stream) {
+  return with_context(mode, [&](const DriverApi& api) { return api.cuGraphLaunch(exec, stream); });
+}
+
+cudaError_t instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuGraphInstantiateWithFlags(exec, graph, flags); });
 }
 
 }  // namespace
 
 extern "C" {
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  return begin_capture(DefaultStream::legacy, stream, mode);
+}
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  return begin_capture(DefaultStream::per_thread, stream, mode);
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return end_capture(DefaultStream::legacy, stream, pGraph);
+}
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t* pGraph) {
+  return end_capture(DefaultStream::per_thread, stream, pGraph);
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) {
+  return instantiate(pGraphExec, graph, flags);
+}
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) {
+  return instantiate(pGraphExec, graph, flags);
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return graph_launch(DefaultStream::legacy, graphExec, stream);
+}
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  return graph_launch(DefaultStream::per_thread, graphExec, stream);
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuGraphDestroy(graph); });
+}
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* numNodes) {
+  return with_context(DefaultStream::legacy,
+                      [&](const DriverApi& api) { return api.cuGraphGetNodes(graph, nodes, numNodes); });
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+  return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuGraphExecDestroy(graphExec); });
+}
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
                                   enum cudaStreamCaptureStatus* pCaptureStatus) {

@@ -205,18 +205,42 @@ TEST_F(RuntimeStreams, StreamCallbacksGetTheirStreamStatusAndData) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
-TEST_F(RuntimeStreams, NoStreamIsEverCapturingBecauseCaptureIsUnsupported) {
+TEST_F(RuntimeStreams, CaptureGoesThroughTheDriver) {
   cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaErrorNotSupported);
-  EXPECT_EQ(cudaGetLastError(), cudaErrorNotSupported);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
   ASSERT_EQ(cudaStreamIsCapturing(stream, &status), cudaSuccess);
   EXPECT_EQ(status, cudaStreamCaptureStatusNone);
-  unsigned long long id = 99;
-  status = cudaStreamCaptureStatusActive;
-  ASSERT_EQ(cudaStreamGetCaptureInfo(stream, &status, &id), cudaSuccess);
-  EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(device_, 0x5A, 4096, stream), cudaSuccess);
+  unsigned long long id = 0;
+  cudaGraph_t graph_so_far = nullptr;
+  const cudaGraphNode_t* dependencies = nullptr;
+  size_t count = 0;
+  ASSERT_EQ(cudaStreamGetCaptureInfo(stream, &status, &id, &graph_so_far, &dependencies, nullptr, &count),
+            cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusActive);
+  EXPECT_NE(id, 0u);
+  EXPECT_EQ(count, 1u);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  EXPECT_EQ(graph, graph_so_far);
+  size_t nodes = 0;
+  ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+  EXPECT_EQ(nodes, 1u);
+  // The captured memset did not run; a launch of the graph does.
+  std::vector<uint8_t> back(4096, 0);
+  ASSERT_EQ(cudaMemcpy(back.data(), device_, back.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_NE(back, std::vector<uint8_t>(4096, 0x5A));
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(back.data(), device_, back.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(back, std::vector<uint8_t>(4096, 0x5A));
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   ASSERT_EQ(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
   EXPECT_EQ(mode, cudaStreamCaptureModeGlobal);  // the documented initial mode

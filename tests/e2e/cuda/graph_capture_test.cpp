@@ -1,0 +1,211 @@
+// CUDA graphs under the profiler (graph_training: warm-up, one captured
+// training step, replays with fresh inputs), in each capture mode, with GPU
+// timing and call stacks on:
+//  - the program prints and returns exactly what it does untraced;
+//  - no capture is invalidated by the profiler - including while eager work
+//    runs on another stream during a long capture, where the writer thread's
+//    event queries would invalidate a global-mode capture if it were not in
+//    relaxed mode (--capture-pause-ms);
+//  - each replay is one GraphLaunch with one graph-kind GPU activity on the
+//    launch stream; the captured calls are flagged captured, have no GPU
+//    activity of their own, and each names the node it became, which the
+//    instantiation lists (kernel nodes with their functions);
+//  - proftrace stats sums the replays per executable graph, and convert draws
+//    each captured kernel with its name and the stack of the line that
+//    captured it;
+//  - a program that invalidates its own capture gets the same errors traced.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tests/e2e/cuda/support/perfetto_json.h"
+#include "tests/e2e/cuda/support/traced_run.h"
+
+namespace proflaunch::e2e {
+namespace {
+
+// `proftrace dump` lines of one kind, as field -> value maps.
+std::vector<std::map<std::string, std::string>> records_of(const std::string& dump, const std::string& kind) {
+  std::vector<std::map<std::string, std::string>> records;
+  std::istringstream lines(dump);
+  std::string line;
+  const std::regex field(R"(([a-z_]+)=("[^"]*"|\S+))");
+  while (std::getline(lines, line)) {
+    if (line.rfind(kind + " ", 0) != 0) continue;
+    std::map<std::string, std::string> fields;
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), field); it != std::sregex_iterator(); ++it)
+      fields[(*it)[1]] = (*it)[2];
+    records.push_back(std::move(fields));
+  }
+  return records;
+}
+
+uint64_t number(const std::string& text) { return std::stoull(text, nullptr, 0); }
+
+struct GraphRun {
+  ProcessResult untraced;
+  ProcessResult traced;
+  std::string dump;
+  std::string trace;
+};
+
+GraphRun run_both(TempDir& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> program = {build_path("GRAPH_TRAINING")};
+  program.insert(program.end(), args.begin(), args.end());
+  GraphRun run;
+  run.untraced = testing::run_process(untraced(program));
+  run.trace = dir / "x.trace";
+  run.traced = testing::run_process(traced(run.trace, program, {"--stacks=all", "--gpu-timing=events"}));
+  const ProcessResult dump = run_proftrace({"dump", run.trace});
+  EXPECT_TRUE(dump.exited_with(0)) << dump.describe();
+  run.dump = dump.out;
+  return run;
+}
+
+class GraphCapture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GraphCapture, ReplaysAreTracedAndTheCaptureIsUndisturbed) {
+  TempDir dir;
+  // A 200 ms pause inside the capture with eager work in flight: the
+  // writer thread resolves that work's events while the capture is open.
+  const GraphRun run = run_both(dir, {"--capture-mode", GetParam(), "--replays", "4", "--capture-pause-ms", "200"});
+  ASSERT_TRUE(run.untraced.exited_with(0)) << run.untraced.describe();
+  ASSERT_TRUE(run.traced.exited_with(0)) << "the profiler broke the capture\n" << run.traced.describe();
+  EXPECT_EQ(run.traced.out, run.untraced.out);
+  EXPECT_NE(run.traced.out.find("replays=4"), std::string::npos) << run.traced.out;
+
+  // Capture begin and end, the end with the graph.
+  const auto captures = records_of(run.dump, "StreamCapture");
+  ASSERT_EQ(captures.size(), 2u) << run.dump;
+  EXPECT_EQ(captures[0].at("action"), "begin");
+  EXPECT_EQ(captures[1].at("action"), "end");
+  EXPECT_EQ(captures[1].at("result"), "0");
+  const std::string graph = captures[1].at("graph");
+  EXPECT_NE(number(graph), 0u);
+  const std::string capture_stream = captures[0].at("stream");
+
+  // The captured calls: flagged, on the capture stream, each with its node.
+  std::set<uint64_t> captured_correlations;
+  for (const char* kind : {"KernelLaunch", "MemoryCopy"}) {
+    for (const auto& call : records_of(run.dump, kind)) {
+      if ((number(call.at("flags")) & format::kApiCaptured) == 0) continue;
+      EXPECT_EQ(call.at("stream"), capture_stream);
+      captured_correlations.insert(number(call.at("correlation_id")));
+    }
+  }
+  EXPECT_EQ(captured_correlations.size(), 5u) << "the copy, the GEMM and three elementwise/optimizer kernels";
+  std::set<uint64_t> captured_nodes;
+  for (const auto& node : records_of(run.dump, "CapturedNode")) {
+    if (!captured_correlations.count(number(node.at("correlation_id")))) continue;
+    EXPECT_EQ(node.at("graph"), graph);
+    EXPECT_NE(number(node.at("node")), 0u);
+    captured_nodes.insert(number(node.at("node")));
+  }
+  EXPECT_EQ(captured_nodes.size(), 5u) << "every captured call names its own node";
+  for (const auto& activity : records_of(run.dump, "GpuActivity"))
+    EXPECT_FALSE(captured_correlations.count(number(activity.at("correlation_id"))))
+        << "captured work did not run when captured";
+
+  // The instantiation lists exactly those nodes, the kernels with functions.
+  std::set<uint64_t> listed;
+  size_t kernels = 0;
+  for (const auto& node : records_of(run.dump, "GraphNode")) {
+    EXPECT_EQ(node.at("graph"), graph);
+    listed.insert(number(node.at("node")));
+    if (node.at("type") == "\"kernel\"") {
+      ++kernels;
+      EXPECT_NE(number(node.at("function")), 0u);
+    }
+  }
+  EXPECT_EQ(listed, captured_nodes);
+  EXPECT_EQ(kernels, 4u);
+
+  // Each replay: a launch on the capture stream, timed as one unit.
+  const auto launches = records_of(run.dump, "GraphLaunch");
+  ASSERT_EQ(launches.size(), 4u);
+  std::map<uint64_t, std::string> launch_streams;
+  for (const auto& launch : launches) {
+    EXPECT_EQ(launch.at("result"), "0");
+    EXPECT_EQ(launch.at("stream"), capture_stream);
+    launch_streams[number(launch.at("correlation_id"))] = launch.at("stream");
+  }
+  size_t timed = 0;
+  for (const auto& activity : records_of(run.dump, "GpuActivity")) {
+    if (activity.at("kind") != "graph") continue;
+    ++timed;
+    const auto found = launch_streams.find(number(activity.at("correlation_id")));
+    ASSERT_NE(found, launch_streams.end());
+    // The replay's kernels take 730 us as modelled (500 + 20 + 10 + 200), plus the copy.
+    EXPECT_GE(number(activity.at("dur_ns")), 730'000u);
+  }
+  EXPECT_EQ(timed, 4u);
+  EXPECT_EQ(run.dump.find("LOST"), std::string::npos) << "nothing was lost";
+
+  // stats: one executable graph, four launches, five nodes, four kernels.
+  const ProcessResult stats = run_proftrace({"stats", "--section", "graphs", "--csv", run.trace});
+  ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
+  const std::regex row(R"((?:^|\n)[0-9.]+,([0-9]+),4,[0-9]+,5,4,0x[0-9a-f]+,[^\n]*graph_training\.cpp)");
+  EXPECT_TRUE(std::regex_search(stats.out, row)) << stats.out;
+
+  // convert: captured kernels carry their names and the capturing line.
+  const std::string json = dir / "x.json";
+  const ProcessResult convert = run_proftrace({"convert", run.trace, "-o", json});
+  ASSERT_TRUE(convert.exited_with(0)) << convert.describe();
+  PerfettoJson document;
+  std::string error;
+  ASSERT_TRUE(load_perfetto_json(json, &document, &error)) << error;
+  size_t captured_slices = 0;
+  for (const auto* slice : document.slices()) {
+    const auto* args = slice->find("args");
+    if (args == nullptr || !args->has("captured")) continue;
+    ++captured_slices;
+    if (args->has("kernel")) {
+      EXPECT_FALSE((*args)["kernel"].str().empty());
+      ASSERT_TRUE(args->has("stack"));
+      EXPECT_NE((*args)["stack"].str().find("graph_training.cpp"), std::string::npos) << (*args)["stack"].str();
+    }
+  }
+  EXPECT_EQ(captured_slices, 5u);
+  EXPECT_EQ(document.slices("gpu.graph").size(), 4u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GraphCapture, ::testing::Values("global", "thread_local", "relaxed"));
+
+TEST(GraphCaptureThreads, TwoThreadsCaptureAndReplayAtOnce) {
+  TempDir dir;
+  const GraphRun run = run_both(dir, {"--threads", "2", "--capture-mode", "thread_local", "--replays", "3"});
+  ASSERT_TRUE(run.untraced.exited_with(0)) << run.untraced.describe();
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  EXPECT_EQ(run.traced.out, run.untraced.out);
+  EXPECT_EQ(records_of(run.dump, "GraphLaunch").size(), 6u);
+  std::set<std::string> execs, threads;
+  for (const auto& launch : records_of(run.dump, "GraphLaunch")) {
+    execs.insert(launch.at("graph_exec"));
+    threads.insert(launch.at("tid"));
+  }
+  EXPECT_EQ(execs.size(), 2u);
+  EXPECT_EQ(threads.size(), 2u);
+}
+
+TEST(GraphCaptureErrors, AProgramsOwnInvalidationGetsTheSameErrors) {
+  TempDir dir;
+  const GraphRun run = run_both(dir, {"--invalidate", "1"});
+  ASSERT_TRUE(run.untraced.exited_with(0)) << run.untraced.describe();
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  EXPECT_EQ(run.traced.out, run.untraced.out);
+  EXPECT_NE(run.traced.out.find("synchronize cudaErrorStreamCaptureUnsupported, end capture "
+                                "cudaErrorStreamCaptureInvalidated"),
+            std::string::npos)
+      << run.traced.out;
+  // The failed end is in the trace with its error and no graph.
+  const auto captures = records_of(run.dump, "StreamCapture");
+  ASSERT_EQ(captures.size(), 2u);
+  EXPECT_NE(captures[1].at("result"), "0");
+  EXPECT_EQ(number(captures[1].at("graph")), 0u);
+}
+
+}  // namespace
+}  // namespace proflaunch::e2e
