@@ -209,3 +209,63 @@ TEST(GraphCaptureErrors, AProgramsOwnInvalidationGetsTheSameErrors) {
 
 }  // namespace
 }  // namespace proflaunch::e2e
+
+namespace proflaunch::e2e {
+namespace {
+
+// A graph built node by node (driver API): every node is listed at
+// instantiation with its type and dependencies, the child graph's kernel
+// under the child graph, the update and destruction are recorded, and each
+// launch is timed; the converter names the graph's kernels.
+TEST(GraphNodesBuiltByHand, EveryNodeIsListedAndEveryLaunchTimed) {
+  TempDir dir;
+  const std::string trace = dir / "x.trace";
+  const ProcessResult plain = testing::run_process(untraced({build_path("GRAPH_NODES")}));
+  const ProcessResult run = testing::run_process(traced(trace, {build_path("GRAPH_NODES")}));
+  ASSERT_TRUE(plain.exited_with(0)) << plain.describe();
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.out, plain.out);
+  EXPECT_NE(run.out.find("host_calls=4 memset=0x3"), std::string::npos) << run.out;
+  const ProcessResult dump = run_proftrace({"dump", trace});
+  ASSERT_TRUE(dump.exited_with(0)) << dump.describe();
+
+  const auto nodes = records_of(dump.out, "GraphNode");
+  ASSERT_EQ(nodes.size(), 5u) << dump.out;
+  std::map<std::string, std::map<std::string, std::string>> by_node;
+  std::vector<std::string> types;
+  for (const auto& node : nodes) {
+    by_node[node.at("node")] = node;
+    types.push_back(node.at("type"));
+  }
+  EXPECT_EQ(types, (std::vector<std::string>{"\"memset\"", "\"kernel\"", "\"host\"", "\"child graph\"", "\"kernel\""}));
+  EXPECT_EQ(nodes[0].at("bytes"), "65536");
+  EXPECT_EQ(nodes[1].at("dependencies"), "[" + nodes[0].at("node") + "]");
+  EXPECT_EQ(nodes[2].at("dependencies"), "[" + nodes[1].at("node") + "]");
+  EXPECT_EQ(nodes[3].at("dependencies"), "[" + nodes[2].at("node") + "]");
+  EXPECT_EQ(nodes[4].at("graph"), nodes[3].at("function")) << "the child's kernel is listed under the child graph";
+  EXPECT_EQ(nodes[1].at("grid"), "8x1x1");
+
+  std::vector<std::string> actions;
+  for (const auto& exec : records_of(dump.out, "GraphExec")) actions.push_back(exec.at("action"));
+  EXPECT_EQ(actions, (std::vector<std::string>{"\"instantiate\"", "\"update\"", "\"destroy\"", "\"graph destroy\"",
+                                               "\"graph destroy\""}));
+  size_t timed = 0;
+  for (const auto& activity : records_of(dump.out, "GpuActivity")) timed += activity.at("kind") == "graph";
+  EXPECT_EQ(timed, 4u);
+  EXPECT_EQ(records_of(dump.out, "GraphLaunch").size(), 4u);
+
+  const std::string json = dir / "x.json";
+  ASSERT_TRUE(run_proftrace({"convert", trace, "-o", json}).exited_with(0));
+  PerfettoJson document;
+  std::string error;
+  ASSERT_TRUE(load_perfetto_json(json, &document, &error)) << error;
+  const auto graphs = document.slices("gpu.graph");
+  ASSERT_EQ(graphs.size(), 4u);
+  const auto& names = (*graphs[0])["args"]["kernel_names"];
+  ASSERT_EQ(names.items.size(), 2u);
+  EXPECT_EQ(names.items[0].str(), "graph_node_kernel");
+  EXPECT_EQ(names.items[1].str(), "graph_child_kernel");
+}
+
+}  // namespace
+}  // namespace proflaunch::e2e

@@ -218,6 +218,8 @@ void SliceWriter::write_graph_args(JsonWriter& w, SectionContext& section, uint6
 
 void SliceWriter::graph_node(SectionContext& section, const GraphNodeRecord& record) {
   SectionContext::GraphSummary& graph = section.graphs[record.graph_exec];
+  // A handle reused by a later instantiation: its nodes replace the old ones.
+  if (graph.instantiated) graph = SectionContext::GraphSummary{};
   ++graph.nodes;
   if (record.type == static_cast<uint8_t>(GraphNodeType::kKernel)) {
     ++graph.kernels;
@@ -228,15 +230,18 @@ void SliceWriter::graph_node(SectionContext& section, const GraphNodeRecord& rec
 void SliceWriter::graph_exec(SectionContext& section, uint32_t tid, const GraphExecRecord& record, CallStackRef stack) {
   if (record.action == static_cast<uint8_t>(GraphExecAction::kInstantiate)) {
     auto found = section.graphs.find(record.graph_exec);
-    if (found != section.graphs.end()) found->second.defined_ns = record.span.end_ns;
+    if (found != section.graphs.end()) {
+      found->second.defined_ns = record.span.end_ns;
+      found->second.instantiated = true;
+    }
   }
   JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
   write_string_arg(w, "action", graph_exec_action_name(record.action));
   if (record.graph_exec != 0) write_graph_args(w, section, record.graph_exec);
   if (record.graph != 0) write_string_arg(w, "graph", hex(record.graph));
   if (record.stream != 0) write_json_arg(w, "stream", section.stream_json_text(record.stream));
+  // Kept after a destroy: the launches' GPU work may be read after it.
   w.raw("}}");
-  if (record.action == static_cast<uint8_t>(GraphExecAction::kDestroy)) section.graphs.erase(record.graph_exec);
 }
 
 void SliceWriter::stream_capture(SectionContext& section, uint32_t tid, const StreamCaptureRecord& record,

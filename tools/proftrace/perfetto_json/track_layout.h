@@ -69,6 +69,7 @@ struct SectionContext {
     uint32_t kernels = 0;
     std::vector<uint64_t> first_kernels;  // function handles, at most kMaxListedKernels
     uint64_t defined_ns = 0;              // when instantiated (names resolve as of then)
+    bool instantiated = false;            // its GraphExec record was read: a new node starts over
   };
   static constexpr size_t kMaxListedKernels = 16;
   std::unordered_map<uint64_t, GraphSummary> graphs;

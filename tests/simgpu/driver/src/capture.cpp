@@ -3,14 +3,24 @@
 #include "capture.h"
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 
 #include "api_guard.h"
 #include "context.h"
 #include "driver_state.h"
 #include "event.h"
+#include "kernel_cost.h"
+#include "copy_engine.h"
+#include "module.h"
 
 using namespace simgpu;
+
+CUgraphNode_st::~CUgraphNode_st() {
+  if (child == nullptr) return;
+  state().graphs.erase(child);
+  delete child;
+}
 
 namespace simgpu {
 namespace {
@@ -289,6 +299,60 @@ CUgraphNode_st* as_node(CUgraphNode node) {
 
 CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* context);
 
+// cuGraphAdd*Node: a node of `graph` after `dependencies` (nodes of the same graph).
+CUresult add_node(CUgraphNode* out, CUgraph hGraph, const CUgraphNode* dependencies, size_t count,
+                  std::unique_ptr<CUgraphNode_st> node) {
+  if (!out || (count && !dependencies)) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(capture_mutex());
+  CUgraph_st* graph = as_graph(hGraph);
+  if (!graph) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i) {
+    if (!dependencies[i] || dependencies[i]->graph != graph) return CUDA_ERROR_INVALID_VALUE;
+    node->dependencies.push_back(dependencies[i]);
+  }
+  node->graph = graph;
+  *out = node.get();
+  graph->nodes.push_back(std::move(node));
+  return CUDA_SUCCESS;
+}
+
+std::unique_ptr<CUgraphNode_st> kernel_node(CUfunction function, const unsigned grid[3], const unsigned block[3],
+                                            unsigned shared_bytes) {
+  auto node = std::make_unique<CUgraphNode_st>();
+  NodeDescription& d = node->description;
+  d.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  d.function = function;
+  for (int i = 0; i < 3; ++i) d.grid[i] = grid[i], d.block[i] = block[i];
+  d.shared_bytes = shared_bytes;
+  node->work.node = d;
+  if (CUfunc_st* f = as_function(function)) {
+    node->work.duration_ns = kernel_duration_ns(kernel_cost(f->info.name),
+                                                uint64_t(grid[0]) * grid[1] * grid[2], state().config.sm_count);
+  }
+  return node;
+}
+
+// A deep copy of `graph` (cuGraphAddChildGraphNode embeds a clone).
+CUgraph_st* clone_graph(const CUgraph_st& graph) {
+  auto* copy = new CUgraph_st;
+  for (const auto& node : graph.nodes) {
+    auto out = std::make_unique<CUgraphNode_st>();
+    out->graph = copy;
+    out->description = node->description;
+    out->work.node = node->work.node;
+    out->work.duration_ns = node->work.duration_ns;
+    out->work.effect = node->work.effect;
+    out->work.effect_time_counts = node->work.effect_time_counts;
+    if (node->child) out->child = clone_graph(*node->child);
+    for (CUgraphNode_st* dependency : node->dependencies)
+      for (size_t j = 0; j < copy->nodes.size(); ++j)
+        if (graph.nodes[j].get() == dependency) out->dependencies.push_back(copy->nodes[j].get());
+    copy->nodes.push_back(std::move(out));
+  }
+  state().graphs.insert(copy);  // its nodes can be queried (cuGraphChildGraphNodeGetGraph)
+  return copy;
+}
+
 // The lanes are streams: made without the capture mutex (stream creation
 // takes the context's submit mutex, which submit() holds before it).
 CUresult instantiate(CUgraphExec* phGraphExec, CUgraph hGraph) {
@@ -304,29 +368,50 @@ CUresult instantiate(CUgraphExec* phGraphExec, CUgraph hGraph) {
   return CUDA_SUCCESS;
 }
 
-CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* context) {
-  CUgraph_st* graph = as_graph(hGraph);
-  if (!graph) return CUDA_ERROR_INVALID_VALUE;
-  auto* exec = new CUgraphExec_st;
-  exec->context = context;
-  std::vector<size_t> lane_of(graph->nodes.size(), 0);
-  size_t lanes = 0;
-  for (size_t i = 0; i < graph->nodes.size(); ++i) {
-    const CUgraphNode_st& node = *graph->nodes[i];
+// Appends `graph`'s nodes to `exec`, each after `after` (the indices its
+// roots wait for); returns the indices of its nodes. A child graph's nodes
+// are inlined, and the child node itself becomes a join of them.
+std::vector<size_t> flatten(CUgraphExec_st& exec, const CUgraph_st& graph, const std::vector<size_t>& after,
+                            size_t& lanes, std::vector<size_t>& lane_of, int depth) {
+  std::vector<size_t> index_of(graph.nodes.size());
+  std::vector<size_t> all;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const CUgraphNode_st& node = *graph.nodes[i];
+    std::vector<size_t> dependencies;
+    for (CUgraphNode_st* dependency : node.dependencies)
+      for (size_t j = 0; j < i; ++j)
+        if (graph.nodes[j].get() == dependency) dependencies.push_back(index_of[j]);
+    if (node.dependencies.empty()) dependencies = after;
+    if (node.child != nullptr && depth < 8) {
+      const std::vector<size_t> inner = flatten(exec, *node.child, dependencies, lanes, lane_of, depth + 1);
+      dependencies.insert(dependencies.end(), inner.begin(), inner.end());
+      all.insert(all.end(), inner.begin(), inner.end());
+    }
     CUgraphExec_st::Node out;
     out.work.node = node.work.node;
     out.work.duration_ns = node.work.duration_ns;
     out.work.effect = node.work.effect;
     out.work.effect_time_counts = node.work.effect_time_counts;
-    for (CUgraphNode_st* dependency : node.dependencies) {
-      for (size_t j = 0; j < i; ++j)
-        if (graph->nodes[j].get() == dependency) out.dependencies.push_back(j);
-    }
+    out.dependencies = dependencies;
+    out.origin = &node;
     // A chain stays on its lane; a new branch or a join gets the next one.
-    out.lane = out.dependencies.size() == 1 ? lane_of[out.dependencies[0]] : lanes++ % 4;
-    lane_of[i] = out.lane;
-    exec->nodes.push_back(std::move(out));
+    out.lane = dependencies.size() == 1 ? lane_of[dependencies[0]] : lanes++ % 4;
+    lane_of.push_back(out.lane);
+    index_of[i] = exec.nodes.size();
+    all.push_back(exec.nodes.size());
+    exec.nodes.push_back(std::move(out));
   }
+  return all;
+}
+
+CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* context) {
+  CUgraph_st* graph = as_graph(hGraph);
+  if (!graph) return CUDA_ERROR_INVALID_VALUE;
+  auto* exec = new CUgraphExec_st;
+  exec->context = context;
+  size_t lanes = 0;
+  std::vector<size_t> lane_of;
+  flatten(*exec, *graph, {}, lanes, lane_of, 0);
   exec->lanes.resize(std::min<size_t>(std::max<size_t>(lanes, 1), 4), nullptr);
   state().graph_execs.insert(exec);
   *phGraphExec = exec;
@@ -520,6 +605,256 @@ CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARA
     params->userData = node->description.user_data;
     return CUDA_SUCCESS;
   });
+}
+
+CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                         size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v2* nodeParams) {
+  return api_call([&] {
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    CUfunction function = nodeParams->func;
+    if (!function && nodeParams->kern) function = reinterpret_cast<CUfunction>(nodeParams->kern);
+    if (!as_function(function)) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned grid[3] = {nodeParams->gridDimX, nodeParams->gridDimY, nodeParams->gridDimZ};
+    const unsigned block[3] = {nodeParams->blockDimX, nodeParams->blockDimY, nodeParams->blockDimZ};
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+                    kernel_node(function, grid, block, nodeParams->sharedMemBytes));
+  });
+}
+CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                      size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
+  if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_KERNEL_NODE_PARAMS_v2 params{};
+  params.func = nodeParams->func;
+  params.gridDimX = nodeParams->gridDimX, params.gridDimY = nodeParams->gridDimY, params.gridDimZ = nodeParams->gridDimZ;
+  params.blockDimX = nodeParams->blockDimX, params.blockDimY = nodeParams->blockDimY;
+  params.blockDimZ = nodeParams->blockDimZ;
+  params.sharedMemBytes = nodeParams->sharedMemBytes;
+  params.kernelParams = nodeParams->kernelParams;
+  params.extra = nodeParams->extra;
+  return cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, &params);
+}
+
+// A linear or pitched copy between host and device memory, copied for real
+// when the node runs.
+CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                      size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+  return api_call([&] {
+    (void)ctx;
+    if (!copyParams) return CUDA_ERROR_INVALID_VALUE;
+    const CUDA_MEMCPY3D p = *copyParams;
+    if (p.srcMemoryType == CU_MEMORYTYPE_ARRAY || p.dstMemoryType == CU_MEMORYTYPE_ARRAY) return CUDA_ERROR_NOT_SUPPORTED;
+    auto base = [](CUmemorytype type, const void* host, CUdeviceptr device) {
+      return type == CU_MEMORYTYPE_HOST ? reinterpret_cast<uintptr_t>(host) : uintptr_t(device);
+    };
+    const uintptr_t src = base(p.srcMemoryType, p.srcHost, p.srcDevice);
+    const uintptr_t dst = base(p.dstMemoryType, p.dstHost, p.dstDevice);
+    if (!src || !dst) return CUDA_ERROR_INVALID_VALUE;
+    const size_t height = p.Height ? p.Height : 1, depth = p.Depth ? p.Depth : 1;
+    const size_t src_pitch = p.srcPitch ? p.srcPitch : p.WidthInBytes, dst_pitch = p.dstPitch ? p.dstPitch : p.WidthInBytes;
+    const size_t src_height = p.srcHeight ? p.srcHeight : height, dst_height = p.dstHeight ? p.dstHeight : height;
+    auto node = std::make_unique<CUgraphNode_st>();
+    node->description.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+    node->description.bytes = p.WidthInBytes * height * depth;
+    node->work.node = node->description;
+    const bool from_host = p.srcMemoryType == CU_MEMORYTYPE_HOST, to_host = p.dstMemoryType == CU_MEMORYTYPE_HOST;
+    const CopyKind kind = from_host ? (to_host ? CopyKind::kHostToHost : CopyKind::kHostToDevice)
+                                    : (to_host ? CopyKind::kDeviceToHost : CopyKind::kDeviceToDevice);
+    node->work.duration_ns = transfer_duration_ns(kind, node->description.bytes);
+    node->work.effect = [p, src, dst, height, depth, src_pitch, dst_pitch, src_height, dst_height] {
+      for (size_t z = 0; z < depth; ++z)
+        for (size_t y = 0; y < height; ++y)
+          std::memcpy(reinterpret_cast<void*>(dst + p.dstXInBytes + (p.dstY + y) * dst_pitch +
+                                              (p.dstZ + z) * dst_height * dst_pitch),
+                      reinterpret_cast<const void*>(src + p.srcXInBytes + (p.srcY + y) * src_pitch +
+                                                    (p.srcZ + z) * src_height * src_pitch),
+                      p.WidthInBytes);
+    };
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, std::move(node));
+  });
+}
+
+CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                      size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams,
+                                      CUcontext ctx) {
+  return api_call([&] {
+    (void)ctx;
+    if (!memsetParams || !memsetParams->dst || memsetParams->width == 0) return CUDA_ERROR_INVALID_VALUE;
+    const CUDA_MEMSET_NODE_PARAMS p = *memsetParams;
+    if (p.elementSize != 1 && p.elementSize != 2 && p.elementSize != 4) return CUDA_ERROR_INVALID_VALUE;
+    const size_t height = p.height ? p.height : 1;
+    auto node = std::make_unique<CUgraphNode_st>();
+    node->description.type = CU_GRAPH_NODE_TYPE_MEMSET;
+    node->description.dst = p.dst;
+    node->description.bytes = size_t(p.elementSize) * p.width * height;
+    node->work.node = node->description;
+    node->work.duration_ns = transfer_duration_ns(CopyKind::kMemset, node->description.bytes);
+    node->work.effect = [p, height] {
+      const size_t pitch = p.pitch ? p.pitch : size_t(p.elementSize) * p.width;
+      for (size_t row = 0; row < height; ++row) {
+        auto* out = reinterpret_cast<unsigned char*>(p.dst + row * pitch);
+        for (size_t i = 0; i < p.width; ++i) std::memcpy(out + i * p.elementSize, &p.value, p.elementSize);
+      }
+    };
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, std::move(node));
+  });
+}
+
+CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                    size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  return api_call([&] {
+    if (!nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
+    auto node = std::make_unique<CUgraphNode_st>();
+    node->description.type = CU_GRAPH_NODE_TYPE_HOST;
+    node->description.host_fn = nodeParams->fn;
+    node->description.user_data = nodeParams->userData;
+    node->work.node = node->description;
+    const CUhostFn fn = nodeParams->fn;
+    void* user = nodeParams->userData;
+    node->work.effect = [fn, user] { fn(user); };
+    node->work.effect_time_counts = true;
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, std::move(node));
+  });
+}
+
+CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                     size_t numDependencies) {
+  return api_call([&] {
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, std::make_unique<CUgraphNode_st>());
+  });
+}
+
+CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                          size_t numDependencies, CUgraph childGraph) {
+  return api_call([&] {
+    auto node = std::make_unique<CUgraphNode_st>();
+    {
+      std::lock_guard lock(capture_mutex());
+      CUgraph_st* child = as_graph(childGraph);
+      if (!child || child == hGraph) return CUDA_ERROR_INVALID_VALUE;
+      node->child = clone_graph(*child);
+    }
+    node->description.type = CU_GRAPH_NODE_TYPE_GRAPH;
+    node->work.node = node->description;
+    return add_node(phGraphNode, hGraph, dependencies, numDependencies, std::move(node));
+  });
+}
+
+CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
+  return api_call([&] {
+    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node || !node->child) return CUDA_ERROR_INVALID_VALUE;
+    *phGraph = node->child;  // owned by the node, as documented
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
+                                        size_t numDependencies) {
+  return api_call([&] {
+    if (numDependencies && (!from || !to)) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraph_st* graph = as_graph(hGraph);
+    if (!graph) return CUDA_ERROR_INVALID_VALUE;
+    auto position = [&](CUgraphNode node) -> size_t {
+      for (size_t i = 0; i < graph->nodes.size(); ++i)
+        if (graph->nodes[i].get() == node) return i;
+      return graph->nodes.size();
+    };
+    for (size_t i = 0; i < numDependencies; ++i) {
+      const size_t a = position(from[i]), b = position(to[i]);
+      if (a == graph->nodes.size() || b == graph->nodes.size() || a == b) return CUDA_ERROR_INVALID_VALUE;
+      // Nodes are kept with dependencies first; an edge against that order
+      // would need a reordering the simulator does not do.
+      if (a > b) return CUDA_ERROR_NOT_SUPPORTED;
+      auto& deps = graph->nodes[b]->dependencies;
+      if (std::find(deps.begin(), deps.end(), from[i]) != deps.end()) return CUDA_ERROR_INVALID_VALUE;
+      deps.push_back(from[i]);
+    }
+    return CUDA_SUCCESS;
+  });
+}
+CUresult CUDAAPI cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
+                                           const CUgraphEdgeData* edgeData, size_t numDependencies) {
+  (void)edgeData;
+  return cuGraphAddDependencies(hGraph, from, to, numDependencies);
+}
+
+CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                   const CUDA_KERNEL_NODE_PARAMS_v2* nodeParams) {
+  return api_call([&] {
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    CUfunction function = nodeParams->func ? nodeParams->func : reinterpret_cast<CUfunction>(nodeParams->kern);
+    if (!as_function(function)) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphExec_st* exec = as_exec(hGraphExec);
+    if (!exec) return CUDA_ERROR_INVALID_VALUE;
+    for (CUgraphExec_st::Node& node : exec->nodes) {
+      if (node.origin != hNode) continue;
+      if (node.work.node.type != CU_GRAPH_NODE_TYPE_KERNEL) return CUDA_ERROR_INVALID_VALUE;
+      const unsigned grid[3] = {nodeParams->gridDimX, nodeParams->gridDimY, nodeParams->gridDimZ};
+      const unsigned block[3] = {nodeParams->blockDimX, nodeParams->blockDimY, nodeParams->blockDimZ};
+      auto made = kernel_node(function, grid, block, nodeParams->sharedMemBytes);
+      node.work.node = made->work.node;
+      node.work.duration_ns = made->work.duration_ns;
+      return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+  });
+}
+CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
+  if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_KERNEL_NODE_PARAMS_v2 params{};
+  params.func = nodeParams->func;
+  params.gridDimX = nodeParams->gridDimX, params.gridDimY = nodeParams->gridDimY, params.gridDimZ = nodeParams->gridDimZ;
+  params.blockDimX = nodeParams->blockDimX, params.blockDimY = nodeParams->blockDimY;
+  params.blockDimZ = nodeParams->blockDimZ;
+  params.sharedMemBytes = nodeParams->sharedMemBytes;
+  return cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, &params);
+}
+
+// The executable graph takes `hGraph`'s parameters when the two have the
+// same topology and node types (cuda.h, cuGraphExecUpdate); otherwise it is
+// left as it was and the update fails.
+CUresult CUDAAPI cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) {
+  return api_call([&] {
+    std::lock_guard lock(capture_mutex());
+    CUgraphExec_st* exec = as_exec(hGraphExec);
+    CUgraph_st* graph = as_graph(hGraph);
+    if (!exec || !graph) return CUDA_ERROR_INVALID_VALUE;
+    CUgraphExec_st fresh;
+    size_t lanes = 0;
+    std::vector<size_t> lane_of;
+    flatten(fresh, *graph, {}, lanes, lane_of, 0);
+    CUgraphExecUpdateResult outcome = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    if (fresh.nodes.size() != exec->nodes.size()) outcome = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    for (size_t i = 0; outcome == CU_GRAPH_EXEC_UPDATE_SUCCESS && i < fresh.nodes.size(); ++i) {
+      if (fresh.nodes[i].work.node.type != exec->nodes[i].work.node.type)
+        outcome = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+      else if (fresh.nodes[i].dependencies != exec->nodes[i].dependencies)
+        outcome = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    }
+    if (resultInfo) {
+      *resultInfo = CUgraphExecUpdateResultInfo{};
+      resultInfo->result = outcome;
+    }
+    if (outcome != CU_GRAPH_EXEC_UPDATE_SUCCESS) return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    for (size_t i = 0; i < fresh.nodes.size(); ++i) {
+      fresh.nodes[i].lane = exec->nodes[i].lane;
+      exec->nodes[i] = std::move(fresh.nodes[i]);
+    }
+    return CUDA_SUCCESS;
+  });
+}
+CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode* hErrorNode_out,
+                                   CUgraphExecUpdateResult* updateResult_out) {
+  CUgraphExecUpdateResultInfo info{};
+  const CUresult result = cuGraphExecUpdate_v2(hGraphExec, hGraph, &info);
+  if (hErrorNode_out) *hErrorNode_out = info.errorNode;
+  if (updateResult_out) *updateResult_out = info.result;
+  return result;
 }
 
 CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) {

@@ -25,8 +25,10 @@
 struct CUgraphNode_st {
   CUgraph_st* graph = nullptr;
   simgpu::NodeDescription description;
+  CUgraph_st* child = nullptr;  // a child-graph node's graph (owned by the node: a copy)
   std::vector<CUgraphNode_st*> dependencies;
   simgpu::StreamOperation work;  // what a launch of the graph runs for it (no waits)
+  ~CUgraphNode_st();
 };
 
 struct CUgraph_st {
@@ -39,6 +41,7 @@ struct CUgraphExec_st {
     simgpu::StreamOperation work;
     std::vector<size_t> dependencies;  // indices of earlier nodes
     size_t lane = 0;
+    const CUgraphNode_st* origin = nullptr;  // the graph node it was made from
   };
   std::vector<Node> nodes;
   std::vector<CUstream_st*> lanes;  // the context's streams the nodes run on, so branches overlap

@@ -210,3 +210,87 @@ TEST_F(CaptureTest, EndingFromAnotherThreadIsTheWrongThread) {
 }
 
 }  // namespace
+
+namespace {
+
+using GraphBuildTest = TimingTest;
+
+void count_call(void* calls) { ++*static_cast<int*>(calls); }
+
+TEST_F(GraphBuildTest, NodesBuiltOneByOneRunInOrderWithTheirEffects) {
+  CUdeviceptr buffer = 0;
+  ASSERT_CU_OK(cuMemAlloc(&buffer, 4096));
+  CUgraph graph = nullptr, child = nullptr;
+  ASSERT_CU_OK(cuGraphCreate(&graph, 0));
+  ASSERT_CU_OK(cuGraphCreate(&child, 0));
+  CUDA_MEMSET_NODE_PARAMS memset_params{};
+  memset_params.dst = buffer;
+  memset_params.value = 0x7;
+  memset_params.elementSize = 1;
+  memset_params.width = 4096;
+  memset_params.height = 1;
+  CUcontext context = nullptr;
+  ASSERT_CU_OK(cuCtxGetCurrent(&context));
+  CUgraphNode memset_node = nullptr, kernel = nullptr, host = nullptr, nested = nullptr, child_kernel = nullptr;
+  ASSERT_CU_OK(cuGraphAddMemsetNode(&memset_node, graph, nullptr, 0, &memset_params, context));
+  CUDA_KERNEL_NODE_PARAMS params{};
+  params.func = medium_kernel_;
+  params.gridDimX = params.gridDimY = params.gridDimZ = 1;
+  params.blockDimX = 32, params.blockDimY = params.blockDimZ = 1;
+  ASSERT_CU_OK(cuGraphAddKernelNode(&kernel, graph, &memset_node, 1, &params));
+  int calls = 0;
+  CUDA_HOST_NODE_PARAMS host_params{count_call, &calls};
+  ASSERT_CU_OK(cuGraphAddHostNode(&host, graph, &kernel, 1, &host_params));
+  ASSERT_CU_OK(cuGraphAddKernelNode(&child_kernel, child, nullptr, 0, &params));
+  ASSERT_CU_OK(cuGraphAddChildGraphNode(&nested, graph, &host, 1, child));
+
+  CUgraphNodeType type;
+  ASSERT_CU_OK(cuGraphNodeGetType(nested, &type));
+  EXPECT_EQ(type, CU_GRAPH_NODE_TYPE_GRAPH);
+  CUgraph embedded = nullptr;
+  ASSERT_CU_OK(cuGraphChildGraphNodeGetGraph(nested, &embedded));
+  size_t embedded_nodes = 0;
+  ASSERT_CU_OK(cuGraphGetNodes(embedded, nullptr, &embedded_nodes));
+  EXPECT_EQ(embedded_nodes, 1u);
+  EXPECT_NE(embedded, child) << "the child graph is embedded as a clone";
+
+  CUgraphExec exec = nullptr;
+  ASSERT_CU_OK(cuGraphInstantiateWithFlags(&exec, graph, 0));
+  CUstream stream = new_stream();
+  CUevent before = record(stream);
+  ASSERT_CU_OK(cuGraphLaunch(exec, stream));
+  CUevent after = record(stream);
+  ASSERT_CU_OK(cuStreamSynchronize(stream));
+  EXPECT_EQ(calls, 1);
+  EXPECT_GE(elapsed_ms(before, after), 2 * kMediumKernelNs / 1e6f) << "the kernel and the child's kernel, in order";
+  std::vector<unsigned char> back(4096);
+  ASSERT_CU_OK(cuMemcpyDtoH(back.data(), buffer, back.size()));
+  EXPECT_EQ(back, std::vector<unsigned char>(4096, 0x7));
+
+  // The executable graph's kernel swapped for a short one: shorter replays.
+  params.func = short_kernel_;
+  ASSERT_CU_OK(cuGraphExecKernelNodeSetParams(exec, kernel, &params));
+  before = record(stream);
+  ASSERT_CU_OK(cuGraphLaunch(exec, stream));
+  after = record(stream);
+  ASSERT_CU_OK(cuStreamSynchronize(stream));
+  const float swapped_ms = elapsed_ms(before, after);
+  EXPECT_GE(swapped_ms, (kMediumKernelNs + kShortKernelNs) / 1e6f);
+  EXPECT_LT(swapped_ms, (2 * kMediumKernelNs) / 1e6f);
+
+  // Update from a graph of the same shape succeeds; another shape does not.
+  CUgraphExecUpdateResultInfo info{};
+  ASSERT_CU_OK(cuGraphExecUpdate(exec, graph, &info));
+  EXPECT_EQ(info.result, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+  CUgraphNode extra = nullptr;
+  ASSERT_CU_OK(cuGraphAddEmptyNode(&extra, graph, &nested, 1));
+  EXPECT_EQ(cuGraphExecUpdate(exec, graph, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  EXPECT_EQ(info.result, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+
+  ASSERT_CU_OK(cuGraphExecDestroy(exec));
+  ASSERT_CU_OK(cuGraphDestroy(child));
+  ASSERT_CU_OK(cuGraphDestroy(graph));
+  ASSERT_CU_OK(cuMemFree(buffer));
+}
+
+}  // namespace
