@@ -123,11 +123,11 @@ TEST(ProcAddress, VersionOneEntryPointAgrees) {
 }
 
 TEST(ProcAddress, UnimplementedFunctionsExistAndSayNotSupported) {
-  Lookup add_empty = lookup("cuGraphAddEmptyNode", 13000, 0);
-  ASSERT_NE(nullptr, add_empty.pfn);
+  Lookup add_event_record = lookup("cuGraphAddEventRecordNode", 13000, 0);
+  ASSERT_NE(nullptr, add_event_record.pfn);
   CUgraphNode node = nullptr;
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
-            reinterpret_cast<PFN_cuGraphAddEmptyNode_v10000>(add_empty.pfn)(&node, nullptr, nullptr, 0));
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, reinterpret_cast<PFN_cuGraphAddEventRecordNode_v11010>(add_event_record.pfn)(
+                                          &node, nullptr, nullptr, 0, nullptr));
   const void* table = reinterpret_cast<const void*>(1);
   CUuuid id{};
   EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuGetExportTable(&table, &id));
