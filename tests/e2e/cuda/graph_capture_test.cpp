@@ -97,6 +97,13 @@ TEST_P(GraphCapture, ReplaysAreTracedAndTheCaptureIsUndisturbed) {
     }
   }
   EXPECT_EQ(captured_correlations.size(), 5u) << "the copy, the GEMM and three elementwise/optimizer kernels";
+  // The activation's cudaMallocAsync and cudaFreeAsync: captured too.
+  for (const auto& operation : records_of(run.dump, "MemoryOperation")) {
+    if ((number(operation.at("flags")) & format::kApiCaptured) == 0) continue;
+    EXPECT_EQ(operation.at("stream"), capture_stream);
+    captured_correlations.insert(number(operation.at("correlation_id")));
+  }
+  EXPECT_EQ(captured_correlations.size(), 7u);
   std::set<uint64_t> captured_nodes;
   for (const auto& node : records_of(run.dump, "CapturedNode")) {
     if (!captured_correlations.count(number(node.at("correlation_id")))) continue;
@@ -104,24 +111,29 @@ TEST_P(GraphCapture, ReplaysAreTracedAndTheCaptureIsUndisturbed) {
     EXPECT_NE(number(node.at("node")), 0u);
     captured_nodes.insert(number(node.at("node")));
   }
-  EXPECT_EQ(captured_nodes.size(), 5u) << "every captured call names its own node";
+  EXPECT_EQ(captured_nodes.size(), 7u) << "every captured call names its own node";
   for (const auto& activity : records_of(run.dump, "GpuActivity"))
     EXPECT_FALSE(captured_correlations.count(number(activity.at("correlation_id"))))
         << "captured work did not run when captured";
 
   // The instantiation lists exactly those nodes, the kernels with functions.
   std::set<uint64_t> listed;
-  size_t kernels = 0;
+  std::map<std::string, size_t> types;
   for (const auto& node : records_of(run.dump, "GraphNode")) {
     EXPECT_EQ(node.at("graph"), graph);
     listed.insert(number(node.at("node")));
-    if (node.at("type") == "\"kernel\"") {
-      ++kernels;
-      EXPECT_NE(number(node.at("function")), 0u);
+    ++types[node.at("type")];
+    if (node.at("type") == "\"kernel\"") EXPECT_NE(number(node.at("function")), 0u);
+    if (node.at("type") == "\"mem alloc\"") {
+      EXPECT_EQ(node.at("bytes"), std::to_string(512 * 64 * sizeof(float)));
+      EXPECT_NE(number(node.at("address")), 0u);
     }
   }
   EXPECT_EQ(listed, captured_nodes);
-  EXPECT_EQ(kernels, 4u);
+  EXPECT_EQ(types["\"kernel\""], 4u);
+  EXPECT_EQ(types["\"memcpy\""], 1u);
+  EXPECT_EQ(types["\"mem alloc\""], 1u);
+  EXPECT_EQ(types["\"mem free\""], 1u);
 
   // Each replay: a launch on the capture stream, timed as one unit.
   const auto launches = records_of(run.dump, "GraphLaunch");
@@ -144,10 +156,10 @@ TEST_P(GraphCapture, ReplaysAreTracedAndTheCaptureIsUndisturbed) {
   EXPECT_EQ(timed, 4u);
   EXPECT_EQ(run.dump.find("LOST"), std::string::npos) << "nothing was lost";
 
-  // stats: one executable graph, four launches, five nodes, four kernels.
+  // stats: one executable graph, four launches, seven nodes, four kernels.
   const ProcessResult stats = run_proftrace({"stats", "--section", "graphs", "--csv", run.trace});
   ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
-  const std::regex row(R"((?:^|\n)[0-9.]+,([0-9]+),4,[0-9]+,5,4,0x[0-9a-f]+,[^\n]*graph_training\.cpp)");
+  const std::regex row(R"((?:^|\n)[0-9.]+,([0-9]+),4,[0-9]+,7,4,0x[0-9a-f]+,[^\n]*graph_training\.cpp)");
   EXPECT_TRUE(std::regex_search(stats.out, row)) << stats.out;
 
   // convert: captured kernels carry their names and the capturing line.
@@ -168,7 +180,7 @@ TEST_P(GraphCapture, ReplaysAreTracedAndTheCaptureIsUndisturbed) {
       EXPECT_NE((*args)["stack"].str().find("graph_training.cpp"), std::string::npos) << (*args)["stack"].str();
     }
   }
-  EXPECT_EQ(captured_slices, 5u);
+  EXPECT_EQ(captured_slices, 7u);
   EXPECT_EQ(document.slices("gpu.graph").size(), 4u);
 }
 

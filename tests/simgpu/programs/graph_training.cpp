@@ -2,7 +2,9 @@
 // torch.cuda.graphs works:
 //   1. warm up a few steps eagerly on a side stream;
 //   2. capture one whole step on a capture stream - the input copy from a
-//      pinned staging buffer, GEMMs through simblas, ReLU, a loss fill, a
+//      pinned staging buffer, a GEMM through simblas, the activation taken
+//      from and given back to the stream-ordered allocator (cudaMallocAsync,
+//      cudaFreeAsync: graph memory nodes once captured), ReLU, a loss fill, a
 //      fused Adam kernel - in the mode --capture-mode picks;
 //   3. replay it --replays times, writing fresh inputs into the staging
 //      buffer before each replay (the captured copy re-reads it).
@@ -58,7 +60,7 @@ void fill_inputs(float* staging, long replay) {
 
 // One step: what the graph holds.
 void step(simblasHandle_t blas, cudaStream_t stream, float* staging, float* inputs, float* w1, float* pre,
-          float* hidden, float* loss, const simtorch::AdamTensors& adam) {
+          float* loss, const simtorch::AdamTensors& adam) {
   check_cuda(cudaMemcpyAsync(inputs, staging, size_t(kInputs) * kBatch * sizeof(float), cudaMemcpyHostToDevice,
                              stream),
              "H2D inputs");
@@ -68,9 +70,12 @@ void step(simblasHandle_t blas, cudaStream_t stream, float* staging, float* inpu
     std::fprintf(stderr, "error: simblasSgemm failed\n");
     std::exit(1);
   }
+  float* hidden = nullptr;
+  check_cuda(cudaMallocAsync(&hidden, size_t(kHidden) * kBatch * sizeof(float), stream), "cudaMallocAsync");
   check_cuda(simtorch::relu(hidden, pre, kHidden * kBatch, stream), "relu");
   check_cuda(simtorch::fill(loss, 1, 0.f, stream), "fill");
   check_cuda(simtorch::adam_step(adam, 1e-3f, 1, stream), "adam_step");
+  check_cuda(cudaFreeAsync(hidden, stream), "cudaFreeAsync");
 }
 
 cudaStreamCaptureMode parse_mode(const std::string& text) {
@@ -96,7 +101,6 @@ Result run(cudaStreamCaptureMode mode, long replays, bool invalidate, long pause
   float* inputs = device_array<float>(size_t(kInputs) * kBatch);
   float* w1 = device_array<float>(size_t(kHidden) * kInputs);
   float* pre = device_array<float>(size_t(kHidden) * kBatch);
-  float* hidden = device_array<float>(size_t(kHidden) * kBatch);
   float* loss = device_array<float>(1);
   float* exp_avg = device_array<float>(size_t(kHidden) * kInputs);
   float* exp_avg_sq = device_array<float>(size_t(kHidden) * kInputs);
@@ -110,7 +114,7 @@ Result run(cudaStreamCaptureMode mode, long replays, bool invalidate, long pause
   simblasSetStream(blas, side);
   for (long i = 0; i < 2; ++i) {
     fill_inputs(staging, -1 - i);
-    step(blas, side, staging, inputs, w1, pre, hidden, loss, adam);
+    step(blas, side, staging, inputs, w1, pre, loss, adam);
     check_cuda(cudaStreamSynchronize(side), "cudaStreamSynchronize");
   }
 
@@ -131,7 +135,7 @@ Result run(cudaStreamCaptureMode mode, long replays, bool invalidate, long pause
     simblasDestroy(blas);
     return result;
   }
-  step(blas, capture, staging, inputs, w1, pre, hidden, loss, adam);
+  step(blas, capture, staging, inputs, w1, pre, loss, adam);
   if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
   cudaGraph_t graph = nullptr;
   check_cuda(cudaStreamEndCapture(capture, &graph), "cudaStreamEndCapture");

@@ -63,6 +63,9 @@ JsonWriter& SliceWriter::begin_api_slice(SectionContext& section, const ApiPlace
   if (span.result != 0) write_number_arg(w, "result", span.result);
   if (span.flags & kApiAsync) w.raw(",\"async\":true");
   if (span.flags & kApiPerThreadStream) w.raw(",\"per_thread_default_stream\":true");
+  // Its work became a graph node and did not run (a launch, copy, memset,
+  // stream-ordered allocation or free on a capturing stream).
+  if (span.flags & kApiCaptured) w.raw(",\"captured\":true");
   if (placement.adjusted_ns != 0) write_number_arg(w, "begin_adjusted_ns", placement.adjusted_ns);
   if (stack_args_ != nullptr && !stack.empty() && section.model != nullptr) {
     const std::string& text = stack_args_->json(*section.model, span.api, stack);
@@ -196,7 +199,6 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       break;
     }
   }
-  if (op.span().flags & kApiCaptured) w.raw(",\"captured\":true");
   w.raw("}}");
 }
 

@@ -12,9 +12,14 @@
 #include "event.h"
 #include "kernel_cost.h"
 #include "copy_engine.h"
+#include "mempool.h"
 #include "module.h"
 
 using namespace simgpu;
+
+CUgraph_st::~CUgraph_st() {
+  for (CUdeviceptr address : owned) free_pool_block_now(address);
+}
 
 CUgraphNode_st::~CUgraphNode_st() {
   if (child == nullptr) return;
@@ -208,6 +213,35 @@ bool blocking_stream_captures_locked(CUctx_st* context) {
       if (member->is_blocking()) return true;
   }
   return false;
+}
+
+void capture_allocation(CUstream_st* stream, CUdeviceptr address, size_t bytes, int device) {
+  std::lock_guard lock(capture_mutex());
+  if (!stream->capture) return;
+  StreamOperation op;
+  op.node.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+  op.node.bytes = bytes;
+  op.node.dst = address;
+  op.node.grid[0] = unsigned(device);  // the pool's device, for cuGraphMemAllocNodeGetParams
+  add_node_locked(*stream->capture, stream, op);
+  stream->capture->graph->owned.push_back(address);
+}
+
+bool capture_free(CUstream_st* stream, CUdeviceptr address, CUresult& result) {
+  std::lock_guard lock(capture_mutex());
+  if (!stream->capture) return false;
+  Capture& capture = *stream->capture;
+  const auto& owned = capture.graph->owned;
+  if (std::find(owned.begin(), owned.end(), address) == owned.end()) {
+    result = CUDA_ERROR_NOT_SUPPORTED;  // freeing memory from outside the graph: not simulated
+    return true;
+  }
+  StreamOperation op;
+  op.node.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+  op.node.dst = address;
+  add_node_locked(capture, stream, op);
+  result = capture.invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+  return true;
 }
 
 void forget_stream_capture(CUstream_st* stream) {
@@ -591,6 +625,33 @@ CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_
     params->elementSize = 1;
     params->width = node->description.bytes;
     params->height = 1;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  return api_call([&] {
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node || node->description.type != CU_GRAPH_NODE_TYPE_MEM_ALLOC) return CUDA_ERROR_INVALID_VALUE;
+    *params = CUDA_MEM_ALLOC_NODE_PARAMS{};
+    params->poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    params->poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    params->poolProps.location.id = int(node->description.grid[0]);
+    params->bytesize = node->description.bytes;
+    params->dptr = node->description.dst;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
+  return api_call([&] {
+    if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(capture_mutex());
+    CUgraphNode_st* node = as_node(hNode);
+    if (!node || node->description.type != CU_GRAPH_NODE_TYPE_MEM_FREE) return CUDA_ERROR_INVALID_VALUE;
+    *dptr_out = node->description.dst;
     return CUDA_SUCCESS;
   });
 }

@@ -33,6 +33,10 @@ struct CUgraphNode_st {
 
 struct CUgraph_st {
   std::vector<std::unique_ptr<CUgraphNode_st>> nodes;  // dependencies always come first
+  // Stream-ordered allocations captured into this graph: made when captured,
+  // held by the graph for every launch, given back when it is destroyed.
+  std::vector<CUdeviceptr> owned;
+  ~CUgraph_st();
 };
 
 struct CUgraphExec_st {
@@ -99,6 +103,14 @@ CUresult check_event_of_capture(const CompletionRef& recorded);
 
 // Whether a blocking stream of `context` captures (capture_mutex() held).
 bool blocking_stream_captures_locked(CUctx_st* context);
+
+// cuMemAllocAsync on `stream` obtained `address`: when the stream captures,
+// the allocation becomes a mem-alloc node of the graph, which owns it.
+void capture_allocation(CUstream_st* stream, CUdeviceptr address, size_t bytes, int device);
+
+// cuMemFreeAsync on `stream`: when it captures, a mem-free node (true, with
+// the result); only memory the same graph allocated can be freed in it.
+bool capture_free(CUstream_st* stream, CUdeviceptr address, CUresult& result);
 
 // A stream is being destroyed: it leaves its capture.
 void forget_stream_capture(CUstream_st* stream);

@@ -1,5 +1,7 @@
 #include "mempool.h"
 
+#include "capture.h"
+
 #include "api_guard.h"
 #include "context.h"
 #include "driver_state.h"
@@ -75,7 +77,10 @@ CUresult allocate_async(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUst
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
   if (!pool) pool = stream->context->device->current_pool.load();
   if (!state().pools.contains(pool)) return CUDA_ERROR_INVALID_VALUE;
-  return allocate_from_pool(*pool, bytes, *dptr);
+  if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
+  const CUresult result = allocate_from_pool(*pool, bytes, *dptr);
+  if (result == CUDA_SUCCESS) capture_allocation(stream, *dptr, bytes, pool->device->ordinal);
+  return result;
 }
 
 // The pointer stops being valid for new work at once; its memory goes back
@@ -83,6 +88,7 @@ CUresult allocate_async(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUst
 CUresult free_async(CUdeviceptr dptr, CUstream hStream, NullStream null_means) {
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
+  if (CUresult captured = CUDA_SUCCESS; capture_free(stream, dptr, captured)) return captured;
   auto erased = state().memory.erase(dptr, [](const MemoryRange& range) {
     return range.kind == MemoryKind::kPoolBlock || range.kind == MemoryKind::kDevice;
   });
