@@ -237,3 +237,68 @@ TEST(MemoryAnalysis, AStackRecordedForTheAllocatingCallIsShown) {
 
 }  // namespace
 }  // namespace proflaunch::testing
+
+namespace proflaunch::testing {
+namespace {
+
+using tools::memory::MemoryReport;
+using tools::memory::SpaceReport;
+
+// A CUDA graph's memory: the captured cudaMallocAsync/cudaFreeAsync allocate
+// nothing themselves; the graph's mem-alloc node (64 MiB) is taken at the
+// first launch (not again at the second) and given back when the executable
+// graph is destroyed.
+TEST(MemoryAnalysis, AGraphsMemoryIsTakenAtItsFirstLaunchAndGivenBackWithIt) {
+  constexpr uint64_t kMiBytes = 1024 * 1024;
+  MemoryScenario s;
+  format::TraceBuilder& trace = s.builder();
+  const uint16_t launch_api = trace.api(s.section(), "cudaGraphLaunch", format::ApiDomain::kRuntime);
+  const uint16_t destroy_api = trace.api(s.section(), "cudaGraphExecDestroy", format::ApiDomain::kRuntime);
+  s.alloc(1 * kSecond, 0xA000, 10 * kMiBytes);
+  // Captured: recorded, but nothing is allocated by the call.
+  auto captured = memory_record(format::AllocationKind::kPool, format::MemoryAction::kAcquire, kStartNs + 2 * kSecond,
+                                0xC000, 64 * kMiBytes, 0, 0);
+  captured.span.flags |= format::kApiCaptured;
+  s.record(kMainTid, captured);
+  format::GraphNodeRecord node{};
+  node.type = static_cast<uint8_t>(format::GraphNodeType::kMemAlloc);
+  node.graph_exec = 0xE0;
+  node.graph = 0x60;
+  node.node = 0x1;
+  node.device = 0;
+  node.bytes = 64 * kMiBytes;
+  node.address = 0xC000;
+  trace.event(s.section(), kMainTid, node);
+  format::GraphExecRecord instantiate{};
+  instantiate.span.begin_ns = instantiate.span.end_ns = kStartNs + 3 * kSecond;
+  instantiate.graph_exec = 0xE0;
+  instantiate.action = static_cast<uint8_t>(format::GraphExecAction::kInstantiate);
+  trace.event(s.section(), kMainTid, instantiate);
+  for (uint64_t i = 0; i < 2; ++i) {
+    format::GraphLaunchRecord launch{};
+    launch.span.api = launch_api;
+    launch.span.begin_ns = launch.span.end_ns = kStartNs + (4 + i) * kSecond;
+    launch.graph_exec = 0xE0;
+    trace.event(s.section(), kMainTid, launch);
+  }
+  format::GraphExecRecord destroy{};
+  destroy.span.api = destroy_api;
+  destroy.span.begin_ns = destroy.span.end_ns = kStartNs + 7 * kSecond;
+  destroy.graph_exec = 0xE0;
+  destroy.action = static_cast<uint8_t>(format::GraphExecAction::kDestroy);
+  trace.event(s.section(), kMainTid, destroy);
+  s.alloc(8 * kSecond, 0xD000, 20 * kMiBytes);
+  s.end(9 * kSecond);
+
+  const MemoryReport report = analyze(s);
+  const SpaceReport* space = device_space(report);
+  ASSERT_NE(space, nullptr);
+  EXPECT_EQ(space->peak_allocated.bytes, 74 * kMiBytes) << "10 MiB + the graph's 64 MiB, once";
+  EXPECT_EQ(space->peak_allocated.time_ns, kStartNs + 4 * kSecond) << "taken at the first launch";
+  ASSERT_EQ(space->live_at_peak.size(), 2u);
+  EXPECT_EQ(space->live_at_peak[0].bytes, 64 * kMiBytes);
+  EXPECT_EQ(space->live_at_peak[0].api, "cudaGraphLaunch");
+}
+
+}  // namespace
+}  // namespace proflaunch::testing

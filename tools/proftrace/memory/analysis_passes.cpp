@@ -21,9 +21,13 @@ class MemoryEventFeeder : public format::RecordVisitor {
     }
     if (auto event = decode_memory_event(record))
       order_.push(*event, [this](const MemoryEvent& ready) { state_.apply(ready); });
+    graphs_.observe(record, [this](const MemoryEvent& event) {
+      order_.push(event, [this](const MemoryEvent& ready) { state_.apply(ready); });
+    });
   }
 
  private:
+  GraphMemory graphs_;
   TimeOrderBuffer& order_;
   MemoryState& state_;
   uint64_t* lost_records_;

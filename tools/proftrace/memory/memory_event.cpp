@@ -3,6 +3,8 @@
 namespace proflaunch::tools::memory {
 
 using namespace proflaunch::format;
+using format::AllocationKind;
+using format::MemoryAction;
 
 std::optional<MemoryEvent> decode_memory_event(const RecordView& record) {
   MemoryEvent event;
@@ -39,6 +41,70 @@ std::optional<MemoryEvent> decode_memory_event(const RecordView& record) {
   event.result = span.result;
   event.api = span.api;
   return event;
+}
+
+void GraphMemory::note_node(const RecordView& record) {
+  const auto node = record.as<GraphNodeRecord>();
+  Exec& exec = execs_[{record.section_id, node.graph_exec}];
+  if (exec.instantiated) exec = Exec{};  // a handle reused by a new instantiation
+  if (node.type == static_cast<uint8_t>(GraphNodeType::kMemAlloc) && node.bytes != 0)
+    exec.blocks.push_back(Block{node.address, node.bytes, node.device});
+}
+
+std::vector<MemoryEvent> GraphMemory::launched(const RecordView& record) {
+  const auto launch = record.as<GraphLaunchRecord>();
+  std::vector<MemoryEvent> events;
+  if (launch.span.result != 0 || (launch.span.flags & kApiCaptured)) return events;
+  auto found = execs_.find({record.section_id, launch.graph_exec});
+  if (found == execs_.end() || found->second.resident) return events;
+  found->second.resident = true;
+  for (const Block& block : found->second.blocks) {
+    MemoryEvent event;
+    event.section_id = record.section_id;
+    event.tid = record.tid;
+    event.time_ns = launch.span.end_ns;
+    event.begin_ns = launch.span.begin_ns;
+    event.correlation_id = launch.span.correlation_id;
+    event.api = launch.span.api;
+    event.address = block.address;
+    event.bytes = block.bytes;
+    event.device = block.device >= 0 ? block.device : launch.device;
+    event.kind = AllocationKind::kDevice;
+    event.action = MemoryAction::kAcquire;
+    events.push_back(event);
+  }
+  return events;
+}
+
+std::vector<MemoryEvent> GraphMemory::destroyed(const RecordView& record) {
+  const auto exec_record = record.as<GraphExecRecord>();
+  std::vector<MemoryEvent> events;
+  auto found = execs_.find({record.section_id, exec_record.graph_exec});
+  if (found == execs_.end()) return events;
+  if (exec_record.action == static_cast<uint8_t>(GraphExecAction::kInstantiate)) {
+    found->second.instantiated = true;
+    return events;
+  }
+  if (exec_record.action != static_cast<uint8_t>(GraphExecAction::kDestroy) || exec_record.span.result != 0)
+    return events;
+  if (found->second.resident) {
+    for (const Block& block : found->second.blocks) {
+      MemoryEvent event;
+      event.section_id = record.section_id;
+      event.tid = record.tid;
+      event.time_ns = exec_record.span.end_ns;
+      event.begin_ns = exec_record.span.begin_ns;
+      event.correlation_id = exec_record.span.correlation_id;
+      event.api = exec_record.span.api;
+      event.address = block.address;
+      event.device = block.device >= 0 ? block.device : exec_record.device;
+      event.kind = AllocationKind::kDevice;
+      event.action = MemoryAction::kRelease;
+      events.push_back(event);
+    }
+  }
+  execs_.erase(found);
+  return events;
 }
 
 }  // namespace proflaunch::tools::memory

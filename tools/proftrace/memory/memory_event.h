@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "formats/reader.h"
 #include "formats/records.h"
@@ -37,5 +40,46 @@ struct MemoryEvent {
 
 // The event of a memory record, or nullopt for any other record kind.
 std::optional<MemoryEvent> decode_memory_event(const format::RecordView& record);
+
+// Memory of CUDA graphs (stream-ordered allocations captured into a graph,
+// memory nodes). The calls that were captured allocate nothing
+// (decode_memory_event leaves them out); the graph's memory is what its
+// mem-alloc nodes (GraphNode records at instantiation) say. It is taken when
+// the executable graph is first launched and given back when it is
+// destroyed: a graph's pool keeps it between launches (the memory a graph
+// frees inside itself is reused by its next launch, not returned).
+class GraphMemory {
+ public:
+  // Every record in order; `emit` receives the events it implies.
+  template <typename Emit>
+  void observe(const format::RecordView& record, Emit&& emit) {
+    switch (record.record_kind()) {
+      case format::RecordKind::kGraphNode: note_node(record); break;
+      case format::RecordKind::kGraphLaunch:
+        for (const MemoryEvent& event : launched(record)) emit(event);
+        break;
+      case format::RecordKind::kGraphExec:
+        for (const MemoryEvent& event : destroyed(record)) emit(event);
+        break;
+      default: break;
+    }
+  }
+
+ private:
+  struct Block {
+    uint64_t address;
+    uint64_t bytes;
+    int32_t device;
+  };
+  struct Exec {
+    std::vector<Block> blocks;
+    bool resident = false;
+    bool instantiated = false;
+  };
+  void note_node(const format::RecordView& record);
+  std::vector<MemoryEvent> launched(const format::RecordView& record);
+  std::vector<MemoryEvent> destroyed(const format::RecordView& record);
+  std::map<std::pair<uint64_t, uint64_t>, Exec> execs_;  // (section, graph exec)
+};
 
 }  // namespace proflaunch::tools::memory

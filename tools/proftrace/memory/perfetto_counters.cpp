@@ -7,6 +7,9 @@
 namespace proflaunch::tools::memory {
 
 void PerfettoMemoryCounters::on_record(const format::RecordView& record) {
+  graphs_.observe(record, [this](const MemoryEvent& event) {
+    order_.push(event, [this](const MemoryEvent& ready) { state_.apply(ready); });
+  });
   const auto kind = record.record_kind();
   if (kind != format::RecordKind::kMemoryOperation && kind != format::RecordKind::kMemoryInfo) return;
   if (auto event = decode_memory_event(record))

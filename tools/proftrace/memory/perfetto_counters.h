@@ -14,6 +14,7 @@
 #include <map>
 
 #include "formats/reader.h"
+#include "tools/proftrace/memory/memory_event.h"
 #include "tools/proftrace/memory/memory_state.h"
 #include "tools/proftrace/memory/time_order.h"
 #include "tools/proftrace/perfetto_json/event_stream.h"
@@ -46,6 +47,7 @@ class PerfettoMemoryCounters : private MemoryObserver {
   perfetto_json::EventStream& out_;
   perfetto_json::TrackLayout& layout_;
   MemoryState state_;
+  GraphMemory graphs_;  // CUDA graph memory (memory_event.h)
   TimeOrderBuffer order_;
   std::map<SpaceKey, Written> written_;
   uint64_t counter_events_ = 0;

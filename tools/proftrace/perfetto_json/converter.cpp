@@ -101,11 +101,16 @@ class EventsVisitor : public RecordVisitor {
         HostOperation op{&section, record.tid, RecordKind::kGraphLaunch, {}};
         op.graph_launch = record.as<GraphLaunchRecord>();
         add_operation(with_stack(op, stack));
+        memory_.on_record(record);  // a graph's memory is taken at its first launch
         break;
       }
-      case RecordKind::kGraphNode: slices_.graph_node(section, record.as<GraphNodeRecord>()); break;
+      case RecordKind::kGraphNode:
+        slices_.graph_node(section, record.as<GraphNodeRecord>());
+        memory_.on_record(record);
+        break;
       case RecordKind::kGraphExec:
         slices_.graph_exec(section, record.tid, record.as<GraphExecRecord>(), stack);
+        memory_.on_record(record);
         break;
       case RecordKind::kStreamCapture:
         slices_.stream_capture(section, record.tid, record.as<StreamCaptureRecord>(), stack);
