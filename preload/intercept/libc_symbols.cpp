@@ -9,6 +9,14 @@
 namespace proflaunch::intercept {
 namespace {
 
+// No libc string function here: this runs before a sanitizer runtime has
+// set up its interceptors of them (an intercepted strcmp would jump through
+// a null pointer).
+bool same_name(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
 uint32_t gnu_hash(const char* name) {
   uint32_t h = 5381;
   for (auto* p = reinterpret_cast<const unsigned char*>(name); *p; ++p) h = h * 33 + *p;
@@ -85,7 +93,7 @@ Candidate lookup_gnu(const DynamicTables& t, const char* name) {
   for (uint32_t i = buckets[h % nbuckets]; i >= symoffset && i != 0; ++i) {
     const uint32_t h2 = chain[i - symoffset];
     if ((h | 1) == (h2 | 1) && is_definition(t.symtab[i]) &&
-        std::strcmp(t.strtab + t.symtab[i].st_name, name) == 0)
+        same_name(t.strtab + t.symtab[i].st_name, name))
       best.offer(t, i);
     if (h2 & 1) break;
   }
@@ -99,7 +107,7 @@ Candidate lookup_sysv(const DynamicTables& t, const char* name) {
   const uint32_t* bucket = t.sysv_hash + 2;
   const uint32_t* chain = bucket + nbucket;
   for (uint32_t i = bucket[sysv_hash(name) % nbucket]; i != STN_UNDEF; i = chain[i]) {
-    if (is_definition(t.symtab[i]) && std::strcmp(t.strtab + t.symtab[i].st_name, name) == 0)
+    if (is_definition(t.symtab[i]) && same_name(t.strtab + t.symtab[i].st_name, name))
       best.offer(t, i);
   }
   return best;
@@ -112,9 +120,13 @@ struct LibcSearch {
 
 bool is_libc(const char* path) {
   if (path == nullptr) return false;
-  const char* base = std::strrchr(path, '/');
-  base = base ? base + 1 : path;
-  return std::strncmp(base, "libc.so", 7) == 0;
+  const char* base = path;
+  for (const char* p = path; *p != '\0'; ++p)
+    if (*p == '/') base = p + 1;
+  const char* prefix = "libc.so";
+  for (; *prefix != '\0'; ++prefix, ++base)
+    if (*base != *prefix) return false;
+  return true;
 }
 
 int visit_object(struct dl_phdr_info* info, size_t, void* data) {
