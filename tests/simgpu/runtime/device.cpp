@@ -5,6 +5,7 @@
 
 #include "context.h"
 #include "errors.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -92,9 +93,11 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
-  const DriverApi* api = nullptr;
-  if (cudaError_t error = enter_with_context(DefaultStream::legacy, &api)) return finish(error);
-  return finish(api->cuCtxSynchronize());
+  return traced("cudaDeviceSynchronize", [] {
+    const DriverApi* api = nullptr;
+    if (cudaError_t error = enter_with_context(DefaultStream::legacy, &api)) return finish(error);
+    return finish(api->cuCtxSynchronize());
+  });
 }
 
 cudaError_t cudaDeviceReset(void) {

@@ -7,8 +7,12 @@
 #include <cstdlib>
 
 #include "errors.h"
+#include "tools_trace.h"
 
 namespace simgpu_runtime {
+
+std::atomic<const SimgpuToolsInterface*> g_tools{nullptr};
+
 namespace {
 
 // Stands in for a driver function that cuGetProcAddress_v2 did not hand out.
@@ -92,6 +96,11 @@ void load(LoadedDriver* loaded) {
     return;
   }
   resolve_tables(get_proc_address, &loaded->legacy, &loaded->per_thread);
+  // A driver that is not the simulator has no tools interface: nothing traced.
+  if (auto get_tools = reinterpret_cast<PFN_simgpuGetToolsInterface>(dlsym(handle, "simgpuGetToolsInterface"))) {
+    const SimgpuToolsInterface* tools = nullptr;
+    if (get_tools(SIMGPU_TOOLS_VERSION, &tools) == 0) g_tools.store(tools, std::memory_order_release);
+  }
   CUresult init_result = loaded->legacy.cuInit(0);
   loaded->status = init_result == CUDA_SUCCESS ? cudaSuccess : runtime_error_from(init_result);
 }

@@ -7,6 +7,7 @@
 #include "context.h"
 #include "errors.h"
 #include "per_thread_declarations.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -42,27 +43,27 @@ extern "C" {
 
 cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
                                     enum cudaDriverEntryPointQueryResult* driverStatus) {
-  return driver_entry_point(DefaultStream::legacy, symbol, funcPtr, CUDART_VERSION, flags,
-                            driverStatus);
+  return traced("cudaGetDriverEntryPoint", [&] { return driver_entry_point(DefaultStream::legacy, symbol, funcPtr, CUDART_VERSION, flags,
+                            driverStatus); });
 }
 cudaError_t cudaGetDriverEntryPoint_ptsz(const char* symbol, void** funcPtr,
                                          unsigned long long flags,
                                          enum cudaDriverEntryPointQueryResult* driverStatus) {
-  return driver_entry_point(DefaultStream::per_thread, symbol, funcPtr, CUDART_VERSION, flags,
-                            driverStatus);
+  return traced("cudaGetDriverEntryPoint_ptsz", [&] { return driver_entry_point(DefaultStream::per_thread, symbol, funcPtr, CUDART_VERSION, flags,
+                            driverStatus); });
 }
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr,
                                              unsigned int cudaVersion, unsigned long long flags,
                                              enum cudaDriverEntryPointQueryResult* driverStatus) {
-  return driver_entry_point(DefaultStream::legacy, symbol, funcPtr, static_cast<int>(cudaVersion),
-                            flags, driverStatus);
+  return traced("cudaGetDriverEntryPointByVersion", [&] { return driver_entry_point(DefaultStream::legacy, symbol, funcPtr, static_cast<int>(cudaVersion),
+                            flags, driverStatus); });
 }
 cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
     const char* symbol, void** funcPtr, unsigned int cudaVersion, unsigned long long flags,
     enum cudaDriverEntryPointQueryResult* driverStatus) {
-  return driver_entry_point(DefaultStream::per_thread, symbol, funcPtr,
-                            static_cast<int>(cudaVersion), flags, driverStatus);
+  return traced("cudaGetDriverEntryPointByVersion_ptsz", [&] { return driver_entry_point(DefaultStream::per_thread, symbol, funcPtr,
+                            static_cast<int>(cudaVersion), flags, driverStatus); });
 }
 
 // The real runtime hands out private interface tables (the same mechanism as

@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "launch.h"
 #include "registry.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -135,8 +136,8 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlock
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize,
                                                           size_t dynamicSMemSize) {
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
-                                                                cudaOccupancyDefault);
+  return traced("cudaOccupancyMaxActiveBlocksPerMultiprocessor", [&] { return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
+                                                                cudaOccupancyDefault); });
 }
 
 cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, const void* func,

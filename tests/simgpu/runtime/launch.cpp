@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "per_thread_declarations.h"
 #include "registry.h"
+#include "tools_trace.h"
 
 namespace simgpu_runtime {
 namespace {
@@ -119,12 +120,12 @@ cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim,
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
-  return launch_ex(DefaultStream::legacy, config, func, args);
+  return traced("cudaLaunchKernelExC", [&] { return launch_ex(DefaultStream::legacy, config, func, args); });
 }
 
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func,
                                      void** args) {
-  return launch_ex(DefaultStream::per_thread, config, func, args);
+  return traced("cudaLaunchKernelExC_ptsz", [&] { return launch_ex(DefaultStream::per_thread, config, func, args); });
 }
 
 cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,

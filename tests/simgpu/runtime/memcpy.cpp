@@ -7,6 +7,7 @@
 #include "copy_dispatch.h"
 #include "errors.h"
 #include "per_thread_declarations.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -35,19 +36,19 @@ cudaError_t peer_contexts(const DriverApi& api, int dst_device, int src_device,
 extern "C" {
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
-  return memcpy_sync(DefaultStream::legacy, dst, src, count, kind);
+  return traced("cudaMemcpy", [&] { return memcpy_sync(DefaultStream::legacy, dst, src, count, kind); });
 }
 cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
-  return memcpy_sync(DefaultStream::per_thread, dst, src, count, kind);
+  return traced("cudaMemcpy_ptds", [&] { return memcpy_sync(DefaultStream::per_thread, dst, src, count, kind); });
 }
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
                             cudaStream_t stream) {
-  return memcpy_async(DefaultStream::legacy, dst, src, count, kind, stream);
+  return traced("cudaMemcpyAsync", [&] { return memcpy_async(DefaultStream::legacy, dst, src, count, kind, stream); });
 }
 cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
                                  cudaStream_t stream) {
-  return memcpy_async(DefaultStream::per_thread, dst, src, count, kind, stream);
+  return traced("cudaMemcpyAsync_ptsz", [&] { return memcpy_async(DefaultStream::per_thread, dst, src, count, kind, stream); });
 }
 
 cudaError_t cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count) {

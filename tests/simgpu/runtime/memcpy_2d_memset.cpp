@@ -6,6 +6,7 @@
 #include "copy_dispatch.h"
 #include "errors.h"
 #include "per_thread_declarations.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -116,33 +117,33 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, si
 }
 
 cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
-  return memset_1d(DefaultStream::legacy, devPtr, value, count, nullptr);
+  return traced("cudaMemset", [&] { return memset_1d(DefaultStream::legacy, devPtr, value, count, nullptr); });
 }
 cudaError_t cudaMemset_ptds(void* devPtr, int value, size_t count) {
-  return memset_1d(DefaultStream::per_thread, devPtr, value, count, nullptr);
+  return traced("cudaMemset_ptds", [&] { return memset_1d(DefaultStream::per_thread, devPtr, value, count, nullptr); });
 }
 
 cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
-  return memset_1d(DefaultStream::legacy, devPtr, value, count, &stream);
+  return traced("cudaMemsetAsync", [&] { return memset_1d(DefaultStream::legacy, devPtr, value, count, &stream); });
 }
 cudaError_t cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream) {
-  return memset_1d(DefaultStream::per_thread, devPtr, value, count, &stream);
+  return traced("cudaMemsetAsync_ptsz", [&] { return memset_1d(DefaultStream::per_thread, devPtr, value, count, &stream); });
 }
 
 cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
-  return memset_2d(DefaultStream::legacy, devPtr, pitch, value, width, height, nullptr);
+  return traced("cudaMemset2D", [&] { return memset_2d(DefaultStream::legacy, devPtr, pitch, value, width, height, nullptr); });
 }
 cudaError_t cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
-  return memset_2d(DefaultStream::per_thread, devPtr, pitch, value, width, height, nullptr);
+  return traced("cudaMemset2D_ptds", [&] { return memset_2d(DefaultStream::per_thread, devPtr, pitch, value, width, height, nullptr); });
 }
 
 cudaError_t cudaMemset2DAsync(void* devPtr, size_t pitch, int value, size_t width, size_t height,
                               cudaStream_t stream) {
-  return memset_2d(DefaultStream::legacy, devPtr, pitch, value, width, height, &stream);
+  return traced("cudaMemset2DAsync", [&] { return memset_2d(DefaultStream::legacy, devPtr, pitch, value, width, height, &stream); });
 }
 cudaError_t cudaMemset2DAsync_ptsz(void* devPtr, size_t pitch, int value, size_t width,
                                    size_t height, cudaStream_t stream) {
-  return memset_2d(DefaultStream::per_thread, devPtr, pitch, value, width, height, &stream);
+  return traced("cudaMemset2DAsync_ptsz", [&] { return memset_2d(DefaultStream::per_thread, devPtr, pitch, value, width, height, &stream); });
 }
 
 }  // extern "C"

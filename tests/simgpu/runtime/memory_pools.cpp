@@ -5,6 +5,7 @@
 #include "context.h"
 #include "errors.h"
 #include "per_thread_declarations.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -48,26 +49,26 @@ cudaError_t malloc_from_pool_async(DefaultStream mode, void** pointer, size_t by
 extern "C" {
 
 cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
-  return malloc_async(DefaultStream::legacy, devPtr, size, hStream);
+  return traced("cudaMallocAsync", [&] { return malloc_async(DefaultStream::legacy, devPtr, size, hStream); });
 }
 cudaError_t cudaMallocAsync_ptsz(void** devPtr, size_t size, cudaStream_t hStream) {
-  return malloc_async(DefaultStream::per_thread, devPtr, size, hStream);
+  return traced("cudaMallocAsync_ptsz", [&] { return malloc_async(DefaultStream::per_thread, devPtr, size, hStream); });
 }
 
 cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
-  return free_async(DefaultStream::legacy, devPtr, hStream);
+  return traced("cudaFreeAsync", [&] { return free_async(DefaultStream::legacy, devPtr, hStream); });
 }
 cudaError_t cudaFreeAsync_ptsz(void* devPtr, cudaStream_t hStream) {
-  return free_async(DefaultStream::per_thread, devPtr, hStream);
+  return traced("cudaFreeAsync_ptsz", [&] { return free_async(DefaultStream::per_thread, devPtr, hStream); });
 }
 
 cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool,
                                     cudaStream_t stream) {
-  return malloc_from_pool_async(DefaultStream::legacy, ptr, size, memPool, stream);
+  return traced("cudaMallocFromPoolAsync", [&] { return malloc_from_pool_async(DefaultStream::legacy, ptr, size, memPool, stream); });
 }
 cudaError_t cudaMallocFromPoolAsync_ptsz(void** ptr, size_t size, cudaMemPool_t memPool,
                                          cudaStream_t stream) {
-  return malloc_from_pool_async(DefaultStream::per_thread, ptr, size, memPool, stream);
+  return traced("cudaMallocFromPoolAsync_ptsz", [&] { return malloc_from_pool_async(DefaultStream::per_thread, ptr, size, memPool, stream); });
 }
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {

@@ -15,6 +15,7 @@
 #include "errors.h"
 #include "launch.h"
 #include "registry.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -101,13 +102,15 @@ cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* hostFun) {
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
                                std::size_t sharedMem, cudaStream_t stream) {
   LaunchRequest request{gridDim, blockDim, args, sharedMem, stream};
-  return launch_kernel(DefaultStream::legacy, reinterpret_cast<CUkernel>(kernel), request);
+  return traced("__cudaLaunchKernel",
+                [&] { return launch_kernel(DefaultStream::legacy, reinterpret_cast<CUkernel>(kernel), request); });
 }
 
 cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
                                     std::size_t sharedMem, cudaStream_t stream) {
   LaunchRequest request{gridDim, blockDim, args, sharedMem, stream};
-  return launch_kernel(DefaultStream::per_thread, reinterpret_cast<CUkernel>(kernel), request);
+  return traced("__cudaLaunchKernel_ptsz",
+                [&] { return launch_kernel(DefaultStream::per_thread, reinterpret_cast<CUkernel>(kernel), request); });
 }
 
 }  // extern "C"

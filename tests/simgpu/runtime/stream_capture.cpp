@@ -9,6 +9,7 @@
 #include "driver_api.h"
 #include "errors.h"
 #include "per_thread_declarations.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -86,28 +87,28 @@ cudaError_t instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long 
 extern "C" {
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
-  return begin_capture(DefaultStream::legacy, stream, mode);
+  return traced("cudaStreamBeginCapture", [&] { return begin_capture(DefaultStream::legacy, stream, mode); });
 }
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
-  return begin_capture(DefaultStream::per_thread, stream, mode);
+  return traced("cudaStreamBeginCapture_ptsz", [&] { return begin_capture(DefaultStream::per_thread, stream, mode); });
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
-  return end_capture(DefaultStream::legacy, stream, pGraph);
+  return traced("cudaStreamEndCapture", [&] { return end_capture(DefaultStream::legacy, stream, pGraph); });
 }
 cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t* pGraph) {
-  return end_capture(DefaultStream::per_thread, stream, pGraph);
+  return traced("cudaStreamEndCapture_ptsz", [&] { return end_capture(DefaultStream::per_thread, stream, pGraph); });
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) {
-  return instantiate(pGraphExec, graph, flags);
+  return traced("cudaGraphInstantiate", [&] { return instantiate(pGraphExec, graph, flags); });
 }
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) {
-  return instantiate(pGraphExec, graph, flags);
+  return traced("cudaGraphInstantiateWithFlags", [&] { return instantiate(pGraphExec, graph, flags); });
 }
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
-  return graph_launch(DefaultStream::legacy, graphExec, stream);
+  return traced("cudaGraphLaunch", [&] { return graph_launch(DefaultStream::legacy, graphExec, stream); });
 }
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
-  return graph_launch(DefaultStream::per_thread, graphExec, stream);
+  return traced("cudaGraphLaunch_ptsz", [&] { return graph_launch(DefaultStream::per_thread, graphExec, stream); });
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   return with_context(DefaultStream::legacy, [&](const DriverApi& api) { return api.cuGraphDestroy(graph); });
@@ -122,11 +123,11 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
                                   enum cudaStreamCaptureStatus* pCaptureStatus) {
-  return is_capturing(DefaultStream::legacy, stream, pCaptureStatus);
+  return traced("cudaStreamIsCapturing", [&] { return is_capturing(DefaultStream::legacy, stream, pCaptureStatus); });
 }
 cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
                                        enum cudaStreamCaptureStatus* pCaptureStatus) {
-  return is_capturing(DefaultStream::per_thread, stream, pCaptureStatus);
+  return traced("cudaStreamIsCapturing_ptsz", [&] { return is_capturing(DefaultStream::per_thread, stream, pCaptureStatus); });
 }
 
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
@@ -135,8 +136,8 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
                                      const cudaGraphNode_t** dependencies_out,
                                      const cudaGraphEdgeData** edgeData_out,
                                      size_t* numDependencies_out) {
-  return capture_info(DefaultStream::legacy, stream, captureStatus_out, id_out, graph_out,
-                      dependencies_out, edgeData_out, numDependencies_out);
+  return traced("cudaStreamGetCaptureInfo", [&] { return capture_info(DefaultStream::legacy, stream, captureStatus_out, id_out, graph_out,
+                      dependencies_out, edgeData_out, numDependencies_out); });
 }
 cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
                                           enum cudaStreamCaptureStatus* captureStatus_out,
@@ -144,8 +145,8 @@ cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
                                           const cudaGraphNode_t** dependencies_out,
                                           const cudaGraphEdgeData** edgeData_out,
                                           size_t* numDependencies_out) {
-  return capture_info(DefaultStream::per_thread, stream, captureStatus_out, id_out, graph_out,
-                      dependencies_out, edgeData_out, numDependencies_out);
+  return traced("cudaStreamGetCaptureInfo_ptsz", [&] { return capture_info(DefaultStream::per_thread, stream, captureStatus_out, id_out, graph_out,
+                      dependencies_out, edgeData_out, numDependencies_out); });
 }
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode* mode) {

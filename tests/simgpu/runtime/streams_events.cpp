@@ -11,6 +11,7 @@
 #include "context.h"
 #include "errors.h"
 #include "per_thread_declarations.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -152,91 +153,91 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  return stream_synchronize(DefaultStream::legacy, stream);
+  return traced("cudaStreamSynchronize", [&] { return stream_synchronize(DefaultStream::legacy, stream); });
 }
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
-  return stream_synchronize(DefaultStream::per_thread, stream);
+  return traced("cudaStreamSynchronize_ptsz", [&] { return stream_synchronize(DefaultStream::per_thread, stream); });
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
-  return stream_query(DefaultStream::legacy, stream);
+  return traced("cudaStreamQuery", [&] { return stream_query(DefaultStream::legacy, stream); });
 }
 cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) {
-  return stream_query(DefaultStream::per_thread, stream);
+  return traced("cudaStreamQuery_ptsz", [&] { return stream_query(DefaultStream::per_thread, stream); });
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
-  return stream_wait_event(DefaultStream::legacy, stream, event, flags);
+  return traced("cudaStreamWaitEvent", [&] { return stream_wait_event(DefaultStream::legacy, stream, event, flags); });
 }
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
-  return stream_wait_event(DefaultStream::per_thread, stream, event, flags);
+  return traced("cudaStreamWaitEvent_ptsz", [&] { return stream_wait_event(DefaultStream::per_thread, stream, event, flags); });
 }
 
 cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
                                    const cudaStreamAttrValue* value) {
-  return stream_set_attribute(DefaultStream::legacy, hStream, attr, value);
+  return traced("cudaStreamSetAttribute", [&] { return stream_set_attribute(DefaultStream::legacy, hStream, attr, value); });
 }
 cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaStreamAttrID attr,
                                         const cudaStreamAttrValue* value) {
-  return stream_set_attribute(DefaultStream::per_thread, hStream, attr, value);
+  return traced("cudaStreamSetAttribute_ptsz", [&] { return stream_set_attribute(DefaultStream::per_thread, hStream, attr, value); });
 }
 cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
                                    cudaStreamAttrValue* value_out) {
-  return stream_get_attribute(DefaultStream::legacy, hStream, attr, value_out);
+  return traced("cudaStreamGetAttribute", [&] { return stream_get_attribute(DefaultStream::legacy, hStream, attr, value_out); });
 }
 cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaStreamAttrID attr,
                                         cudaStreamAttrValue* value_out) {
-  return stream_get_attribute(DefaultStream::per_thread, hStream, attr, value_out);
+  return traced("cudaStreamGetAttribute_ptsz", [&] { return stream_get_attribute(DefaultStream::per_thread, hStream, attr, value_out); });
 }
 cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
-  return stream_copy_attributes(DefaultStream::legacy, dst, src);
+  return traced("cudaStreamCopyAttributes", [&] { return stream_copy_attributes(DefaultStream::legacy, dst, src); });
 }
 cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src) {
-  return stream_copy_attributes(DefaultStream::per_thread, dst, src);
+  return traced("cudaStreamCopyAttributes_ptsz", [&] { return stream_copy_attributes(DefaultStream::per_thread, dst, src); });
 }
 
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int* priority) {
-  return stream_get_priority(DefaultStream::legacy, hStream, priority);
+  return traced("cudaStreamGetPriority", [&] { return stream_get_priority(DefaultStream::legacy, hStream, priority); });
 }
 cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int* priority) {
-  return stream_get_priority(DefaultStream::per_thread, hStream, priority);
+  return traced("cudaStreamGetPriority_ptsz", [&] { return stream_get_priority(DefaultStream::per_thread, hStream, priority); });
 }
 
 cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int* flags) {
-  return stream_get_flags(DefaultStream::legacy, hStream, flags);
+  return traced("cudaStreamGetFlags", [&] { return stream_get_flags(DefaultStream::legacy, hStream, flags); });
 }
 cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags) {
-  return stream_get_flags(DefaultStream::per_thread, hStream, flags);
+  return traced("cudaStreamGetFlags_ptsz", [&] { return stream_get_flags(DefaultStream::per_thread, hStream, flags); });
 }
 
 cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long* streamId) {
-  return stream_get_id(DefaultStream::legacy, hStream, streamId);
+  return traced("cudaStreamGetId", [&] { return stream_get_id(DefaultStream::legacy, hStream, streamId); });
 }
 cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long* streamId) {
-  return stream_get_id(DefaultStream::per_thread, hStream, streamId);
+  return traced("cudaStreamGetId_ptsz", [&] { return stream_get_id(DefaultStream::per_thread, hStream, streamId); });
 }
 
 cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int* device) {
-  return stream_get_device(DefaultStream::legacy, hStream, device);
+  return traced("cudaStreamGetDevice", [&] { return stream_get_device(DefaultStream::legacy, hStream, device); });
 }
 cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int* device) {
-  return stream_get_device(DefaultStream::per_thread, hStream, device);
+  return traced("cudaStreamGetDevice_ptsz", [&] { return stream_get_device(DefaultStream::per_thread, hStream, device); });
 }
 
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
                                   void* userData, unsigned int flags) {
-  return stream_add_callback(DefaultStream::legacy, stream, callback, userData, flags);
+  return traced("cudaStreamAddCallback", [&] { return stream_add_callback(DefaultStream::legacy, stream, callback, userData, flags); });
 }
 cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback,
                                        void* userData, unsigned int flags) {
-  return stream_add_callback(DefaultStream::per_thread, stream, callback, userData, flags);
+  return traced("cudaStreamAddCallback_ptsz", [&] { return stream_add_callback(DefaultStream::per_thread, stream, callback, userData, flags); });
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
-  return launch_host_func(DefaultStream::legacy, stream, fn, userData);
+  return traced("cudaLaunchHostFunc", [&] { return launch_host_func(DefaultStream::legacy, stream, fn, userData); });
 }
 cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
-  return launch_host_func(DefaultStream::per_thread, stream, fn, userData);
+  return traced("cudaLaunchHostFunc_ptsz", [&] { return launch_host_func(DefaultStream::per_thread, stream, fn, userData); });
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
@@ -251,18 +252,18 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  return event_record(DefaultStream::legacy, event, stream);
+  return traced("cudaEventRecord", [&] { return event_record(DefaultStream::legacy, event, stream); });
 }
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
-  return event_record(DefaultStream::per_thread, event, stream);
+  return traced("cudaEventRecord_ptsz", [&] { return event_record(DefaultStream::per_thread, event, stream); });
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
-  return event_record_with_flags(DefaultStream::legacy, event, stream, flags);
+  return traced("cudaEventRecordWithFlags", [&] { return event_record_with_flags(DefaultStream::legacy, event, stream, flags); });
 }
 cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
                                           unsigned int flags) {
-  return event_record_with_flags(DefaultStream::per_thread, event, stream, flags);
+  return traced("cudaEventRecordWithFlags_ptsz", [&] { return event_record_with_flags(DefaultStream::per_thread, event, stream, flags); });
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {

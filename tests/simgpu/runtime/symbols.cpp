@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "per_thread_declarations.h"
 #include "registry.h"
+#include "tools_trace.h"
 
 using namespace simgpu_runtime;
 
@@ -56,40 +57,40 @@ extern "C" {
 
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
                                enum cudaMemcpyKind kind) {
-  return to_symbol(DefaultStream::legacy, symbol, src, count, offset, kind, nullptr);
+  return traced("cudaMemcpyToSymbol", [&] { return to_symbol(DefaultStream::legacy, symbol, src, count, offset, kind, nullptr); });
 }
 cudaError_t cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_t count,
                                     size_t offset, enum cudaMemcpyKind kind) {
-  return to_symbol(DefaultStream::per_thread, symbol, src, count, offset, kind, nullptr);
+  return traced("cudaMemcpyToSymbol_ptds", [&] { return to_symbol(DefaultStream::per_thread, symbol, src, count, offset, kind, nullptr); });
 }
 
 cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
                                  enum cudaMemcpyKind kind) {
-  return from_symbol(DefaultStream::legacy, dst, symbol, count, offset, kind, nullptr);
+  return traced("cudaMemcpyFromSymbol", [&] { return from_symbol(DefaultStream::legacy, dst, symbol, count, offset, kind, nullptr); });
 }
 cudaError_t cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t count, size_t offset,
                                       enum cudaMemcpyKind kind) {
-  return from_symbol(DefaultStream::per_thread, dst, symbol, count, offset, kind, nullptr);
+  return traced("cudaMemcpyFromSymbol_ptds", [&] { return from_symbol(DefaultStream::per_thread, dst, symbol, count, offset, kind, nullptr); });
 }
 
 cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count,
                                     size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) {
-  return to_symbol(DefaultStream::legacy, symbol, src, count, offset, kind, &stream);
+  return traced("cudaMemcpyToSymbolAsync", [&] { return to_symbol(DefaultStream::legacy, symbol, src, count, offset, kind, &stream); });
 }
 cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t count,
                                          size_t offset, enum cudaMemcpyKind kind,
                                          cudaStream_t stream) {
-  return to_symbol(DefaultStream::per_thread, symbol, src, count, offset, kind, &stream);
+  return traced("cudaMemcpyToSymbolAsync_ptsz", [&] { return to_symbol(DefaultStream::per_thread, symbol, src, count, offset, kind, &stream); });
 }
 
 cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
                                       enum cudaMemcpyKind kind, cudaStream_t stream) {
-  return from_symbol(DefaultStream::legacy, dst, symbol, count, offset, kind, &stream);
+  return traced("cudaMemcpyFromSymbolAsync", [&] { return from_symbol(DefaultStream::legacy, dst, symbol, count, offset, kind, &stream); });
 }
 cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t count,
                                            size_t offset, enum cudaMemcpyKind kind,
                                            cudaStream_t stream) {
-  return from_symbol(DefaultStream::per_thread, dst, symbol, count, offset, kind, &stream);
+  return traced("cudaMemcpyFromSymbolAsync_ptsz", [&] { return from_symbol(DefaultStream::per_thread, dst, symbol, count, offset, kind, &stream); });
 }
 
 cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "cuda_api.h"
+#include "tools.h"
 
 namespace simgpu {
 
@@ -14,7 +15,7 @@ namespace simgpu {
 CUresult driver_ready() noexcept;
 
 template <class Body>
-CUresult api_call_without_init(Body&& body) noexcept {
+CUresult api_body(Body&& body) noexcept {
   try {
     return body();
   } catch (const std::bad_alloc&) {
@@ -24,10 +25,23 @@ CUresult api_call_without_init(Body&& body) noexcept {
   }
 }
 
+// (c) a tools library hears of every call (tools.h): `function` is the entry
+// point the body runs for, as the compiler names the caller.
 template <class Body>
-CUresult api_call(Body&& body) noexcept {
-  if (CUresult ready = driver_ready(); ready != CUDA_SUCCESS) return ready;
-  return api_call_without_init(body);
+CUresult api_call_without_init(Body&& body, const char* function = __builtin_FUNCTION()) noexcept {
+  tools::ApiScope scope(SIMGPU_TOOLS_DRIVER, function);
+  const CUresult result = api_body(body);
+  scope.exit(result);
+  return result;
+}
+
+template <class Body>
+CUresult api_call(Body&& body, const char* function = __builtin_FUNCTION()) noexcept {
+  tools::ApiScope scope(SIMGPU_TOOLS_DRIVER, function);
+  const CUresult ready = driver_ready();
+  const CUresult result = ready != CUDA_SUCCESS ? ready : api_body(body);
+  scope.exit(result);
+  return result;
 }
 
 }  // namespace simgpu

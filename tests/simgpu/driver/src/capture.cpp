@@ -64,6 +64,9 @@ CUgraphNode_st* add_node_locked(Capture& capture, CUstream_st* stream, StreamOpe
   node->work.duration_ns = op.duration_ns;
   node->work.effect = std::move(op.effect);
   node->work.effect_time_counts = op.effect_time_counts;
+  // The copy's direction and memory kinds; not the capturing call's correlation.
+  node->work.tools = op.tools;
+  node->work.tools.correlation_id = 0;
   CUgraphNode_st* raw = node.get();
   capture.graph->nodes.push_back(std::move(node));
   stream->capture_dependencies = {raw};
@@ -331,6 +334,22 @@ CUgraphNode_st* as_node(CUgraphNode node) {
   return node && state().graphs.contains(node->graph) ? node : nullptr;
 }
 
+}  // namespace
+
+namespace simgpu {
+bool graph_node_known_locked(CUgraphNode node) { return as_node(node) != nullptr; }
+uint32_t next_graph_tools_id() {
+  static std::atomic<uint32_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+uint64_t next_node_tools_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace simgpu
+
+namespace {
+
 CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* context);
 
 // cuGraphAdd*Node: a node of `graph` after `dependencies` (nodes of the same graph).
@@ -426,6 +445,8 @@ std::vector<size_t> flatten(CUgraphExec_st& exec, const CUgraph_st& graph, const
     out.work.duration_ns = node.work.duration_ns;
     out.work.effect = node.work.effect;
     out.work.effect_time_counts = node.work.effect_time_counts;
+    out.work.tools = node.work.tools;
+    out.work.tools.graph_node_id = node.tools_id;
     out.dependencies = dependencies;
     out.origin = &node;
     // A chain stays on its lane; a new branch or a join gets the next one.
@@ -446,6 +467,7 @@ CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* 
   size_t lanes = 0;
   std::vector<size_t> lane_of;
   flatten(*exec, *graph, {}, lanes, lane_of, 0);
+  for (CUgraphExec_st::Node& node : exec->nodes) node.work.tools.graph_id = graph->tools_id;
   exec->lanes.resize(std::min<size_t>(std::max<size_t>(lanes, 1), 4), nullptr);
   state().graph_execs.insert(exec);
   *phGraphExec = exec;
@@ -474,6 +496,7 @@ CUresult launch_graph(CUgraphExec hGraphExec, CUstream hStream, NullStream null_
     op.duration_ns = node.work.duration_ns;
     op.effect = node.work.effect;
     op.effect_time_counts = node.work.effect_time_counts;
+    op.tools = node.work.tools;
     if (before) op.waits.push_back(before);
     for (size_t dependency : node.dependencies) op.waits.push_back(done[dependency]);
     done[i] = submit(exec->lanes[node.lane % exec->lanes.size()], std::move(op));

@@ -22,8 +22,15 @@
 #include "cuda_api.h"
 #include "stream.h"
 
+namespace simgpu {
+// Ids a tools library sees (simgpu_tools.h): unique per process, never reused.
+uint32_t next_graph_tools_id();
+uint64_t next_node_tools_id();
+}  // namespace simgpu
+
 struct CUgraphNode_st {
   CUgraph_st* graph = nullptr;
+  uint64_t tools_id = simgpu::next_node_tools_id();
   simgpu::NodeDescription description;
   CUgraph_st* child = nullptr;  // a child-graph node's graph (owned by the node: a copy)
   std::vector<CUgraphNode_st*> dependencies;
@@ -32,6 +39,7 @@ struct CUgraphNode_st {
 };
 
 struct CUgraph_st {
+  uint32_t tools_id = simgpu::next_graph_tools_id();
   std::vector<std::unique_ptr<CUgraphNode_st>> nodes;  // dependencies always come first
   // Stream-ordered allocations captured into this graph: made when captured,
   // held by the graph for every launch, given back when it is destroyed.
@@ -70,6 +78,9 @@ struct CaptureMark {
 };
 
 std::mutex& capture_mutex();
+
+// Whether `node` is a node of a live graph. Caller holds capture_mutex().
+bool graph_node_known_locked(CUgraphNode node);
 
 // The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode).
 CUstreamCaptureMode& thread_capture_mode();

@@ -7,6 +7,7 @@
 #include "driver_state.h"
 #include "memory.h"
 #include "module.h"
+#include "tools.h"
 
 namespace simgpu {
 namespace {
@@ -67,8 +68,9 @@ void activate_context(CUctx_st* context, unsigned flags) {
     context->peers.clear();
     context->cache_config = CU_FUNC_CACHE_PREFER_NONE;
   }
-  create_stream(context, StreamKind::kLegacy, 0, 0);
   context->active.store(true);
+  tools::resource(SIMGPU_TOOLS_CONTEXT_CREATED, context, nullptr);
+  create_stream(context, StreamKind::kLegacy, 0, 0);
 }
 
 void synchronize_context(CUctx_st* context) {
@@ -84,6 +86,7 @@ void synchronize_context(CUctx_st* context) {
 
 void teardown_context(CUctx_st* context) {
   synchronize_context(context);
+  tools::resource(SIMGPU_TOOLS_CONTEXT_DESTROYING, context, nullptr);
   context->active.store(false);
   std::vector<CUstream_st*> streams;
   {

@@ -34,6 +34,8 @@ CUresult copy_linear(Api api, CUstream handle, uintptr_t dst, uintptr_t src, siz
   if (!dst_ok || !src_ok) return CUDA_ERROR_INVALID_VALUE;
   Transfer transfer;
   transfer.kind = copy_kind(dst_end, src_end);
+  transfer.src_kind = tools_memory_kind(src_end);
+  transfer.dst_kind = tools_memory_kind(dst_end);
   transfer.bytes = bytes;
   transfer.wait_for_completion = must_wait(api, transfer.kind, dst_end, src_end);
   transfer.effect = [dst, src, bytes] {
@@ -70,6 +72,8 @@ CUresult copy_peer(Api api, CUstream handle, CUdeviceptr dst, CUcontext dst_cont
   if (!dst_end.is_device || !src_end.is_device) return CUDA_ERROR_INVALID_VALUE;
   Transfer transfer;
   transfer.kind = copy_kind(dst_end, src_end);
+  transfer.src_kind = tools_memory_kind(src_end);
+  transfer.dst_kind = tools_memory_kind(dst_end);
   transfer.bytes = bytes;
   if (is_sync(api)) {
     transfer.wait_for_completion = true;
@@ -138,6 +142,8 @@ CUresult copy_2d(Api api, CUstream handle, const CUDA_MEMCPY2D* copy) {
   }
   Transfer transfer;
   transfer.kind = copy_kind(dst_end, src_end);
+  transfer.src_kind = tools_memory_kind(src_end);
+  transfer.dst_kind = tools_memory_kind(dst_end);
   transfer.bytes = width * height;
   transfer.wait_for_completion = must_wait(api, transfer.kind, dst_end, src_end);
   transfer.effect = [dst, src, width, height] {

@@ -3,6 +3,7 @@
 #include "capture.h"
 #include "driver_state.h"
 #include "memory.h"
+#include "simgpu_tools.h"
 
 namespace simgpu {
 
@@ -39,9 +40,24 @@ CUresult run_transfer(CUstream_st* stream, Transfer transfer) {
   op.duration_ns = transfer_duration_ns(transfer.kind, transfer.bytes);
   op.effect = std::move(transfer.effect);
   op.waits = std::move(transfer.extra_waits);
+  switch (transfer.kind) {
+    case CopyKind::kHostToDevice: op.tools.copy_kind = SIMGPU_TOOLS_COPY_HTOD; break;
+    case CopyKind::kDeviceToHost: op.tools.copy_kind = SIMGPU_TOOLS_COPY_DTOH; break;
+    case CopyKind::kDeviceToDevice: op.tools.copy_kind = SIMGPU_TOOLS_COPY_DTOD; break;
+    case CopyKind::kPeer: op.tools.copy_kind = SIMGPU_TOOLS_COPY_PTOP; break;
+    case CopyKind::kHostToHost: op.tools.copy_kind = SIMGPU_TOOLS_COPY_HTOH; break;
+    case CopyKind::kMemset: break;
+  }
+  op.tools.src_kind = transfer.src_kind;
+  op.tools.dst_kind = transfer.dst_kind;
   CompletionRef completion = submit(stream, std::move(op));
   if (transfer.wait_for_completion) completion->wait();
   return CUDA_SUCCESS;
+}
+
+uint8_t tools_memory_kind(const Endpoint& endpoint) {
+  if (endpoint.is_device) return SIMGPU_TOOLS_DEVICE;
+  return endpoint.is_pinned_host ? SIMGPU_TOOLS_PINNED : SIMGPU_TOOLS_PAGEABLE;
 }
 
 CUresult stream_for(Api api, CUstream handle, CUstream_st*& stream) {

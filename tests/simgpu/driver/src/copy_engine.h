@@ -31,6 +31,9 @@ struct Transfer {
   std::function<void()> effect;  // the real data movement
   bool wait_for_completion = false;
   std::vector<CompletionRef> extra_waits;
+  // For a tools library: the memory on each side (SimgpuToolsMemoryKind).
+  uint8_t src_kind = 0;
+  uint8_t dst_kind = 0;
 };
 
 // Queues the transfer on `stream` and, if asked, waits for it.
@@ -50,6 +53,9 @@ struct Endpoint {
 // Classifies [address, address + bytes): device-side memory must lie entirely
 // in one allocation (else CUDA_ERROR_INVALID_VALUE); anything unknown is host memory.
 CUresult classify_endpoint(uintptr_t address, size_t bytes, Endpoint& endpoint);
+
+// SimgpuToolsMemoryKind of a classified endpoint.
+uint8_t tools_memory_kind(const Endpoint& endpoint);
 
 // CopyKind for a copy between two classified endpoints.
 CopyKind copy_kind(const Endpoint& dst, const Endpoint& src);

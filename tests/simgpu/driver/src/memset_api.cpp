@@ -3,6 +3,7 @@
 
 #include "api_guard.h"
 #include "copy_engine.h"
+#include "simgpu_tools.h"
 #include "driver_state.h"
 #include "memory.h"
 
@@ -41,6 +42,7 @@ CUresult memset_2d(Api api, CUstream handle, CUdeviceptr dst, size_t pitch, unsi
   if (CUresult result = find_device_accessible(dst, span, range); result != CUDA_SUCCESS) return result;
   Transfer transfer;
   transfer.kind = CopyKind::kMemset;
+  transfer.dst_kind = SIMGPU_TOOLS_DEVICE;
   transfer.bytes = row_bytes * height;
   transfer.dst = dst;
   // Documented: synchronous memsets are asynchronous to the host unless the

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "context.h"
 #include "driver_state.h"
+#include "tools.h"
 
 namespace simgpu {
 namespace {
@@ -46,6 +47,8 @@ void run_stream_worker(CUstream_st* stream, int64_t launch_latency_ns) {
     if (op.effect_time_counts) end_ns = std::max(end_ns, monotonic_now_ns());
     sleep_until_monotonic_ns(end_ns);
     previous_end_ns = end_ns;
+    // A tool hears of the work before anyone can observe it complete.
+    tools::work_completed(op, stream, start_ns, end_ns);
     mark_complete(*op.completion, start_ns, end_ns);
   }
   delete stream;
@@ -89,6 +92,7 @@ CUstream_st* create_stream(CUctx_st* context, StreamKind kind, unsigned flags, i
     if (kind == StreamKind::kLegacy) context->legacy_stream = stream;
   }
   if (kind == StreamKind::kCreated) state().streams.insert(stream);
+  tools::resource(SIMGPU_TOOLS_STREAM_CREATED, context, stream);
   return stream;
 }
 
@@ -108,6 +112,7 @@ void close_stream(CUstream_st* stream) {
 }
 
 void destroy_stream(CUstream_st* stream) {
+  tools::resource(SIMGPU_TOOLS_STREAM_DESTROYING, stream->context, stream);
   forget_stream_capture(stream);
   {
     std::lock_guard lock(stream->context->submit_mutex);
@@ -118,6 +123,7 @@ void destroy_stream(CUstream_st* stream) {
 
 CompletionRef submit(CUstream_st* stream, StreamOperation op) {
   op.submit_ns = monotonic_now_ns();
+  if (op.tools.correlation_id == 0) op.tools.correlation_id = tools::current_correlation_id();
   CompletionRef completion = op.completion;
   CUctx_st* context = stream->context;
   std::lock_guard lock(context->submit_mutex);

@@ -74,6 +74,15 @@ struct StreamOperation {
   bool effect_time_counts = false;
   std::vector<CompletionRef> waits;
   CompletionRef completion = std::make_shared<Completion>();
+  // What a tools library is told once the operation completed (tools.h).
+  struct ToolsInfo {
+    uint32_t correlation_id = 0;  // the submitting call's (set by submit())
+    uint32_t graph_id = 0;        // work a graph launch ran: the graph and its node
+    uint64_t graph_node_id = 0;
+    uint8_t copy_kind = 0;        // SimgpuToolsCopyKind
+    uint8_t src_kind = 0;         // SimgpuToolsMemoryKind (0: pageable)
+    uint8_t dst_kind = 0;
+  } tools;
 };
 
 enum class StreamKind { kCreated, kLegacy, kPerThread };

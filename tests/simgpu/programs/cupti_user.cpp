@@ -1,0 +1,143 @@
+// A program that uses CUPTI itself, as torch.profiler (Kineto) does: it
+// subscribes to the callback API, enables activity records, runs kernels and
+// copies, and reports what it received. Its report must be the same whether
+// or not a profiler runs around it.
+//
+//   cupti_user [--subscribe before|after] [--launches N]
+//
+// before: CUPTI is set up before the first CUDA call; after: once half the
+// launches ran (and were synchronized). Prints
+//   cupti_user: subscribe=<result> callbacks=C kernels=K memcpys=M runtime=R joined=J dropped=D
+// where joined counts kernel records whose correlation id is a launch's
+// RUNTIME record. Exits 1 on a CUDA error, 2 if a CUPTI call fails.
+#include <cupti.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/cuda_check.h"
+#include "common/kernels.h"
+
+namespace {
+
+std::mutex g_mutex;
+int g_callbacks = 0;
+int g_kernels = 0;
+int g_memcpys = 0;
+int g_runtime = 0;
+std::set<uint32_t> g_launch_correlations;
+std::vector<uint32_t> g_kernel_correlations;
+
+void check_cupti(CUptiResult result, const char* what) {
+  if (result == CUPTI_SUCCESS) return;
+  const char* name = "?";
+  cuptiGetResultString(result, &name);
+  std::fprintf(stderr, "error: %s failed: %s\n", what, name);
+  std::exit(2);
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && info->callbackSite == CUPTI_API_ENTER) {
+    std::lock_guard lock(g_mutex);
+    ++g_callbacks;
+  }
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 64 * 1024;
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  std::lock_guard lock(g_mutex);
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        ++g_kernels;
+        g_kernel_correlations.push_back(reinterpret_cast<CUpti_ActivityKernel10*>(record)->correlationId);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        ++g_memcpys;
+        break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME: {
+        ++g_runtime;
+        const auto* api = reinterpret_cast<CUpti_ActivityAPI*>(record);
+        if (api->cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 ||
+            api->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
+          g_launch_correlations.insert(api->correlationId);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  std::free(buffer);
+}
+
+std::string set_up_cupti() {
+  CUpti_SubscriberHandle subscriber = nullptr;
+  const CUptiResult subscribed = cuptiSubscribe(&subscriber, on_callback, nullptr);
+  const char* name = "?";
+  cuptiGetResultString(subscribed, &name);
+  if (subscribed == CUPTI_SUCCESS) check_cupti(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "cuptiEnableDomain");
+  check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
+  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)");
+  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "cuptiActivityEnable(RUNTIME)");
+  return name;
+}
+
+void work(float* device, std::vector<float>& host, int launches) {
+  for (int i = 0; i < launches; ++i) check_cuda(simtorch::fill(device, int(host.size()), float(i), nullptr), "fill");
+  check_cuda(cudaMemcpy(host.data(), device, host.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string when = "before";
+  int launches = 8;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--subscribe") == 0 && i + 1 < argc) {
+      when = argv[++i];
+    } else if (std::strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
+      launches = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: cupti_user [--subscribe before|after] [--launches N]\n");
+      return 64;
+    }
+  }
+  if (when != "before" && when != "after") {
+    std::fprintf(stderr, "cupti_user: --subscribe takes before or after\n");
+    return 64;
+  }
+  std::string subscribed;
+  if (when == "before") subscribed = set_up_cupti();
+  std::vector<float> host(1024);
+  float* device = nullptr;
+  check_cuda(cudaMalloc(&device, host.size() * sizeof(float)), "cudaMalloc");
+  if (when == "after") {
+    work(device, host, launches / 2);
+    subscribed = set_up_cupti();
+  }
+  work(device, host, when == "after" ? launches - launches / 2 : launches);
+  check_cuda(cudaFree(device), "cudaFree");
+  check_cupti(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
+  size_t dropped = 0;
+  check_cupti(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), "cuptiActivityGetNumDroppedRecords");
+  std::lock_guard lock(g_mutex);
+  int joined = 0;
+  for (uint32_t correlation : g_kernel_correlations) joined += g_launch_correlations.count(correlation) != 0;
+  std::printf("cupti_user: subscribe=%s callbacks=%d kernels=%d memcpys=%d runtime=%d joined=%d dropped=%zu\n",
+              subscribed.c_str(), g_callbacks, g_kernels, g_memcpys, g_runtime, joined, dropped);
+  return 0;
+}
