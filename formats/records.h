@@ -133,6 +133,8 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
   X(ObjectLifecycle, 39, kEvents, 0, true)             \
   X(GpuActivity, 40, kEvents, 48, false)                 \
   X(ApiCount, 41, kEvents, 0, false)                    \
+  X(GpuTimingInfo, 42, kEvents, 0, false)               \
+  X(UnattributedGpuWork, 43, kEvents, 0, false)         \
   X(MemoryOperation, 64, kEvents, 0, true)             \
   X(MemoryInfo, 65, kEvents, 0, true)                  \
   X(CallStack, 96, kEvents, 0, false)                   \
@@ -302,6 +304,9 @@ enum class LostReason : uint32_t {
   // could not be queued, its context was destroyed first, or the process
   // ended before the GPU finished it. The launch records themselves exist.
   kGpuTimingUnresolved = 4,
+  // Activity records the GPU-time backend itself dropped (CUPTI's dropped
+  // record count: its buffers were full or none was given).
+  kGpuTimingDropped = 5,
 };
 
 // Fields shared by every host API record. `result` is the API's return code
@@ -524,6 +529,39 @@ struct GpuActivityRecord {
   uint64_t graph_node;
 };
 static_assert(sizeof(GpuActivityRecord) == 56);
+
+// Which GPU timing backend runs from `at_ns` on, and why: written when the
+// shim chooses one (--gpu-timing=auto picks CUPTI when it can subscribe) and
+// again when it changes (the program took CUPTI for itself).
+struct GpuTimingInfoRecord {
+  RecordHeader header;
+  uint8_t source;     // GpuTimingSource; 0: none
+  uint8_t requested;  // GpuTimingRequest
+  uint8_t reserved[2];
+  uint32_t reason_string;  // StringDef: why this backend (empty when it is the one asked for)
+  uint64_t at_ns;
+};
+static_assert(sizeof(GpuTimingInfoRecord) == 20);
+
+enum class GpuTimingRequest : uint8_t { kNone = 0, kEvents = 1, kCupti = 2, kAuto = 3 };
+
+// Device work that no hooked call accounts for (the GPU-time backend saw it;
+// no launch, copy or memset the hooks recorded submitted it): launched by a
+// path the hooks do not see. Counted by `proftrace info` as the hooks' coverage.
+struct UnattributedGpuWorkRecord {
+  RecordHeader header;
+  int32_t device;
+  uint8_t kind;    // GpuActivityKind
+  uint8_t source;  // GpuTimingSource
+  uint8_t reserved[2];
+  uint32_t name_string;  // kernels: StringDef of the (mangled) name; else 0
+  uint32_t stream;       // the backend's stream id (not a handle)
+  uint32_t reserved2;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t bytes;        // copies and memsets
+};
+static_assert(sizeof(UnattributedGpuWorkRecord) == 48);
 
 // ---- CUDA graphs and stream capture (192..223) ------------------------------
 //

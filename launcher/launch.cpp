@@ -146,6 +146,11 @@ int run_traced(const LaunchOptions& options) {
   if (options.flush_interval_ms != 0)
     environment.emplace_back(kEnvFlushInterval, std::to_string(options.flush_interval_ms));
   if (options.verbose) environment.emplace_back(kEnvVerbose, "1");
+  // A real driver loads the library named here inside cuInit and calls its
+  // InitializeInjection: CUPTI starts as early as the driver allows. A
+  // program (or user) that names its own injection library keeps it.
+  if (options.gpu_timing != "events" && options.gpu_timing != "none" && std::getenv("CUDA_INJECTION64_PATH") == nullptr)
+    environment.emplace_back("CUDA_INJECTION64_PATH", shim.path);
   if (!options.stacks.empty()) environment.emplace_back(kEnvStacks, options.stacks);
   if (!options.counted_calls.empty()) environment.emplace_back(kEnvCounted, options.counted_calls);
   if (options.stack_depth != 0)

@@ -11,7 +11,7 @@ struct LaunchOptions {
   std::vector<std::string> command;
   std::string output_pattern = "proflaunch-%p.trace";
   bool force = false;
-  std::string gpu_timing = "events";
+  std::string gpu_timing = "auto";
   std::string trace_domains = "all";
   std::string stacks;               // empty: the shim's default (PROFLAUNCH_STACKS)
   std::string counted_calls;        // empty: the shim's default (PROFLAUNCH_COUNTED)

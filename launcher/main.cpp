@@ -64,8 +64,10 @@ int main(int argc, char** argv) {
                  "variable, %n a counter that makes the name unique, %% a percent sign")
       ->capture_default_str();
   app.add_flag("--force", launch.force, "overwrite an existing trace (or stale parts)");
-  app.add_option("--gpu-timing", launch.gpu_timing, "how GPU work is timed")
-      ->check(CLI::IsMember({"events", "none"}))
+  app.add_option("--gpu-timing", launch.gpu_timing,
+                 "how GPU work is timed: cupti (the vendor's activity records), events (driver events "
+                 "around each operation), none, or auto (CUPTI when it can be used, otherwise events)")
+      ->check(CLI::IsMember({"auto", "cupti", "events", "none"}))
       ->capture_default_str();
   app.add_option("--trace", launch.trace_domains, "what to record: cuda,memory,nccl,nvtx or all")
       ->check(check_trace_domains)

@@ -21,7 +21,7 @@ namespace {
 // Flush interval: 100 ms. Records reach the part file at most this long after
 // they were committed, so SIGKILL or the OOM killer loses at most this window.
 // Capped at 200 ms (the promise the documentation makes).
-constexpr const char* kDefaultGpuTiming = "events";
+constexpr const char* kDefaultGpuTiming = "auto";
 constexpr const char* kDefaultTrace = "all";
 
 // Stacks: all points, 32 frames. Measured on the 2-vCPU build machine
@@ -176,6 +176,14 @@ bool parse_gpu_timing(const char* text, GpuTiming& timing) {
     timing = GpuTiming::kNone;
     return true;
   }
+  if (std::strcmp(text, "cupti") == 0) {
+    timing = GpuTiming::kCupti;
+    return true;
+  }
+  if (std::strcmp(text, "auto") == 0) {
+    timing = GpuTiming::kAuto;
+    return true;
+  }
   return false;
 }
 
@@ -250,8 +258,8 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context, Conf
 
   const char* timing = get(kEnvGpuTiming);
   if (!parse_gpu_timing(timing ? timing : kDefaultGpuTiming, config.gpu_timing)) {
-    complain(kEnvGpuTiming, timing, "expected events or none; using events");
-    config.gpu_timing = GpuTiming::kEvents;
+    complain(kEnvGpuTiming, timing, "expected auto, cupti, events or none; using auto");
+    config.gpu_timing = GpuTiming::kAuto;
   }
 
   const char* trace = get(kEnvTrace);

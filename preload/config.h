@@ -19,7 +19,8 @@ enum TraceDomain : uint32_t {
   kTraceAll = kTraceCuda | kTraceMemory | kTraceNccl | kTraceNvtx,
 };
 
-enum class GpuTiming : uint8_t { kEvents, kNone };
+// --gpu-timing: auto picks CUPTI when it can subscribe, otherwise events.
+enum class GpuTiming : uint8_t { kEvents, kNone, kCupti, kAuto };
 
 // Where call stacks are taken (PROFLAUNCH_STACKS). Bit n is
 // format::StackPoint n, so a hook tests `points >> point & 1`.
@@ -39,7 +40,7 @@ struct Config {
   char parts_dir[kMaxPathBytes] = {};
   size_t buffer_bytes_per_thread = 0;  // power of two
   uint32_t flush_interval_ms = 0;      // a SIGKILL loses at most this much
-  GpuTiming gpu_timing = GpuTiming::kEvents;
+  GpuTiming gpu_timing = GpuTiming::kAuto;
   uint32_t trace_domains = kTraceAll;
   bool verbose = false;
   uint32_t stack_points = kStacksAll;  // StackPointBits
@@ -95,7 +96,7 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context,
 // Parsers shared with the launcher and tests. Return false on bad input.
 bool parse_byte_size(const char* text, size_t& bytes);  // "8M", "65536", "1g", "512k"
 bool parse_trace_domains(const char* text, uint32_t& domains);  // "cuda,nvtx", "all"
-bool parse_gpu_timing(const char* text, GpuTiming& timing);     // "events" | "none"
+bool parse_gpu_timing(const char* text, GpuTiming& timing);     // "auto" | "cupti" | "events" | "none"
 bool parse_stack_points(const char* text, uint32_t& points);    // "none", "all", "launch,sync"
 const char* trace_domain_name(TraceDomain domain);
 

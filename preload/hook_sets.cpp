@@ -28,7 +28,7 @@ const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept {
 }
 
 void start_hook_sets(const Config& config) noexcept {
-  cuda::select_gpu_timing(config.gpu_timing == GpuTiming::kEvents);
+  cuda::select_gpu_timing(config.gpu_timing);
   size_t count = 0;
   const hooks::HookLibrary* libraries = hooked_libraries(&count);
   hooks::install_hooks(libraries, count, runtime::recording(), config);

@@ -1,5 +1,6 @@
 #include "preload/cuda/gpu_timing.h"
 
+#include "preload/cuda/cupti/gpu_timing_cupti.h"
 #include "preload/cuda/gpu_timing_events.h"
 
 namespace proflaunch::cuda {
@@ -21,6 +22,7 @@ class NoGpuTiming final : public GpuTimingBackend {
 NoGpuTiming g_none;
 GpuTimingBackend* g_backend = &g_none;
 bool g_enabled = false;
+bool g_vendor_records = false;  // the backend in use is CUPTI (no host-function records)
 
 }  // namespace
 
@@ -28,18 +30,44 @@ GpuTimingBackend& gpu_timing() noexcept { return *g_backend; }
 
 bool gpu_timing_enabled() noexcept { return g_enabled; }
 
-void select_gpu_timing(bool events) noexcept {
+void select_gpu_timing(GpuTiming timing) noexcept {
   GpuTimingBackend* chosen = &g_none;
-  if (events) {
-    if (GpuTimingBackend* backend = event_timing_backend()) chosen = backend;
+  switch (timing) {
+    case GpuTiming::kNone:
+      break;
+    case GpuTiming::kEvents:
+      if (GpuTimingBackend* backend = event_timing_backend()) chosen = backend;
+      break;
+    case GpuTiming::kCupti:
+    case GpuTiming::kAuto: {
+      // Both fall back to events when CUPTI cannot be used (and say why).
+      const auto request = timing == GpuTiming::kCupti ? format::GpuTimingRequest::kCupti : format::GpuTimingRequest::kAuto;
+      if (GpuTimingBackend* backend = cupti_timing_backend(request))
+        chosen = backend;
+      else if (GpuTimingBackend* events = event_timing_backend())
+        chosen = events;
+      break;
+    }
   }
   g_backend = chosen;
   g_enabled = chosen != &g_none;
+  g_vendor_records = chosen != &g_none && chosen != event_timing_backend();
 }
 
+GpuTimingBackend& gpu_timing_for_host_work() noexcept {
+  GpuTimingBackend* backend = __atomic_load_n(&g_backend, __ATOMIC_ACQUIRE);
+  if (__atomic_load_n(&g_vendor_records, __ATOMIC_ACQUIRE)) {
+    if (GpuTimingBackend* events = event_timing_backend()) return *events;
+  }
+  return *backend;
+}
+
+bool gpu_timing_backend_is(const GpuTimingBackend* backend) noexcept { return g_backend == backend; }
+
 void use_gpu_timing_backend(GpuTimingBackend* backend) noexcept {
-  g_backend = backend != nullptr ? backend : &g_none;
-  g_enabled = backend != nullptr;
+  __atomic_store_n(&g_vendor_records, false, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_backend, backend != nullptr ? backend : &g_none, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_enabled, backend != nullptr, __ATOMIC_RELEASE);
 }
 
 }  // namespace proflaunch::cuda

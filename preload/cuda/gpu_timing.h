@@ -2,8 +2,8 @@
 // memset and host function with before() / returned() / queue(); a backend
 // turns that into GpuActivity records off the hot path. The events backend
 // (gpu_timing_events.cpp) records driver events around each operation and
-// resolves them on the writer thread; a CUPTI backend would instead tag
-// operations with external correlation ids and translate activity records -
+// resolves them on the writer thread; the CUPTI backend (cupti/) notes each
+// operation's CUPTI correlation id and joins CUPTI's activity records to it -
 // the hooks do not change either way.
 //
 // The order the hooks follow, and why:
@@ -20,6 +20,8 @@
 #include <cuda.h>
 
 #include <cstdint>
+
+#include "preload/config.h"
 
 #include "formats/records.h"
 
@@ -40,8 +42,13 @@ enum class Submission : uint8_t {
   kLibraryFrame,   // a start event taken for a library call's later launch (library_frame.h)
 };
 
+class GpuTimingBackend;
+
 // Opaque per-operation state a backend carries from before() to queue().
+// `owner` is the backend that made it: the hooks hand the token back to it
+// even if the backend in use changed in between (CUPTI given up to the program).
 struct TimingToken {
+  GpuTimingBackend* owner = nullptr;
   void* start = nullptr;
   void* end = nullptr;
   void* context = nullptr;
@@ -51,6 +58,7 @@ struct TimingToken {
   uint64_t returned_ns = 0;   // host time right after it
   uint32_t clock_generation = 0;
   bool done_by_return = false;  // the work was complete when the call returned
+  uint32_t cupti_ids[2] = {0, 0};  // CUPTI: the correlation ids of the driver and runtime call
 };
 
 class GpuTimingBackend {
@@ -86,7 +94,13 @@ class GpuTimingBackend {
   // After it: when `destroyed`, whatever still belongs to the context is
   // given up (and counted).
   virtual void after_context_teardown(CUcontext context, bool destroyed) noexcept = 0;
+  // A node of an instantiated graph was recorded (GraphNodeRecord.node is
+  // `node`): a backend that sees inside graph launches learns its id.
+  virtual void graph_node_recorded(CUgraphNode) noexcept {}
 };
+
+// The backend a token goes back to.
+inline GpuTimingBackend& owner_of(const TimingToken& token);
 
 // The backend chosen at start (--gpu-timing). Never null: `none` is a backend
 // that does nothing.
@@ -95,11 +109,24 @@ GpuTimingBackend& gpu_timing() noexcept;
 // Whether GPU timing is on at all (hooks skip the timing calls when not).
 bool gpu_timing_enabled() noexcept;
 
-// At shim start.
-void select_gpu_timing(bool events) noexcept;
+// At shim start, from --gpu-timing.
+void select_gpu_timing(GpuTiming timing) noexcept;
+
+// The backend for work whose GPU time CUPTI does not record: host functions
+// (CUPTI has no activity record for them) and library frames (a collective
+// is timed from the moment its rank reached it, library_frame.h). The events
+// backend while CUPTI is in use; otherwise gpu_timing().
+GpuTimingBackend& gpu_timing_for_host_work() noexcept;
+
+// Whether `backend` is the one in use.
+bool gpu_timing_backend_is(const GpuTimingBackend* backend) noexcept;
 
 // Makes `backend` the one in use (null: none). For tests that watch what the
 // hooks ask of a backend.
 void use_gpu_timing_backend(GpuTimingBackend* backend) noexcept;
+
+inline GpuTimingBackend& owner_of(const TimingToken& token) {
+  return token.owner != nullptr ? *token.owner : gpu_timing();
+}
 
 }  // namespace proflaunch::cuda

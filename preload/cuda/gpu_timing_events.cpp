@@ -64,7 +64,7 @@ class EventTiming final : public GpuTimingBackend {
       forget_current_context();
       return {};
     }
-    TimingToken token{start, end, context, lock, start_recorded_ns, now_ns(), 0, generation, done_by_return};
+    TimingToken token{this, start, end, context, lock, start_recorded_ns, now_ns(), 0, generation, done_by_return};
     return token;
   }
 

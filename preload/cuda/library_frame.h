@@ -47,7 +47,7 @@ struct LibraryFrameEntry {
 // not run; capture_state.h) or GPU timing is off.
 inline TimingToken library_frame_start(CUstream stream, CUcontext context) noexcept {
   if (!gpu_timing_enabled() || stream_may_be_capturing(stream)) return TimingToken{};
-  return gpu_timing().before(stream, context, Submission::kLibraryFrame, false);
+  return gpu_timing_for_host_work().before(stream, context, Submission::kLibraryFrame, false);
 }
 
 struct LibraryFrame {

@@ -34,14 +34,14 @@ class StreamOperation {
         // Never a timing event into a capturing stream (capture_state.h).
         token_(captured_  ? TimingToken{}
                : library_ ? library_->start()
-                          : (gpu_timing_enabled() ? gpu_timing().before(runs_on_, context_, submission, done_by_return)
+                          : (gpu_timing_enabled() ? timing_for(operation).before(runs_on_, context_, submission, done_by_return)
                                                   : TimingToken{})) {}
 
   // Right after the real call returned, before anything else.
   void returned(CUresult result) noexcept {
     call_.returned();
     submitted_ = result == CUDA_SUCCESS;
-    if (token_.start != nullptr) gpu_timing().returned(token_, runs_on_, submitted_);
+    if (token_.start != nullptr) owner_of(token_).returned(token_, runs_on_, submitted_);
   }
 
   // Fills what every stream record shares: span, device, stream, context.
@@ -65,10 +65,14 @@ class StreamOperation {
       return;
     }
     if (submitted_ && gpu_timing_enabled())
-      gpu_timing().queue(token_, GpuOperation{call_.correlation(), stream_id_, device_, kind});
+      owner_of(token_).queue(token_, GpuOperation{call_.correlation(), stream_id_, device_, kind});
   }
 
   bool captured() const noexcept { return captured_; }
+
+  static GpuTimingBackend& timing_for(Operation operation) noexcept {
+    return operation == Operation::kHostFunction ? gpu_timing_for_host_work() : gpu_timing();
+  }
 
   uint64_t correlation() const noexcept { return call_.correlation(); }
   int device() const noexcept { return device_; }

@@ -92,7 +92,10 @@ ncclResult_t traced_collective(const CollectiveCall& call, CallReal&& call_real)
   if (framed) {
     frame.count = 0;
     if (!frame.entries[0].taken)  // nothing was launched: give the start event back
-      cuda::gpu_timing().release(frame.entries[0].start());
+      {
+      const cuda::TimingToken start = frame.entries[0].start();
+      cuda::owner_of(start).release(start);
+    }
   }
   if (group.depth > 0 && result == ncclSuccess)
     group.note_member(runs_on, stream, info != nullptr ? info->context : nullptr, device);

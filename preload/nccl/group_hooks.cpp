@@ -53,7 +53,10 @@ ncclResult_t outermost_group_end(CallReal&& call_real) {
   const ncclResult_t result = call_real();
   for (uint32_t i = 0; i < frame.count; ++i) {
     const cuda::LibraryFrameEntry& entry = frame.entries[i];
-    if (!entry.taken) cuda::gpu_timing().release(entry.start());
+    if (!entry.taken) {
+      const cuda::TimingToken start = entry.start();
+      cuda::owner_of(start).release(start);
+    }
   }
   frame.count = 0;
   // A stream whose kernel timed itself gets the launch's own correlation

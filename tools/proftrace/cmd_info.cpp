@@ -106,17 +106,33 @@ int run_info(const InfoCommand& command, std::FILE* out, std::FILE* err) {
     }
     TraceModel model;
     StatisticsCollector statistics;
+    // Which GPU timing backend ran and why, and the device work no hooked
+    // call accounts for (the hooks' coverage, as the backend saw it).
+    struct Timing {
+      uint64_t section;
+      format::GpuTimingInfoRecord info;
+    };
+    std::vector<Timing> timing;
+    uint64_t unattributed = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
       // One pass decodes everything: definitions feed the model, all records
       // the statistics.
       struct Both : RecordVisitor {
         DefinitionsCollector* definitions;
         StatisticsCollector* statistics;
+        std::vector<Timing>* timing;
+        uint64_t* unattributed;
         void on_record(const RecordView& record) override {
           definitions->on_record(record);
           statistics->on_record(record);
+          if (record.record_kind() == RecordKind::kGpuTimingInfo)
+            timing->push_back(Timing{record.section_id, record.as<format::GpuTimingInfoRecord>()});
+          else if (record.record_kind() == RecordKind::kUnattributedGpuWork)
+            ++*unattributed;
         }
       } both;
+      both.timing = &timing;
+      both.unattributed = &unattributed;
       DefinitionsCollector definitions(model, i);
       both.definitions = &definitions;
       both.statistics = &statistics;
@@ -148,6 +164,19 @@ int run_info(const InfoCommand& command, std::FILE* out, std::FILE* err) {
     } else {
       std::fprintf(out, "time span: no timed events\n");
     }
+
+    for (const Timing& t : timing) {
+      const SectionModel* section = model.find(t.section);
+      const std::string_view reason = section != nullptr ? section->string(t.info.reason_string) : "";
+      const char* backend = t.info.source == static_cast<uint8_t>(format::GpuTimingSource::kCupti)    ? "cupti"
+                            : t.info.source == static_cast<uint8_t>(format::GpuTimingSource::kEvents) ? "events"
+                                                                                                       : "none";
+      std::string line = std::string("gpu timing: ") + backend;
+      if (!reason.empty()) line += " (" + std::string(reason) + ")";
+      std::fprintf(out, "%s\n", line.c_str());
+    }
+    if (!timing.empty() || unattributed > 0)
+      std::fprintf(out, "unattributed GPU work (no hooked call launched it): %" PRIu64 "\n", unattributed);
 
     uint64_t lost_total = 0, lost_records = 0, dropped_total = 0;
     std::map<uint32_t, uint64_t> lost_by_reason;

@@ -80,6 +80,7 @@ std::string lost_reason_name(uint32_t reason) {
     case LostReason::kWriteFailed: return "write failed";
     case LostReason::kThreadGone: return "thread gone";
     case LostReason::kGpuTimingUnresolved: return "GPU timing unresolved";
+    case LostReason::kGpuTimingDropped: return "GPU timing records dropped by the backend";
   }
   return unknown(reason);
 }

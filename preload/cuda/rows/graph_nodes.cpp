@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "preload/cuda/function_names.h"
+#include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/rows/graph_row.h"
 #include "preload/emit.h"
 
@@ -116,6 +117,7 @@ uint32_t record_nodes(CUgraph graph, CUgraphExec exec, int depth) {
     const CUgraphNode node = list.nodes[i];
     CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
     if (driver.graph_node_get_type == nullptr || driver.graph_node_get_type(node, &type) != CUDA_SUCCESS) continue;
+    gpu_timing().graph_node_recorded(node);  // before the record: may call the backend's library
     size_t dependencies = 0;
     if (driver.graph_node_get_dependencies == nullptr ||
         driver.graph_node_get_dependencies(node, nullptr, &dependencies) != CUDA_SUCCESS)

@@ -28,12 +28,13 @@ struct SyncRow {
     DriverCall call(Hook::api, Operation::kSync, variant_flags(Hook::per_thread, false));
     // A wait queued on a stream delays what follows it: it must not land
     // inside another thread's timed operation (gpu_timing_events.cpp).
+    GpuTimingBackend& timing = gpu_timing();  // the lock goes back to the backend that gave it
     void* lock = row.target == format::SyncTarget::kStreamWaitEvent && gpu_timing_enabled()
-                     ? gpu_timing().lock_submissions(context, effective_stream(row.stream, Hook::per_thread))
+                     ? timing.lock_submissions(context, effective_stream(row.stream, Hook::per_thread))
                      : nullptr;
     const CUresult result = call_real();
     call.returned();
-    if (lock != nullptr) gpu_timing().unlock_submissions(lock);
+    if (lock != nullptr) timing.unlock_submissions(lock);
     if (auto* record = emit<format::SynchronizeRecord>()) {
       call.finish(record->span, result);
       record->device = device;

@@ -1,7 +1,9 @@
-// GPU timing (--gpu-timing=events, the default): every launch, copy and
-// memset has exactly one GpuActivity joined by correlation id, on its
-// stream and device, starting after its API call began, and kernels last
-// as long as the simulator modelled them. With --gpu-timing=none there is no
+// GPU timing, with each backend (events: driver events around each
+// operation; cupti: the simulated CUPTI's activity records, joined through
+// CUPTI correlation ids): every launch, copy and memset has exactly one
+// GpuActivity joined by correlation id, from that backend, on its stream and
+// device, starting after its API call began, and kernels last as long as the
+// simulator modelled them. With --gpu-timing=none there is no
 // GpuActivity and every API record is still there.
 #include <gtest/gtest.h>
 
@@ -43,13 +45,17 @@ format::GpuActivityKind activity_kind(OperationKind kind) {
   }
 }
 
-// What holds for every operation of any traced run with events timing.
-void expect_joined_gpu_activity(const ProcessImage& image) {
+format::GpuTimingSource source_of(const std::string& backend) {
+  return backend == "cupti" ? format::GpuTimingSource::kCupti : format::GpuTimingSource::kEvents;
+}
+
+// What holds for every operation of any traced run timed by `source`.
+void expect_joined_gpu_activity(const ProcessImage& image, format::GpuTimingSource source) {
   for (const Operation& op : image.operations) {
     ASSERT_EQ(op.gpu.size(), 1u) << op.api << " " << op.kernel << " correlation " << op.span.correlation_id;
     const format::GpuActivityRecord& gpu = op.gpu.front();
     EXPECT_EQ(gpu.kind, static_cast<uint8_t>(activity_kind(op.kind))) << op.api;
-    EXPECT_EQ(gpu.source, static_cast<uint8_t>(format::GpuTimingSource::kEvents));
+    EXPECT_EQ(gpu.source, static_cast<uint8_t>(source)) << op.api;
     EXPECT_EQ(gpu.stream, op.stream) << op.api;
     EXPECT_EQ(gpu.device, op.device) << op.api;
     EXPECT_GE(gpu.start_ns, op.span.begin_ns) << op.api << ": the GPU started before the call was made";
@@ -60,18 +66,24 @@ void expect_joined_gpu_activity(const ProcessImage& image) {
   EXPECT_TRUE(image.lost.empty());
 }
 
-TEST(GpuTiming, KernelsTakeTheirModelledTimeAndEveryOperationIsJoined) {
+class GpuTimingBackend : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::vector<std::string> launcher_args() const { return {"--gpu-timing=" + GetParam()}; }
+  format::GpuTimingSource source() const { return source_of(GetParam()); }
+};
+
+TEST_P(GpuTimingBackend, KernelsTakeTheirModelledTimeAndEveryOperationIsJoined) {
   TempDir dir;
   const int launches = 4;
   const ProcessResult run = testing::run_process(
-      traced(dir / "x.trace", {build_path("STREAM_OPS"), "--launches", std::to_string(launches)}, {},
+      traced(dir / "x.trace", {build_path("STREAM_OPS"), "--launches", std::to_string(launches)}, launcher_args(),
              {{"SIMGPU_KERNEL_COSTS", std::string(kTimedKernel) + "=3ms"}}));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
   ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
   const ProcessImage& image = trace.images.front();
   ASSERT_EQ(image.operations.size(), static_cast<size_t>(launches + 5)) << describe(trace);
-  expect_joined_gpu_activity(image);
+  expect_joined_gpu_activity(image, source());
   int timed = 0, exact = 0;
   uint64_t previous_end_ns = 0;
   for (const Operation* launch : image.launches()) {
@@ -101,11 +113,11 @@ TEST(GpuTiming, KernelsTakeTheirModelledTimeAndEveryOperationIsJoined) {
 // its GPU start lies inside that call's span, up to float rounding of event
 // times. A mapping that puts GPU times late (or early) by the host's
 // wake-up latency, tens of microseconds at least, fails this.
-TEST(GpuTiming, WorkOnAnIdleStreamStartsWithinTheCallThatSubmittedIt) {
+TEST_P(GpuTimingBackend, WorkOnAnIdleStreamStartsWithinTheCallThatSubmittedIt) {
   constexpr uint64_t kRoundingNs = 1000;
   TempDir dir;
   const ProcessResult run = testing::run_process(
-      traced(dir / "x.trace", {build_path("STREAM_OPS"), "--launches", "2"}, {},
+      traced(dir / "x.trace", {build_path("STREAM_OPS"), "--launches", "2"}, launcher_args(),
              {{"SIMGPU_KERNEL_COSTS", std::string(kTimedKernel) + "=1ms"}}));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
@@ -117,21 +129,22 @@ TEST(GpuTiming, WorkOnAnIdleStreamStartsWithinTheCallThatSubmittedIt) {
   const Operation& launch = image.operations[1];
   ASSERT_EQ(launch.kernel, kTimedKernel);
   ASSERT_EQ(launch.gpu.size(), 1u);
+  EXPECT_EQ(launch.gpu.front().source, static_cast<uint8_t>(source()));
   EXPECT_GE(launch.gpu.front().start_ns + kRoundingNs, launch.span.begin_ns);
   EXPECT_LE(launch.gpu.front().start_ns, launch.span.end_ns + kRoundingNs)
       << "the GPU start is " << launch.gpu.front().start_ns - launch.span.end_ns
       << " ns after the launch call returned";
 }
 
-TEST(GpuTiming, TrainingLoopKernelsMatchTheCostsTheProgramSet) {
+TEST_P(GpuTimingBackend, TrainingLoopKernelsMatchTheCostsTheProgramSet) {
   TempDir dir;
   const ProcessResult run =
-      testing::run_process(traced(dir / "x.trace", {build_path("TRAINING_LOOP"), "--steps", "2"}));
+      testing::run_process(traced(dir / "x.trace", {build_path("TRAINING_LOOP"), "--steps", "2"}, launcher_args()));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
   ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
   const ProcessImage& image = trace.images.front();
-  expect_joined_gpu_activity(image);
+  expect_joined_gpu_activity(image, source());
   // The costs training_loop gives its kernels (training_loop.cpp,
   // set_kernel_costs), by kernel name.
   const std::pair<const char*, uint64_t> costs[] = {
@@ -158,6 +171,9 @@ TEST(GpuTiming, TrainingLoopKernelsMatchTheCostsTheProgramSet) {
   // most kernels wait behind the GEMMs.
   EXPECT_GE(exact, checked / 2);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, GpuTimingBackend, ::testing::Values("events", "cupti"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(GpuTiming, NoneRecordsNoGpuActivityButEveryCall) {
   TempDir dir;

@@ -233,7 +233,8 @@ TEST(GraphNodesBuiltByHand, EveryNodeIsListedAndEveryLaunchTimed) {
   TempDir dir;
   const std::string trace = dir / "x.trace";
   const ProcessResult plain = testing::run_process(untraced({build_path("GRAPH_NODES")}));
-  const ProcessResult run = testing::run_process(traced(trace, {build_path("GRAPH_NODES")}));
+  // Events time a graph launch as one unit (CUPTI: the test below).
+  const ProcessResult run = testing::run_process(traced(trace, {build_path("GRAPH_NODES")}, {"--gpu-timing=events"}));
   ASSERT_TRUE(plain.exited_with(0)) << plain.describe();
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   EXPECT_EQ(run.out, plain.out);
@@ -277,6 +278,35 @@ TEST(GraphNodesBuiltByHand, EveryNodeIsListedAndEveryLaunchTimed) {
   ASSERT_EQ(names.items.size(), 2u);
   EXPECT_EQ(names.items[0].str(), "graph_node_kernel");
   EXPECT_EQ(names.items[1].str(), "graph_child_kernel");
+}
+
+// With CUPTI, each launch's device nodes (the memset, the kernel, the child
+// graph's kernel: CUPTI has no record of host nodes) carry their own GPU
+// time, joined to the launch's call and to the node listed at instantiation.
+TEST(GraphNodesBuiltByHand, CuptiTimesEachDeviceNodeOfEveryLaunch) {
+  TempDir dir;
+  const std::string trace = dir / "x.trace";
+  const ProcessResult run = testing::run_process(traced(trace, {build_path("GRAPH_NODES")}, {"--gpu-timing=cupti"}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const ProcessResult dump = run_proftrace({"dump", trace});
+  ASSERT_TRUE(dump.exited_with(0)) << dump.describe();
+  std::map<std::string, std::string> node_types;
+  for (const auto& node : records_of(dump.out, "GraphNode")) node_types[node.at("node")] = node.at("type");
+  std::set<std::string> launches;
+  for (const auto& launch : records_of(dump.out, "GraphLaunch")) launches.insert(launch.at("correlation_id"));
+  ASSERT_EQ(launches.size(), 4u);
+  std::map<std::string, int> per_type;
+  for (const auto& activity : records_of(dump.out, "GpuActivity")) {
+    if (activity.count("graph_node") == 0) continue;  // (dumped only when set)
+    EXPECT_EQ(activity.at("source"), "2") << "GpuTimingSource::kCupti";
+    EXPECT_EQ(launches.count(activity.at("correlation_id")), 1u) << "joined to its graph launch";
+    auto node = node_types.find(activity.at("graph_node"));
+    ASSERT_NE(node, node_types.end()) << "joined to a listed node: " << activity.at("graph_node");
+    ++per_type[node->second];
+  }
+  EXPECT_EQ(per_type["\"memset\""], 4);
+  EXPECT_EQ(per_type["\"kernel\""], 8) << "the graph's and the child graph's kernel, per launch";
+  EXPECT_EQ(records_of(dump.out, "UnattributedGpuWork").size(), 0u);
 }
 
 }  // namespace

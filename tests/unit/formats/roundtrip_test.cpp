@@ -67,6 +67,8 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<ObjectLifecycleRecord>(random));
   event(noisy_record<GpuActivityRecord>(random));
   event(noisy_record<ApiCountRecord>(random));
+  event(noisy_record<GpuTimingInfoRecord>(random));
+  event(noisy_record<UnattributedGpuWorkRecord>(random));
   event(noisy_record<CallStackRecord>(random));
   event(noisy_record<MemoryOperationRecord>(random));
   event(noisy_record<MemoryInfoRecord>(random));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,7 @@ TEST(Config, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(parsed.config.buffer_bytes_per_thread, kDefaultBufferBytes);
   EXPECT_EQ(parsed.config.flush_interval_ms, kDefaultFlushIntervalMs);
   EXPECT_LE(parsed.config.flush_interval_ms, 200u);
-  EXPECT_EQ(parsed.config.gpu_timing, GpuTiming::kEvents);
+  EXPECT_EQ(parsed.config.gpu_timing, GpuTiming::kAuto);
   EXPECT_EQ(parsed.config.trace_domains, static_cast<uint32_t>(kTraceAll));
   EXPECT_FALSE(parsed.config.verbose);
   EXPECT_EQ(parsed.config.exec_parent_pid, 0u);
@@ -79,6 +80,17 @@ TEST(Config, BufferSizeIsRoundedUpToAPowerOfTwo) {
             size_t{4} << 20);
 }
 
+TEST(Config, GpuTimingNamesEveryBackend) {
+  for (const auto& [text, expected] : {std::pair{"auto", GpuTiming::kAuto}, std::pair{"cupti", GpuTiming::kCupti},
+                                       std::pair{"events", GpuTiming::kEvents}, std::pair{"none", GpuTiming::kNone}}) {
+    GpuTiming timing = GpuTiming::kNone;
+    ASSERT_TRUE(parse_gpu_timing(text, timing)) << text;
+    EXPECT_EQ(timing, expected) << text;
+  }
+  GpuTiming timing = GpuTiming::kNone;
+  EXPECT_FALSE(parse_gpu_timing("CUPTI", timing));
+}
+
 TEST(Config, EachBadValueWarnsOnceAndKeepsTheDefault) {
   const Parsed parsed = parse({{"PROFLAUNCH_PARTS_DIR", "relative/dir"},
                                {"PROFLAUNCH_BUFFER_SIZE", "banana"},
@@ -95,7 +107,7 @@ TEST(Config, EachBadValueWarnsOnceAndKeepsTheDefault) {
   EXPECT_EQ(parsed.config.parts_dir[0], '\0');
   EXPECT_EQ(parsed.config.buffer_bytes_per_thread, kDefaultBufferBytes);
   EXPECT_EQ(parsed.config.flush_interval_ms, kDefaultFlushIntervalMs);
-  EXPECT_EQ(parsed.config.gpu_timing, GpuTiming::kEvents);
+  EXPECT_EQ(parsed.config.gpu_timing, GpuTiming::kAuto);
   EXPECT_EQ(parsed.config.trace_domains, static_cast<uint32_t>(kTraceAll));
   EXPECT_FALSE(parsed.config.verbose);
   EXPECT_EQ(parsed.config.exec_parent_pid, 0u);

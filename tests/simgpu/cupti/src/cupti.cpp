@@ -761,6 +761,21 @@ CUptiResult CUPTIAPI cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHand
   return CUPTI_SUCCESS;
 }
 
+CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  if (name == nullptr) return fail(CUPTI_ERROR_INVALID_PARAMETER);
+  auto search = [&](const auto& rows) -> const char* {
+    for (const CbidRow& row : rows)
+      if (row.cbid == cbid) return row.name;
+    return nullptr;
+  };
+  const char* found = domain == CUPTI_CB_DOMAIN_DRIVER_API    ? search(kDriverCbids)
+                      : domain == CUPTI_CB_DOMAIN_RUNTIME_API ? search(kRuntimeCbids)
+                                                              : nullptr;
+  if (found == nullptr) return fail(CUPTI_ERROR_INVALID_PARAMETER);
+  *name = found;
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI cuptiFinalize(void) {
   flush_all();
   State& s = state();

@@ -1,0 +1,52 @@
+// Coexistence with a program that uses CUPTI itself (torch.profiler, any
+// Kineto or CUPTI-based tool in the process). CUPTI has one subscriber and
+// one set of activity buffers per process, so the shim exports the entry
+// points through which a program takes CUPTI; the program's first such call
+// makes the shim give CUPTI up (cupti_yield_to_program) before the call goes
+// on to the real library, which then behaves exactly as without the shim.
+// The shim itself never calls these exports: it calls CUPTI through the
+// pointers cupti_library.cpp resolved.
+//
+// Also here: InitializeInjection, which a real driver calls inside cuInit
+// when CUDA_INJECTION64_PATH names this library (the launcher sets it).
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include "preload/cuda/cupti/gpu_timing_cupti.h"
+#include "preload/intercept/dlsym_interposer.h"
+
+namespace {
+
+template <typename F>
+F next(const char* name) {
+  return reinterpret_cast<F>(proflaunch::intercept::real_dlsym()(RTLD_NEXT, name));
+}
+
+}  // namespace
+
+#define PROFLAUNCH_CUPTI_FORWARD(name, params, args)                       \
+  extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI name params { \
+    proflaunch::cuda::cupti_yield_to_program(#name);                       \
+    static const auto real = next<decltype(&::name)>(#name);               \
+    return real != nullptr ? real args : CUPTI_ERROR_NOT_INITIALIZED;      \
+  }
+
+PROFLAUNCH_CUPTI_FORWARD(cuptiSubscribe, (CUpti_SubscriberHandle * subscriber, CUpti_CallbackFunc callback, void* userdata),
+                         (subscriber, callback, userdata))
+PROFLAUNCH_CUPTI_FORWARD(cuptiSubscribe_v2,
+                         (CUpti_SubscriberHandle * subscriber, CUpti_CallbackFunc callback, void* userdata,
+                          CUpti_SubscriberParams* params),
+                         (subscriber, callback, userdata, params))
+PROFLAUNCH_CUPTI_FORWARD(cuptiActivityRegisterCallbacks,
+                         (CUpti_BuffersCallbackRequestFunc requested, CUpti_BuffersCallbackCompleteFunc completed),
+                         (requested, completed))
+PROFLAUNCH_CUPTI_FORWARD(cuptiActivityEnable, (CUpti_ActivityKind kind), (kind))
+PROFLAUNCH_CUPTI_FORWARD(cuptiActivityEnableContext, (CUcontext context, CUpti_ActivityKind kind), (context, kind))
+PROFLAUNCH_CUPTI_FORWARD(cuptiActivityRegisterTimestampCallback, (CUpti_TimestampCallbackFunc callback), (callback))
+
+#undef PROFLAUNCH_CUPTI_FORWARD
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  proflaunch::cuda::start_cupti_timing();
+  return 1;
+}

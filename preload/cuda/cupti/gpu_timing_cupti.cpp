@@ -1,0 +1,521 @@
+// The CUPTI backend (gpu_timing_cupti.h).
+//
+// Joins. Each hooked operation learns the CUPTI correlation id of the call it
+// made through the Callback API: the backend enables the driver and runtime
+// callbacks of the calls that submit work (launches, copies, memsets, graph
+// launches) and notes the id at their entry in thread-local storage; the
+// operation takes it right after the real call (returned()). CUPTI's
+// kernel, memcpy and memset records carry the same id, so the writer joins
+// them to the operation exactly. (External correlation ids would need a
+// DRIVER or RUNTIME activity record for every API call of the program;
+// README "GPU time" has the measurement.)
+//
+// Threads. CUPTI hands buffers back on its own thread: the callback only
+// queues them. The writer thread parses them (a writer task), so the
+// records land in the file behind the operations they time. CUPTI is never
+// called while the backend's own lock is held.
+#include "preload/cuda/cupti/gpu_timing_cupti.h"
+
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "preload/clock.h"
+#include "preload/cuda/cupti/cupti_library.h"
+#include "preload/cuda/gpu_timing_events.h"
+#include "preload/cuda/pending_operations.h"
+#include "preload/definitions.h"
+#include "preload/log.h"
+#include "preload/writer.h"
+#include "preload/writer_tasks.h"
+
+namespace proflaunch::cuda {
+namespace {
+
+constexpr size_t kBufferBytes = 4u << 20;
+// A CUPTI record whose operation the writer has not seen yet waits this many
+// writer cycles before it counts as unattributed work (the operation's hook
+// queues it after the real call returns; a short kernel can finish first).
+constexpr int kOrphanCycles = 3;
+// How often the writer asks CUPTI for the records it holds.
+constexpr uint64_t kFlushEveryNs = 200'000'000;
+
+enum class State : int { kUnstarted, kRunning, kFailed, kYielded };
+
+struct Pending {
+  uint64_t correlation_id;  // the shim's
+  uint64_t stream;
+  uint64_t submitted_ns;
+  uint32_t cupti_ids[2];
+  int32_t device;
+  format::GpuActivityKind kind;
+};
+
+struct Orphan {
+  std::vector<uint8_t> bytes;  // one record
+  int cycles = 0;
+};
+
+struct Buffer {
+  uint8_t* data;
+  size_t valid;
+};
+
+struct TimingNote {
+  format::GpuTimingSource source;
+  const char* reason;
+  uint64_t at_ns;
+};
+
+thread_local uint32_t t_driver_id = 0;
+thread_local uint32_t t_runtime_id = 0;
+
+std::atomic<State> g_state{State::kUnstarted};
+std::once_flag g_start_once;
+format::GpuTimingRequest g_requested = format::GpuTimingRequest::kAuto;
+const CuptiLibrary* g_cupti = nullptr;
+CUpti_SubscriberHandle g_subscriber = nullptr;
+const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                     CUPTI_ACTIVITY_KIND_MEMSET};
+
+// Guards everything below (never held across a CUPTI call).
+std::mutex g_mutex;
+std::vector<Pending> g_incoming;  // queued by hooks, taken by the writer
+size_t g_snapshot = 0;            // how many of g_incoming the writer may take this cycle
+std::vector<Buffer> g_buffers;    // completed by CUPTI, parsed by the writer
+std::vector<TimingNote> g_notes;
+std::unordered_map<uint64_t, uint64_t> g_graph_nodes;  // CUPTI graphNodeId -> node handle
+
+// Owned by the writer thread.
+std::unordered_map<uint32_t, Pending> g_waiting;  // CUPTI correlation id -> operation
+std::deque<Orphan> g_orphans;
+uint64_t g_last_flush_ns = 0;
+
+void note(format::GpuTimingSource source, const char* reason) {
+  std::lock_guard lock(g_mutex);
+  g_notes.push_back(TimingNote{source, reason, now_ns()});
+}
+
+// ---- CUPTI's callbacks
+
+void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (info->callbackSite != CUPTI_API_ENTER) return;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+    t_driver_id = info->correlationId;
+  else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+    t_runtime_id = info->correlationId;
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  if (buffer == nullptr) return;
+  std::lock_guard lock(g_mutex);
+  g_buffers.push_back(Buffer{buffer, valid});
+}
+
+// CLOCK_MONOTONIC ns, the trace's clock, for every CUPTI timestamp.
+uint64_t CUPTIAPI timestamp() { return now_ns(); }
+
+bool submits_work(CUpti_CallbackDomain domain, const char* name) {
+  static const char* const kDriver[] = {"cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch"};
+  static const char* const kRuntime[] = {"cudaLaunch", "__cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch"};
+  if (name == nullptr) return false;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    for (const char* prefix : kDriver)
+      if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
+  } else {
+    for (const char* prefix : kRuntime)
+      if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
+  }
+  return false;
+}
+
+// Subscribes and enables what the backend needs; null on success, else why.
+const char* start_cupti() {
+  const char* why = nullptr;
+  g_cupti = load_cupti(&why);
+  if (g_cupti == nullptr) return why;
+  const CuptiLibrary& c = *g_cupti;
+  CUptiResult result = c.subscribe(&g_subscriber, on_api, nullptr);
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return "another CUPTI subscriber holds CUPTI";
+  if (result != CUPTI_SUCCESS) return cupti_result_name(c, result);
+  struct Range {
+    CUpti_CallbackDomain domain;
+    uint32_t size;
+  };
+  uint32_t enabled = 0;
+  for (const Range range : {Range{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE},
+                            Range{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE}}) {
+    for (uint32_t cbid = 1; cbid < range.size; ++cbid) {
+      const char* name = nullptr;
+      if (c.callback_name(range.domain, cbid, &name) != CUPTI_SUCCESS || !submits_work(range.domain, name)) continue;
+      if (c.enable_callback(1, g_subscriber, range.domain, cbid) == CUPTI_SUCCESS) ++enabled;
+    }
+  }
+  if (enabled == 0) {
+    c.unsubscribe(g_subscriber);
+    return "CUPTI enabled no launch or copy callback";
+  }
+  c.register_timestamp(timestamp);
+  if ((result = c.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
+    c.unsubscribe(g_subscriber);
+    return cupti_result_name(c, result);
+  }
+  for (CUpti_ActivityKind kind : kKinds) {
+    if ((result = c.activity_enable(kind)) != CUPTI_SUCCESS) {
+      for (CUpti_ActivityKind k : kKinds) c.activity_disable(k);
+      c.unsubscribe(g_subscriber);
+      return cupti_result_name(c, result);
+    }
+  }
+  return nullptr;
+}
+
+void fall_back(const char* why) {
+  print_line("GPU timing: events (CUPTI not used: ", why, ")");
+  note(format::GpuTimingSource::kEvents, why);
+  use_gpu_timing_backend(event_timing_backend());
+}
+
+class CuptiTiming final : public GpuTimingBackend {
+ public:
+  TimingToken before(CUstream stream, CUcontext context, Submission submission, bool done_by_return) noexcept override {
+    if (g_state.load(std::memory_order_acquire) != State::kRunning) {
+      ensure_started();
+      if (g_state.load(std::memory_order_acquire) != State::kRunning) {
+        GpuTimingBackend* events = event_timing_backend();
+        return events != nullptr ? events->before(stream, context, submission, done_by_return) : TimingToken{};
+      }
+    }
+    t_driver_id = 0;
+    t_runtime_id = 0;
+    TimingToken token;
+    token.owner = this;
+    token.start = this;  // timed: the hooks call returned() and queue()
+    token.submitted_ns = now_ns();
+    return token;
+  }
+
+  void returned(TimingToken& token, CUstream, bool submitted) noexcept override {
+    token.cupti_ids[0] = t_driver_id;
+    token.cupti_ids[1] = t_runtime_id;
+    t_driver_id = 0;
+    t_runtime_id = 0;
+    if (!submitted) token.start = nullptr;
+  }
+
+  void queue(const TimingToken& token, const GpuOperation& op) noexcept override {
+    if (token.start == nullptr || (token.cupti_ids[0] == 0 && token.cupti_ids[1] == 0)) {
+      count_untimed_operation();  // no CUPTI id: its record cannot be joined
+      return;
+    }
+    std::lock_guard lock(g_mutex);
+    g_incoming.push_back(Pending{op.correlation_id, op.stream, token.submitted_ns,
+                                 {token.cupti_ids[0], token.cupti_ids[1]}, op.device, op.kind});
+  }
+
+  void release(const TimingToken&) noexcept override {}
+  void* lock_submissions(CUcontext, CUstream) noexcept override { return nullptr; }
+  void unlock_submissions(void*) noexcept override {}
+  void before_context_teardown(CUcontext) noexcept override {}
+  void after_context_teardown(CUcontext, bool) noexcept override {}
+
+  void graph_node_recorded(CUgraphNode node) noexcept override {
+    // A graph may be instantiated before the first timed operation.
+    if (g_state.load(std::memory_order_acquire) == State::kUnstarted) ensure_started();
+    if (g_state.load(std::memory_order_acquire) != State::kRunning || g_cupti == nullptr) return;
+    uint64_t id = 0;
+    if (g_cupti->graph_node_id(node, &id) != CUPTI_SUCCESS || id == 0) return;
+    std::lock_guard lock(g_mutex);
+    g_graph_nodes[id] = reinterpret_cast<uint64_t>(node);
+  }
+
+  void ensure_started() noexcept {
+    std::call_once(g_start_once, [] {
+      if (g_state.load() != State::kUnstarted) return;  // the program took CUPTI first
+      const char* why = start_cupti();
+      if (why == nullptr) {
+        g_state.store(State::kRunning, std::memory_order_release);
+        note(format::GpuTimingSource::kCupti, "");
+        return;
+      }
+      g_state.store(State::kFailed, std::memory_order_release);
+      fall_back(why);
+    });
+  }
+};
+
+CuptiTiming g_backend;
+
+// ---- the writer side
+
+format::GpuActivityKind kind_of(const CUpti_Activity* record) {
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: return format::GpuActivityKind::kKernel;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return format::GpuActivityKind::kMemoryCopy;
+    case CUPTI_ACTIVITY_KIND_MEMSET: return format::GpuActivityKind::kMemorySet;
+    default: return format::GpuActivityKind{};
+  }
+}
+
+size_t record_bytes(const CUpti_Activity* record) {
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    default: return 0;
+  }
+}
+
+struct Fields {
+  uint64_t start, end, graph_node, bytes;
+  uint32_t correlation, stream;
+  int32_t device;
+  const char* name;
+};
+
+Fields fields_of(const CUpti_Activity* record) {
+  Fields f{};
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+      const auto* r = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      f = Fields{r->start, r->end, r->graphNodeId, 0, r->correlationId, r->streamId, int32_t(r->deviceId), r->name};
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* r = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      f = Fields{r->start, r->end, r->graphNodeId, r->bytes, r->correlationId, r->streamId, int32_t(r->deviceId), nullptr};
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* r = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      f = Fields{r->start, r->end, r->graphNodeId, r->bytes, r->correlationId, r->streamId, int32_t(r->deviceId), nullptr};
+      break;
+    }
+    default:
+      break;
+  }
+  return f;
+}
+
+uint64_t node_handle(uint64_t cupti_node) {
+  if (cupti_node == 0) return 0;
+  std::lock_guard lock(g_mutex);
+  auto it = g_graph_nodes.find(cupti_node);
+  return it != g_graph_nodes.end() ? it->second : 0;
+}
+
+// Joins one record; false when its operation is not known (yet).
+bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
+  const Fields f = fields_of(record);
+  auto it = g_waiting.find(f.correlation);
+  if (it == g_waiting.end()) return false;
+  const Pending& op = it->second;
+  format::GpuActivityRecord out{};
+  out.header = format::header_for<format::GpuActivityRecord>();
+  out.device = op.device;
+  out.correlation_id = op.correlation_id;
+  out.start_ns = f.start;
+  out.end_ns = f.end < f.start ? f.start : f.end;
+  out.stream = op.stream;
+  out.source = static_cast<uint8_t>(format::GpuTimingSource::kCupti);
+  if (op.kind == format::GpuActivityKind::kGraph) {
+    // Each node of a graph launch: its own kind, joined to its node.
+    out.kind = static_cast<uint8_t>(kind_of(record));
+    out.graph_node = node_handle(f.graph_node);
+  } else {
+    out.kind = static_cast<uint8_t>(op.kind);
+  }
+  sink.append(&out, sizeof out);
+  if (op.kind != format::GpuActivityKind::kGraph) {
+    const Pending done = op;
+    for (uint32_t id : done.cupti_ids)
+      if (id != 0) g_waiting.erase(id);
+  }
+  return true;
+}
+
+void emit_unattributed(WriterRecordSink& sink, const CUpti_Activity* record) {
+  const Fields f = fields_of(record);
+  format::UnattributedGpuWorkRecord out{};
+  out.header = format::header_for<format::UnattributedGpuWorkRecord>();
+  out.device = f.device;
+  out.kind = static_cast<uint8_t>(kind_of(record));
+  out.source = static_cast<uint8_t>(format::GpuTimingSource::kCupti);
+  out.name_string = f.name != nullptr ? intern_string(f.name) : 0;
+  out.stream = f.stream;
+  out.start_ns = f.start;
+  out.end_ns = f.end < f.start ? f.start : f.end;
+  out.bytes = f.bytes;
+  sink.append(&out, sizeof out);
+}
+
+void emit_lost(WriterRecordSink& sink, format::LostReason reason, uint64_t count, uint64_t first_ns, uint64_t last_ns) {
+  if (count == 0) return;
+  format::LostRecord lost{};
+  lost.header = format::header_for<format::LostRecord>();
+  lost.reason = static_cast<uint32_t>(reason);
+  lost.first_ns = first_ns;
+  lost.last_ns = last_ns;
+  lost.count = count;
+  sink.append(&lost, sizeof lost);
+}
+
+void before_drain() noexcept {
+  std::lock_guard lock(g_mutex);
+  g_snapshot = g_incoming.size();
+}
+
+void run(WriterRecordSink& sink, bool final) noexcept {
+  std::vector<TimingNote> notes;
+  std::vector<Pending> incoming;
+  {
+    std::lock_guard lock(g_mutex);
+    notes.swap(g_notes);
+    incoming.assign(g_incoming.begin(), g_incoming.begin() + std::ptrdiff_t(g_snapshot));
+    g_incoming.erase(g_incoming.begin(), g_incoming.begin() + std::ptrdiff_t(g_snapshot));
+    g_snapshot = 0;
+  }
+  for (const TimingNote& n : notes) {
+    format::GpuTimingInfoRecord info{};
+    info.header = format::header_for<format::GpuTimingInfoRecord>();
+    info.source = static_cast<uint8_t>(n.source);
+    info.requested = static_cast<uint8_t>(g_requested);
+    info.reason_string = intern_string(n.reason);
+    info.at_ns = n.at_ns;
+    sink.append(&info, sizeof info);
+  }
+  for (const Pending& op : incoming)
+    for (uint32_t id : op.cupti_ids)
+      if (id != 0) g_waiting[id] = op;
+  const State state = g_state.load(std::memory_order_acquire);
+  if (g_cupti == nullptr || (state != State::kRunning && state != State::kYielded)) return;
+  // CUPTI is called from here only, never under g_mutex.
+  const uint64_t now = now_ns();
+  if (state == State::kRunning && (final || now - g_last_flush_ns >= kFlushEveryNs)) {
+    g_cupti->flush_all(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    g_last_flush_ns = now;
+    size_t dropped = 0;
+    if (g_cupti->dropped_records(nullptr, 0, &dropped) == CUPTI_SUCCESS)
+      emit_lost(sink, format::LostReason::kGpuTimingDropped, dropped, now, now);
+  }
+  std::vector<Buffer> buffers;
+  {
+    std::lock_guard lock(g_mutex);
+    buffers.swap(g_buffers);
+  }
+  // Records that waited for their operation go first, in arrival order.
+  for (auto it = g_orphans.begin(); it != g_orphans.end();) {
+    const auto* record = reinterpret_cast<const CUpti_Activity*>(it->bytes.data());
+    if (join(sink, record)) {
+      it = g_orphans.erase(it);
+    } else if (++it->cycles >= kOrphanCycles || final) {
+      emit_unattributed(sink, record);
+      it = g_orphans.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const Buffer& buffer : buffers) {
+    CUpti_Activity* record = nullptr;
+    while (g_cupti->next_record(buffer.data, buffer.valid, &record) == CUPTI_SUCCESS) {
+      const size_t bytes = record_bytes(record);
+      if (bytes == 0 || join(sink, record)) continue;
+      if (final) {
+        emit_unattributed(sink, record);
+      } else {
+        Orphan orphan;
+        orphan.bytes.assign(reinterpret_cast<const uint8_t*>(record), reinterpret_cast<const uint8_t*>(record) + bytes);
+        g_orphans.push_back(std::move(orphan));
+      }
+    }
+    std::free(buffer.data);
+  }
+  if (final) {
+    // Operations whose record never came (graph launches are complete
+    // once their nodes came: they stay in the map until now).
+    uint64_t count = 0, first = 0, last = 0;
+    for (const auto& [id, op] : g_waiting) {
+      if (op.kind == format::GpuActivityKind::kGraph || (op.cupti_ids[0] != 0 && id != op.cupti_ids[0])) continue;
+      if (count++ == 0 || op.submitted_ns < first) first = op.submitted_ns;
+      if (op.submitted_ns > last) last = op.submitted_ns;
+    }
+    emit_lost(sink, format::LostReason::kGpuTimingUnresolved, count, first, last);
+    g_waiting.clear();
+  }
+}
+
+void reset_in_child() noexcept {
+  // CUPTI does not follow a fork: the child times its work with events.
+  new (&g_mutex) std::mutex();
+  new (&g_incoming) std::vector<Pending>();
+  new (&g_buffers) std::vector<Buffer>();
+  new (&g_notes) std::vector<TimingNote>();
+  new (&g_waiting) std::unordered_map<uint32_t, Pending>();
+  new (&g_orphans) std::deque<Orphan>();
+  if (g_state.load() == State::kRunning) {
+    g_state.store(State::kYielded);
+    note(format::GpuTimingSource::kEvents, "CUPTI does not follow fork: the child uses events");
+    use_gpu_timing_backend(event_timing_backend());
+  }
+}
+
+const WriterTask kTask{before_drain, run, reset_in_child};
+
+}  // namespace
+
+GpuTimingBackend* cupti_timing_backend(format::GpuTimingRequest requested) noexcept {
+  static const bool registered = writer_register_task(&kTask);
+  if (!registered || event_timing_backend() == nullptr) return nullptr;
+  g_requested = requested;
+  return &g_backend;
+}
+
+void start_cupti_timing() noexcept {
+  if (gpu_timing_backend_is(&g_backend)) g_backend.ensure_started();
+}
+
+bool cupti_yield_to_program(const char* what) noexcept {
+  State expected = State::kUnstarted;
+  if (g_state.compare_exchange_strong(expected, State::kYielded)) {
+    // Not started yet: it never will be.
+    if (gpu_timing_backend_is(&g_backend)) {
+      print_line("GPU timing: events (the program uses CUPTI itself: ", what, ")");
+      note(format::GpuTimingSource::kEvents, "the program uses CUPTI itself");
+      use_gpu_timing_backend(event_timing_backend());
+    }
+    return true;
+  }
+  if (expected != State::kRunning) return expected == State::kYielded || expected == State::kFailed;
+  if (!g_state.compare_exchange_strong(expected, State::kYielded)) return true;
+  // New operations go to events from now on; then CUPTI's records of the
+  // work already done are taken and CUPTI is left as the program would find it.
+  use_gpu_timing_backend(event_timing_backend());
+  print_line("GPU timing: events from now on (the program uses CUPTI itself: ", what, ")");
+  note(format::GpuTimingSource::kEvents, "the program uses CUPTI itself");
+  const CuptiLibrary& c = *g_cupti;
+  for (CUpti_ActivityKind kind : kKinds) c.activity_disable(kind);
+  c.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  c.unsubscribe(g_subscriber);
+  c.register_timestamp(nullptr);
+  // Parse what the flush handed back while the program sets CUPTI up.
+  writer_flush_and_wait(FlushGoal::kFlush, 2000);
+  return true;
+}
+
+}  // namespace proflaunch::cuda

@@ -1,0 +1,67 @@
+// CUPTI as the GPU-time backend, and a program that uses CUPTI itself.
+//
+// cupti_user (tests/simgpu/programs) subscribes to the simulated CUPTI and
+// enables activity records the way torch.profiler does, before its first
+// CUDA call or halfway through its work. Under proflaunch it must get
+// exactly what it gets alone (its report is compared line for line), the
+// shim must say on stderr that it fell back to events, and the trace must
+// still time every operation: by CUPTI before the program took CUPTI, by
+// events after.
+#include <gtest/gtest.h>
+
+#include "tests/e2e/cuda/support/traced_run.h"
+
+namespace proflaunch::e2e {
+namespace {
+
+struct Counts {
+  size_t cupti = 0, events = 0;
+};
+
+Counts sources(const ProcessImage& image) {
+  Counts counts;
+  for (const Operation& op : image.operations) {
+    EXPECT_EQ(op.gpu.size(), 1u) << op.api << " has its GPU time";
+    for (const auto& gpu : op.gpu) {
+      counts.cupti += gpu.source == static_cast<uint8_t>(format::GpuTimingSource::kCupti);
+      counts.events += gpu.source == static_cast<uint8_t>(format::GpuTimingSource::kEvents);
+    }
+  }
+  return counts;
+}
+
+void run_both_ways(const std::string& when, Counts* counts) {
+  TempDir dir;
+  const std::vector<std::string> program = {build_path("CUPTI_USER"), "--subscribe", when, "--launches", "8"};
+  const ProcessResult plain = testing::run_process(untraced(program));
+  const ProcessResult run = testing::run_process(traced(dir / "x.trace", program));
+  ASSERT_TRUE(plain.exited_with(0)) << plain.describe();
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.out, plain.out) << "the program's own CUPTI use is unchanged";
+  EXPECT_NE(plain.out.find("subscribe=CUPTI_SUCCESS"), std::string::npos) << plain.out;
+  EXPECT_NE(run.err.find("the program uses CUPTI itself"), std::string::npos) << run.err;
+  const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  EXPECT_TRUE(trace.images.front().lost.empty());
+  *counts = sources(trace.images.front());
+  const ProcessResult info = run_proftrace({"info", dir / "x.trace"});
+  ASSERT_TRUE(info.exited_with(0)) << info.describe();
+  EXPECT_NE(info.out.find("the program uses CUPTI itself"), std::string::npos) << info.out;
+}
+
+TEST(CuptiCoexistence, AProgramThatSubscribesFirstKeepsCuptiAndTheTraceUsesEvents) {
+  Counts counts;
+  run_both_ways("before", &counts);
+  EXPECT_EQ(counts.cupti, 0u);
+  EXPECT_GE(counts.events, 9u);  // 8 launches and a copy
+}
+
+TEST(CuptiCoexistence, AProgramThatSubscribesLaterTakesCuptiOverFromTheShim) {
+  Counts counts;
+  run_both_ways("after", &counts);
+  EXPECT_GE(counts.cupti, 5u) << "the first half: 4 launches and a copy, timed by CUPTI";
+  EXPECT_GE(counts.events, 5u) << "the second half, timed by events";
+}
+
+}  // namespace
+}  // namespace proflaunch::e2e
