@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Validation on a real NVIDIA GPU, for users who have one: builds small
+# programs with the toolkit, traces each with both GPU-time backends
+# (CUPTI and events) and checks kernel names and counts in the traces.
+#
+#   tests/gpu/validate.sh [build-dir]      (default: build)
+#
+# Runs: an nvcc program (8 launches of one kernel); one SGEMM through the
+# toolkit's real cuBLAS; a CUDA graph captured once and replayed 4 times
+# (CUPTI must time each replay's kernel node); a torch training step if
+# `import torch` works and sees a GPU. Without a GPU it says so and exits 0.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$here/build}
+proflaunch=$build/launcher/proflaunch
+proftrace=$build/tools/proftrace
+cuda=${CUDA_HOME:-/usr/local/cuda}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "validate: no NVIDIA GPU here (nvidia-smi lists none): skipped"
+  exit 0
+fi
+for tool in "$proflaunch" "$proftrace" "$cuda/bin/nvcc"; do
+  [ -x "$tool" ] || { echo "validate: $tool missing (build first: meson setup build && ninja -C build)"; exit 1; }
+done
+
+failures=0
+check() {  # name trace kernel-substring expected-count backend
+  local name=$1 trace=$2 kernel=$3 want=$4 backend=$5
+  local got
+  got=$("$proftrace" dump "$trace" | grep -c "^GpuActivity .*source=$([ "$backend" = cupti ] && echo 2 || echo 1)" || true)
+  local launches
+  launches=$("$proftrace" stats "$trace" 2>/dev/null | grep -c "$kernel" || true)
+  echo "validate: $name [$backend]: $got GPU activities, kernel '$kernel' in stats: $launches line(s), info: $("$proftrace" info "$trace" | grep '^gpu timing' | tr '\n' ' ')"
+  if [ "$got" -lt "$want" ] || [ "$launches" -lt 1 ]; then
+    echo "validate: $name [$backend]: FAILED (wanted at least $want activities)"
+    failures=$((failures + 1))
+  fi
+}
+
+cat > "$work/kernels.cu" <<'CU'
+#include <cstdio>
+__global__ void validate_scale(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }
+int main(int argc, char** argv) {
+  const int n = 1 << 20; float* x = nullptr;
+  cudaMalloc(&x, n * sizeof(float)); cudaMemset(x, 0, n * sizeof(float));
+  const bool graph = argc > 1;
+  cudaStream_t s; cudaStreamCreate(&s);
+  if (!graph) { for (int i = 0; i < 8; ++i) validate_scale<<<n / 256, 256, 0, s>>>(x, n); }
+  else {
+    cudaGraph_t g; cudaGraphExec_t e;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    validate_scale<<<n / 256, 256, 0, s>>>(x, n);
+    cudaStreamEndCapture(s, &g); cudaGraphInstantiate(&e, g, 0);
+    for (int i = 0; i < 4; ++i) cudaGraphLaunch(e, s);
+  }
+  cudaStreamSynchronize(s);
+  printf("kernels: %s\n", cudaGetErrorString(cudaGetLastError()));
+  return 0;
+}
+CU
+cat > "$work/sgemm.cu" <<'CU'
+#include <cublas_v2.h>
+#include <cstdio>
+int main() {
+  const int n = 512; float *a, *b, *c; cublasHandle_t h; const float one = 1, zero = 0;
+  cudaMalloc(&a, n * n * 4); cudaMalloc(&b, n * n * 4); cudaMalloc(&c, n * n * 4);
+  cublasCreate(&h);
+  cublasStatus_t st = cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+  cudaDeviceSynchronize(); printf("sgemm: %d\n", int(st)); cublasDestroy(h); return 0;
+}
+CU
+"$cuda/bin/nvcc" -cudart shared -o "$work/kernels" "$work/kernels.cu" || exit 1
+"$cuda/bin/nvcc" -cudart shared -o "$work/sgemm" "$work/sgemm.cu" -lcublas || exit 1
+
+for backend in cupti events; do
+  "$proflaunch" --gpu-timing=$backend -o "$work/k-$backend.trace" -- "$work/kernels" && check nvcc "$work/k-$backend.trace" validate_scale 8 $backend
+  "$proflaunch" --gpu-timing=$backend -o "$work/g-$backend.trace" -- "$work/kernels" graph && check graph "$work/g-$backend.trace" validate_scale 4 $backend
+  "$proflaunch" --gpu-timing=$backend -o "$work/s-$backend.trace" -- "$work/sgemm" && check cublas "$work/s-$backend.trace" gemm 1 $backend
+done
+
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  cat > "$work/step.py" <<'PY'
+import torch
+m = torch.nn.Linear(1024, 1024).cuda(); opt = torch.optim.SGD(m.parameters(), lr=0.1)
+x = torch.randn(64, 1024, device="cuda")
+for _ in range(3):
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+torch.cuda.synchronize(); print("torch: ok")
+PY
+  for backend in cupti events; do
+    "$proflaunch" --gpu-timing=$backend -o "$work/t-$backend.trace" -- python3 "$work/step.py" && check torch "$work/t-$backend.trace" gemm 10 $backend
+  done
+else
+  echo "validate: torch with a GPU not available: torch step skipped"
+fi
+
+if [ "$failures" -ne 0 ]; then echo "validate: $failures check(s) failed"; exit 1; fi
+echo "validate: all checks passed"
