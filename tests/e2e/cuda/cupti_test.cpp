@@ -63,5 +63,29 @@ TEST(CuptiCoexistence, AProgramThatSubscribesLaterTakesCuptiOverFromTheShim) {
   EXPECT_GE(counts.events, 5u) << "the second half, timed by events";
 }
 
+// Without a usable CUPTI (here the simulated one is off the library path, so
+// the shim finds the toolkit's real libcupti, which cannot run without
+// NVIDIA's driver) auto falls back to events, says why, and times everything.
+TEST(CuptiFallback, AutoWithoutAUsableCuptiTimesWithEventsAndSaysWhy) {
+  TempDir dir;
+  std::string path = build_path("SIMGPU_LIBRARY_PATH");
+  const std::string cupti_dir = ":" + build_path("SIMGPU_CUPTI_DIR");
+  const size_t at = path.find(cupti_dir);
+  ASSERT_NE(at, std::string::npos) << path;
+  path.erase(at, cupti_dir.size());
+  const ProcessResult run = testing::run_process(
+      traced(dir / "x.trace", {build_path("STREAM_OPS"), "--launches", "3"}, {}, {{"LD_LIBRARY_PATH", path}}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_NE(run.err.find("GPU timing: events (CUPTI not used: "), std::string::npos) << run.err;
+  const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  const Counts counts = sources(trace.images.front());
+  EXPECT_EQ(counts.cupti, 0u);
+  EXPECT_EQ(counts.events, trace.images.front().operations.size());
+  const ProcessResult info = run_proftrace({"info", dir / "x.trace"});
+  ASSERT_TRUE(info.exited_with(0)) << info.describe();
+  EXPECT_NE(info.out.find("gpu timing: events ("), std::string::npos) << info.out;
+}
+
 }  // namespace
 }  // namespace proflaunch::e2e
