@@ -163,9 +163,16 @@ size_t record_size(const CUpti_Activity* record) {
   }
 }
 
-// Hands the current buffer back. Called on the delivery thread without the lock.
-void complete_buffer(CUpti_BuffersCallbackCompleteFunc complete, uint8_t* buffer, size_t size, size_t used) {
+// Hands the buffer being filled back to the tool, without holding the lock
+// across its callback. Called on the delivery thread.
+void hand_back(State& s, std::unique_lock<std::mutex>& lock) {
+  uint8_t* buffer = s.buffer;
+  const size_t size = s.buffer_size, used = s.buffer_used;
+  s.buffer = nullptr;
+  CUpti_BuffersCallbackCompleteFunc complete = s.complete;
+  lock.unlock();
   if (buffer != nullptr && complete != nullptr) complete(nullptr, 0, buffer, size, used);
+  lock.lock();
 }
 
 // Writes pending records into buffers; a full buffer goes back at once; with
@@ -174,15 +181,7 @@ void deliver(State& s, std::unique_lock<std::mutex>& lock, bool flush) {
   while (!s.pending.empty()) {
     Record record = std::move(s.pending.front());
     s.pending.pop_front();
-    if (s.buffer != nullptr && s.buffer_used + record.bytes.size() > s.buffer_size) {
-      uint8_t* full = s.buffer;
-      const size_t size = s.buffer_size, used = s.buffer_used;
-      s.buffer = nullptr;
-      CUpti_BuffersCallbackCompleteFunc complete = s.complete;
-      lock.unlock();
-      complete_buffer(complete, full, size, used);
-      lock.lock();
-    }
+    if (s.buffer != nullptr && s.buffer_used + record.bytes.size() > s.buffer_size) hand_back(s, lock);
     if (s.buffer == nullptr) {
       CUpti_BuffersCallbackRequestFunc request = s.request;
       uint8_t* buffer = nullptr;
@@ -203,15 +202,7 @@ void deliver(State& s, std::unique_lock<std::mutex>& lock, bool flush) {
     std::memcpy(s.buffer + s.buffer_used, record.bytes.data(), record.bytes.size());
     s.buffer_used += record.bytes.size();
   }
-  if (flush && s.buffer != nullptr) {
-    uint8_t* buffer = s.buffer;
-    const size_t size = s.buffer_size, used = s.buffer_used;
-    s.buffer = nullptr;
-    CUpti_BuffersCallbackCompleteFunc complete = s.complete;
-    lock.unlock();
-    complete_buffer(complete, buffer, size, used);
-    lock.lock();
-  }
+  if (flush && s.buffer != nullptr) hand_back(s, lock);
 }
 
 void delivery_loop() {
