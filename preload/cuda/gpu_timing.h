@@ -97,6 +97,12 @@ class GpuTimingBackend {
   // A node of an instantiated graph was recorded (GraphNodeRecord.node is
   // `node`): a backend that sees inside graph launches learns its id.
   virtual void graph_node_recorded(CUgraphNode) noexcept {}
+  // Around the real call of a launch that another backend times (a library
+  // frame's kernel, timed by events from the library call's start): a
+  // backend that sees all GPU work by itself (CUPTI) learns that this
+  // call's work is accounted for and must not report it as unattributed.
+  virtual void foreign_submission_begin() noexcept {}
+  virtual void foreign_submission_end(bool /*submitted*/) noexcept {}
 };
 
 // The backend a token goes back to.

@@ -35,12 +35,18 @@ class StreamOperation {
         token_(captured_  ? TimingToken{}
                : library_ ? library_->start()
                           : (gpu_timing_enabled() ? timing_for(operation).before(runs_on_, context_, submission, done_by_return)
-                                                  : TimingToken{})) {}
+                                                  : TimingToken{})) {
+    if (library_ != nullptr && !captured_ && gpu_timing_enabled()) {
+      foreign_ = &gpu_timing();
+      foreign_->foreign_submission_begin();
+    }
+  }
 
   // Right after the real call returned, before anything else.
   void returned(CUresult result) noexcept {
     call_.returned();
     submitted_ = result == CUDA_SUCCESS;
+    if (foreign_ != nullptr) foreign_->foreign_submission_end(submitted_);
     if (token_.start != nullptr) owner_of(token_).returned(token_, runs_on_, submitted_);
   }
 
@@ -87,6 +93,7 @@ class StreamOperation {
   DriverCall call_;     // before token_: see the top of this file
   TimingToken token_;
   bool submitted_ = false;
+  GpuTimingBackend* foreign_ = nullptr;  // told about a library frame's launch (gpu_timing.h)
 };
 
 }  // namespace proflaunch::cuda

@@ -149,13 +149,13 @@ int run_info(const InfoCommand& command, std::FILE* out, std::FILE* err) {
     for (RecordKind kind : kKnownRecordKinds) {
       const uint64_t n = statistics.count(static_cast<uint16_t>(kind));
       if (n > 0)
-        std::fprintf(out, "  %-16s %12" PRIu64 "\n",
+        std::fprintf(out, "  %-20s %8" PRIu64 "\n",
                      std::string(*record_kind_name(static_cast<uint16_t>(kind))).c_str(), n);
     }
     // The reader skips kinds it does not know; it counts them.
     uint64_t unknown = 0;
     for (const auto& input : inputs) unknown += input.events_report.records_unknown_kind;
-    if (unknown > 0) std::fprintf(out, "  %-16s %12" PRIu64 "\n", "(unknown kinds)", unknown);
+    if (unknown > 0) std::fprintf(out, "  %-20s %8" PRIu64 "\n", "(unknown kinds)", unknown);
 
     if (statistics.has_time_span()) {
       std::fprintf(out, "time span: %s (CLOCK_MONOTONIC %s to %s)\n",

@@ -55,6 +55,7 @@ struct Pending {
   uint32_t cupti_ids[2];
   int32_t device;
   format::GpuActivityKind kind;
+  bool accounted;  // timed by another backend (a library frame): its records are dropped
 };
 
 struct Orphan {
@@ -223,7 +224,21 @@ class CuptiTiming final : public GpuTimingBackend {
     }
     std::lock_guard lock(g_mutex);
     g_incoming.push_back(Pending{op.correlation_id, op.stream, token.submitted_ns,
-                                 {token.cupti_ids[0], token.cupti_ids[1]}, op.device, op.kind});
+                                 {token.cupti_ids[0], token.cupti_ids[1]}, op.device, op.kind, false});
+  }
+
+  void foreign_submission_begin() noexcept override {
+    t_driver_id = 0;
+    t_runtime_id = 0;
+  }
+
+  void foreign_submission_end(bool submitted) noexcept override {
+    const uint32_t driver = t_driver_id, runtime = t_runtime_id;
+    t_driver_id = 0;
+    t_runtime_id = 0;
+    if (!submitted || (driver == 0 && runtime == 0)) return;
+    std::lock_guard lock(g_mutex);
+    g_incoming.push_back(Pending{0, 0, now_ns(), {driver, runtime}, 0, format::GpuActivityKind::kKernel, true});
   }
 
   void release(const TimingToken&) noexcept override {}
@@ -326,6 +341,13 @@ bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
   auto it = g_waiting.find(f.correlation);
   if (it == g_waiting.end()) return false;
   const Pending& op = it->second;
+  if (op.accounted) {
+    // Its GPU time comes from the other backend.
+    const Pending done = op;
+    for (uint32_t id : done.cupti_ids)
+      if (id != 0) g_waiting.erase(id);
+    return true;
+  }
   format::GpuActivityRecord out{};
   out.header = format::header_for<format::GpuActivityRecord>();
   out.device = op.device;
@@ -451,7 +473,8 @@ void run(WriterRecordSink& sink, bool final) noexcept {
     // once their nodes came: they stay in the map until now).
     uint64_t count = 0, first = 0, last = 0;
     for (const auto& [id, op] : g_waiting) {
-      if (op.kind == format::GpuActivityKind::kGraph || (op.cupti_ids[0] != 0 && id != op.cupti_ids[0])) continue;
+      if (op.accounted || op.kind == format::GpuActivityKind::kGraph || (op.cupti_ids[0] != 0 && id != op.cupti_ids[0]))
+        continue;
       if (count++ == 0 || op.submitted_ns < first) first = op.submitted_ns;
       if (op.submitted_ns > last) last = op.submitted_ns;
     }

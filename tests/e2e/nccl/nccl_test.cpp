@@ -114,6 +114,11 @@ TEST(Nccl, FourRanksRecordEveryCollectiveWithItsCommunicatorCountsAndKernel) {
     ASSERT_TRUE(t.launches.count(group->span.correlation_id));
     EXPECT_NE(t.kernel_names.at(group->span.correlation_id).find("ncclDevKernel_SendRecv"), std::string::npos);
     EXPECT_TRUE(t.activities.count(group->span.correlation_id));
+    // Under CUPTI (the default where it works, as here) the collectives stay
+    // timed from the rank's arrival, and CUPTI's own records of their kernels
+    // are known to the shim: none is reported as work no hook saw.
+    EXPECT_EQ(t.gpu_timing_source, uint8_t(GpuTimingSource::kCupti));
+    EXPECT_EQ(t.unattributed, 0u);
   }
   EXPECT_EQ(comm_ids.size(), 1u) << "every rank names the communicator alike";
 }

@@ -53,6 +53,10 @@ std::map<int32_t, RankTrace> load_rank_traces(const std::vector<std::string>& pa
           t.activities[activity.correlation_id] = activity;
           break;
         }
+        case RecordKind::kUnattributedGpuWork: ++t.unattributed; break;
+        case RecordKind::kGpuTimingInfo:
+          t.gpu_timing_source = record.as<GpuTimingInfoRecord>().source;
+          break;
         default: break;
       }
     }

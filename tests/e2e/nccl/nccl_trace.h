@@ -21,6 +21,8 @@ struct RankTrace {
   std::map<uint64_t, format::KernelLaunchRecord> launches;  // by correlation id
   std::map<uint64_t, std::string> kernel_names;             // launch correlation id -> mangled name
   std::map<uint64_t, format::GpuActivityRecord> activities;  // by correlation id
+  uint64_t unattributed = 0;           // UnattributedGpuWork records
+  uint8_t gpu_timing_source = 0xff;    // the last GpuTimingInfo's source (0xff: none)
 
   std::vector<const format::CollectiveRecord*> of(format::CollectiveOp op) const;
 };
