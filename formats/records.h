@@ -548,15 +548,20 @@ enum class GpuTimingRequest : uint8_t { kNone = 0, kEvents = 1, kCupti = 2, kAut
 // Device work that no hooked call accounts for (the GPU-time backend saw it;
 // no launch, copy or memset the hooks recorded submitted it): launched by a
 // path the hooks do not see. Counted by `proftrace info` as the hooks' coverage.
+inline constexpr uint8_t kUnattributedStreamKnown = 0x1;  // `stream` is a recorded stream handle
+
 struct UnattributedGpuWorkRecord {
   RecordHeader header;
   int32_t device;
   uint8_t kind;    // GpuActivityKind
   uint8_t source;  // GpuTimingSource
-  uint8_t reserved[2];
+  uint8_t flags;   // kUnattributed*
+  uint8_t reserved;
   uint32_t name_string;  // kernels: StringDef of the (mangled) name; else 0
-  uint32_t stream;       // the backend's stream id (not a handle)
-  uint32_t reserved2;
+  // With kUnattributedStreamKnown: the stream as the hooked calls recorded
+  // it (the backend matched its own stream id to one of theirs); else the
+  // backend's stream id (CUPTI streamId).
+  uint64_t stream;
   uint64_t start_ns;
   uint64_t end_ns;
   uint64_t bytes;        // copies and memsets

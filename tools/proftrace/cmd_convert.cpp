@@ -31,6 +31,11 @@ void print_summary(const ConvertCommand& command, const perfetto_json::ConvertRe
   for (const std::string& problem : result.symbol_problems)
     std::fprintf(err, "proftrace: note: call stacks: %s; its frames are shown as file+offset\n",
                  problem.c_str());
+  if (result.slices.unattributed_slices > 0)
+    std::fprintf(err,
+                 "proftrace: note: %" PRIu64 " GPU operations were launched by a path the hooks do not see; "
+                 "they are shown as \"unattributed\" slices on their streams\n",
+                 result.slices.unattributed_slices);
   if (result.slices.lost_records > 0)
     std::fprintf(err, "proftrace: warning: %" PRIu64 " records were lost while tracing (shown as LOST markers)\n",
                  result.slices.lost_records);

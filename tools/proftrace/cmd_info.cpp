@@ -168,10 +168,7 @@ int run_info(const InfoCommand& command, std::FILE* out, std::FILE* err) {
     for (const Timing& t : timing) {
       const SectionModel* section = model.find(t.section);
       const std::string_view reason = section != nullptr ? section->string(t.info.reason_string) : "";
-      const char* backend = t.info.source == static_cast<uint8_t>(format::GpuTimingSource::kCupti)    ? "cupti"
-                            : t.info.source == static_cast<uint8_t>(format::GpuTimingSource::kEvents) ? "events"
-                                                                                                       : "none";
-      std::string line = std::string("gpu timing: ") + backend;
+      std::string line = "gpu timing: " + gpu_timing_source_name(t.info.source);
       if (!reason.empty()) line += " (" + std::string(reason) + ")";
       std::fprintf(out, "%s\n", line.c_str());
     }

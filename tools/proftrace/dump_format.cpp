@@ -202,6 +202,23 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       if (r.graph_node != 0) b.hexnum("graph_node", r.graph_node);
       break;
     }
+    case RecordKind::kGpuTimingInfo: {
+      const auto r = record.as<GpuTimingInfoRecord>();
+      b.text("source", gpu_timing_source_name(r.source)).num("requested", static_cast<unsigned>(r.requested));
+      b.quoted("reason", string_of(section, r.reason_string)).num("at_ns", r.at_ns);
+      break;
+    }
+    case RecordKind::kUnattributedGpuWork: {
+      const auto r = record.as<UnattributedGpuWorkRecord>();
+      b.num("device", r.device).text("kind", gpu_activity_kind_name(r.kind));
+      b.text("source", gpu_timing_source_name(r.source));
+      if (r.flags & kUnattributedStreamKnown) b.text("stream", stream_handle_text(r.stream));
+      else b.num("backend_stream", r.stream);
+      if (r.name_string != 0) b.quoted("name", string_of(section, r.name_string));
+      b.num("start_ns", r.start_ns).num("end_ns", r.end_ns).num("dur_ns", static_cast<int64_t>(r.end_ns - r.start_ns));
+      if (r.bytes != 0) b.num("bytes", r.bytes);
+      break;
+    }
     case RecordKind::kStreamCapture: {
       const auto r = record.as<StreamCaptureRecord>();
       span_fields(b, r.span, section);

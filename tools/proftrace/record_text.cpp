@@ -107,6 +107,15 @@ std::string gpu_activity_kind_name(uint8_t kind) {
   return unknown(kind);
 }
 
+std::string gpu_timing_source_name(uint8_t source) {
+  switch (static_cast<GpuTimingSource>(source)) {
+    case GpuTimingSource::kEvents: return "events";
+    case GpuTimingSource::kCupti: return "cupti";
+    case GpuTimingSource::kRocprofiler: return "rocprofiler";
+  }
+  return source == 0 ? "none" : unknown(source);
+}
+
 std::string graph_node_type_name(uint8_t type) {
   switch (static_cast<GraphNodeType>(type)) {
     case GraphNodeType::kKernel: return "kernel";

@@ -96,6 +96,13 @@ std::unordered_map<uint64_t, uint64_t> g_graph_nodes;  // CUPTI graphNodeId -> n
 // Owned by the writer thread.
 std::unordered_map<uint32_t, Pending> g_waiting;  // CUPTI correlation id -> operation
 std::deque<Orphan> g_orphans;
+// (device, CUPTI streamId) -> the stream as the hooks recorded it, learned
+// from joined records: unattributed work on a known stream goes on its track.
+std::unordered_map<uint64_t, uint64_t> g_streams;
+
+uint64_t stream_key(int32_t device, uint32_t cupti_stream) {
+  return (uint64_t(uint32_t(device)) << 32) | cupti_stream;
+}
 uint64_t g_last_flush_ns = 0;
 
 void note(format::GpuTimingSource source, const char* reason) {
@@ -348,6 +355,7 @@ bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
       if (id != 0) g_waiting.erase(id);
     return true;
   }
+  g_streams.emplace(stream_key(f.device, f.stream), op.stream);
   format::GpuActivityRecord out{};
   out.header = format::header_for<format::GpuActivityRecord>();
   out.device = op.device;
@@ -380,7 +388,13 @@ void emit_unattributed(WriterRecordSink& sink, const CUpti_Activity* record) {
   out.kind = static_cast<uint8_t>(kind_of(record));
   out.source = static_cast<uint8_t>(format::GpuTimingSource::kCupti);
   out.name_string = f.name != nullptr ? intern_string(f.name) : 0;
-  out.stream = f.stream;
+  auto known = g_streams.find(stream_key(f.device, f.stream));
+  if (known != g_streams.end()) {
+    out.stream = known->second;
+    out.flags = format::kUnattributedStreamKnown;
+  } else {
+    out.stream = f.stream;
+  }
   out.start_ns = f.start;
   out.end_ns = f.end < f.start ? f.start : f.end;
   out.bytes = f.bytes;
@@ -491,6 +505,7 @@ void reset_in_child() noexcept {
   new (&g_notes) std::vector<TimingNote>();
   new (&g_waiting) std::unordered_map<uint32_t, Pending>();
   new (&g_orphans) std::deque<Orphan>();
+  new (&g_streams) std::unordered_map<uint64_t, uint64_t>();
   if (g_state.load() == State::kRunning) {
     g_state.store(State::kYielded);
     note(format::GpuTimingSource::kEvents, "CUPTI does not follow fork: the child uses events");

@@ -9,6 +9,9 @@
 // events after.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "tests/e2e/cuda/support/perfetto_json.h"
 #include "tests/e2e/cuda/support/traced_run.h"
 
 namespace proflaunch::e2e {
@@ -85,6 +88,78 @@ TEST(CuptiFallback, AutoWithoutAUsableCuptiTimesWithEventsAndSaysWhy) {
   const ProcessResult info = run_proftrace({"info", dir / "x.trace"});
   ASSERT_TRUE(info.exited_with(0)) << info.describe();
   EXPECT_NE(info.out.find("gpu timing: events ("), std::string::npos) << info.out;
+}
+
+// hidden_launch launches 3 fills through the runtime and 2 through a
+// cuLaunchKernel it found in the driver's own symbol table, past every hook.
+// CUPTI still reports the 2: they are recorded as unattributed work on the
+// stream the hooked fills used, counted by info and drawn by convert.
+TEST(CuptiUnattributed, WorkLaunchedPastTheHooksIsCountedAndDrawnOnItsStream) {
+  TempDir dir;
+  const std::vector<std::string> program = {build_path("HIDDEN_LAUNCH"), "--hooked", "3", "--hidden", "2"};
+  const ProcessResult plain = testing::run_process(untraced(program));
+  const ProcessResult run = testing::run_process(traced(dir / "x.trace", program));
+  ASSERT_TRUE(plain.exited_with(0)) << plain.describe();
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.out, plain.out);
+
+  const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  const ProcessImage& image = trace.images.front();
+  std::vector<const Operation*> fills;
+  for (const Operation& op : image.operations)
+    if (op.kind == OperationKind::kLaunch && op.kernel.find("FillFunctor") != std::string::npos) fills.push_back(&op);
+  ASSERT_EQ(fills.size(), 3u) << "only the hooked fills are calls in the trace";
+  ASSERT_EQ(image.unattributed.size(), 2u);
+  for (const format::UnattributedGpuWorkRecord& work : image.unattributed) {
+    EXPECT_EQ(work.kind, uint8_t(format::GpuActivityKind::kKernel));
+    EXPECT_EQ(work.source, uint8_t(format::GpuTimingSource::kCupti));
+    ASSERT_TRUE(image.strings.count(work.name_string));
+    EXPECT_EQ(image.strings.at(work.name_string), fills.front()->kernel);
+    EXPECT_TRUE(work.flags & format::kUnattributedStreamKnown) << "matched to the stream the hooked fills used";
+    EXPECT_EQ(work.stream, fills.front()->stream);
+    ASSERT_EQ(fills.back()->gpu.size(), 1u);
+    EXPECT_GE(work.start_ns, fills.back()->gpu.front().end_ns) << "after the hooked fills, on the same stream";
+    EXPECT_GT(work.end_ns, work.start_ns);
+  }
+
+  const ProcessResult info = run_proftrace({"info", dir / "x.trace"});
+  ASSERT_TRUE(info.exited_with(0)) << info.describe();
+  EXPECT_NE(info.out.find("unattributed GPU work (no hooked call launched it): 2\n"), std::string::npos) << info.out;
+
+  const ProcessResult convert = run_proftrace({"convert", dir / "x.trace", "-o", dir / "x.json"});
+  ASSERT_TRUE(convert.exited_with(0)) << convert.describe();
+  EXPECT_NE(convert.err.find("2 GPU operations were launched by a path the hooks do not see"), std::string::npos)
+      << convert.err;
+  PerfettoJson json;
+  std::string error;
+  ASSERT_TRUE(load_perfetto_json(dir / "x.json", &json, &error)) << error;
+  std::set<std::pair<int64_t, int64_t>> fill_tracks;
+  for (const JsonValue* slice : json.slices("gpu.kernel"))
+    if ((*slice)["name"].str().find("FillFunctor") != std::string::npos)
+      fill_tracks.insert({(*slice)["pid"].as_int(), (*slice)["tid"].as_int()});
+  ASSERT_EQ(fill_tracks.size(), 1u);
+  int drawn = 0;
+  for (const JsonValue* slice : json.slices("gpu.unattributed")) {
+    ++drawn;
+    EXPECT_EQ((*slice)["name"].str().rfind("unattributed launch: void simtorch::vectorized_elementwise_kernel<4, "
+                                           "simtorch::FillFunctor<float>", 0), 0u) << (*slice)["name"].str();
+    EXPECT_EQ(fill_tracks.count({(*slice)["pid"].as_int(), (*slice)["tid"].as_int()}), 1u) << "on the fills' stream";
+  }
+  EXPECT_EQ(drawn, 2);
+}
+
+// The events backend times what the hooks see and nothing else: the hidden
+// launches are invisible to it, and nothing claims otherwise.
+TEST(CuptiUnattributed, EventsCannotSeeWorkLaunchedPastTheHooks) {
+  TempDir dir;
+  const ProcessResult run = testing::run_process(
+      traced(dir / "x.trace", {build_path("HIDDEN_LAUNCH"), "--hooked", "3", "--hidden", "2"}, {"--gpu-timing=events"}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  EXPECT_TRUE(trace.images.front().unattributed.empty());
+  EXPECT_EQ(trace.images.front().gpu_activities.size(), trace.images.front().operations.size());
 }
 
 }  // namespace

@@ -124,6 +124,9 @@ class EventsVisitor : public RecordVisitor {
       case RecordKind::kCollectiveGroup:
         slices_.collective_group(section, record.tid, record.as<CollectiveGroupRecord>(), stack);
         break;
+      case RecordKind::kUnattributedGpuWork:
+        slices_.unattributed_gpu_work(section, record.tid, record.as<UnattributedGpuWorkRecord>());
+        break;
       case RecordKind::kGpuActivity:
         join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
         break;

@@ -1,6 +1,7 @@
 // SliceWriter, GPU side: where GPU work goes and how it is written.
 #include <string>
 
+#include "tools/proftrace/demangle.h"
 #include "tools/proftrace/json_writer.h"
 #include "tools/proftrace/perfetto_json/json_args.h"
 #include "tools/proftrace/perfetto_json/slice_writer.h"
@@ -134,6 +135,54 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
     }
   }
   if (work.placement.adjusted_ns != 0) write_number_arg(w, "start_adjusted_ns", work.placement.adjusted_ns);
+  w.raw("}}");
+}
+
+void SliceWriter::unattributed_gpu_work(SectionContext& section, uint32_t tid, const UnattributedGpuWorkRecord& record) {
+  const bool stream_known = (record.flags & kUnattributedStreamKnown) != 0;
+  const uint64_t stream = stream_known ? record.stream : kStreamOfBackend | (record.stream & ~kStreamOfBackend);
+  const int64_t start = layout_.timeline_ns(section, record.start_ns);
+  const int64_t end = layout_.timeline_ns(section, record.end_ns);
+  if (end < start) ++stats_.negative_durations;
+  const GpuPlacement placement = layout_.place_gpu_work(section, record.device, stream, tid, start, end);
+  if (placement.adjusted_ns != 0) ++stats_.gpu_overlaps_adjusted;
+
+  std::string name;
+  const char* category = "gpu.unattributed";
+  const std::string_view mangled = section.model != nullptr ? section.model->string(record.name_string) : "";
+  switch (static_cast<GpuActivityKind>(record.kind)) {
+    case GpuActivityKind::kKernel:
+      name = "unattributed launch: " + (mangled.empty() ? std::string("unknown kernel") : demangle(mangled));
+      break;
+    case GpuActivityKind::kMemoryCopy: name = "unattributed memcpy"; break;
+    case GpuActivityKind::kMemorySet: name = "unattributed memset"; break;
+    default: name = "unattributed " + gpu_activity_kind_name(record.kind); break;
+  }
+
+  JsonWriter& w = out_.next_event();
+  ++stats_.gpu_slices;
+  ++stats_.unattributed_slices;
+  w.raw("{\"ph\":\"X\",\"cat\":\"");
+  w.raw(category);
+  w.raw("\",\"name\":");
+  w.raw(json_quoted(name));
+  w.raw(",\"pid\":");
+  w.number(placement.pid);
+  w.raw(",\"tid\":");
+  w.number(placement.tid);
+  w.raw(",\"ts\":");
+  w.microseconds(placement.start_ns);
+  w.raw(",\"dur\":");
+  w.microseconds(difference_ns(placement.end_ns, placement.start_ns));
+  w.raw(",\"args\":{\"unattributed\":true");
+  write_string_arg(w, "kind", gpu_activity_kind_name(record.kind));
+  write_string_arg(w, "timed_by", gpu_timing_source_name(record.source));
+  write_number_arg(w, "device", record.device);
+  if (stream_known) write_json_arg(w, "stream", section.stream_json_text(record.stream));
+  else write_number_arg(w, "backend_stream", record.stream);
+  if (!mangled.empty()) write_string_arg(w, "mangled_name", std::string(mangled));
+  if (record.bytes != 0) write_number_arg(w, "bytes", record.bytes);
+  if (placement.adjusted_ns != 0) write_number_arg(w, "start_adjusted_ns", placement.adjusted_ns);
   w.raw("}}");
 }
 

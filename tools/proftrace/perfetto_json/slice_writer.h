@@ -25,6 +25,7 @@ class StackArgs;
 struct SliceStats {
   uint64_t api_slices = 0;
   uint64_t gpu_slices = 0;
+  uint64_t unattributed_slices = 0;  // of gpu_slices: work no hooked call submitted
   uint64_t flows = 0;
   uint64_t lost_markers = 0;
   uint64_t lost_records = 0;  // sum of LOST counts
@@ -80,6 +81,10 @@ class SliceWriter {
   void operation_alone(const HostOperation& operation);
   // GPU work whose call is not in the trace.
   void gpu_work_alone(const DeviceActivity& activity);
+  // GPU work the timing backend saw that no hooked call submitted: a slice
+  // named "unattributed ..." on its stream's track (on a track of the
+  // backend's stream id when the stream was never seen by a hooked call).
+  void unattributed_gpu_work(SectionContext& section, uint32_t tid, const format::UnattributedGpuWorkRecord& record);
   // Both sides, with a flow from the call to the work when time allows.
   void joined(const HostOperation& operation, const DeviceActivity& activity);
 

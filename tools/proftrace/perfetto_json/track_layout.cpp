@@ -244,6 +244,8 @@ std::string TrackLayout::stream_track_name(SectionContext& section, uint64_t str
   if (stream == kStreamLegacy) return "Default stream" + process;
   if (stream == kStreamPerThread)
     return "Per-thread default stream, tid " + std::to_string(launching_tid) + process;
+  if ((stream & kStreamOfBackend) != 0)
+    return "CUPTI stream " + std::to_string(stream & ~kStreamOfBackend) + " (no hooked call used it)" + process;
   auto id = section.stream_ids.find(stream);
   if (id != section.stream_ids.end()) return "Stream " + std::to_string(id->second) + process;
   auto [number, inserted] = section.stream_numbers.emplace(stream, section.stream_numbers.size() + 1);

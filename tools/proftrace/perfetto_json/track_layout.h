@@ -87,6 +87,10 @@ struct SectionContext {
   const std::string& kernel_json_name(uint64_t handle, uint64_t at_ns);
 };
 
+// The stream key of work on a stream only the timing backend knows (its own
+// stream id in the low bits): no stream handle has the top bit set.
+inline constexpr uint64_t kStreamOfBackend = uint64_t{1} << 63;
+
 // Where one piece of GPU work goes, and its times after lane placement.
 struct GpuPlacement {
   uint32_t pid;

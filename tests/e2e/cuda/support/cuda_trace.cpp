@@ -114,6 +114,9 @@ class Collector : public RecordVisitor {
         break;
       }
       case RecordKind::kGpuActivity: image.gpu_activities.push_back(record.as<GpuActivityRecord>()); break;
+      case RecordKind::kUnattributedGpuWork:
+        image.unattributed.push_back(record.as<UnattributedGpuWorkRecord>());
+        break;
       case RecordKind::kApiCount: {
         const auto counted = record.as<ApiCountRecord>();
         image.raw_counts.push_back({record.tid, counted.api, counted.count});

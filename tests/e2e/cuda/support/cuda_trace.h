@@ -70,6 +70,7 @@ struct ProcessImage {
   std::vector<HostCall> calls;        // in file order
   std::vector<SpanRecord> spans;      // every recorded call, in file order
   std::vector<format::GpuActivityRecord> gpu_activities;  // all, joined or not
+  std::vector<format::UnattributedGpuWorkRecord> unattributed;  // work no hooked call submitted
   std::vector<format::LostRecord> lost;
   // ApiCount records: calls counted, not recorded, by API name (and thread).
   std::map<std::string, uint64_t> counted_calls;
