@@ -22,11 +22,19 @@ CudaTrace run_tree(const TempDir& dir, const std::vector<std::string>& program) 
 
 // Each process image of the small workload: its launches, two copies, and a
 // clean end (SectionEnd: the children's exit, even _exit, finished it).
+// Every operation has its GPU time from CUPTI (the default where it works):
+// a child that starts CUDA after the fork starts CUPTI of its own, and its
+// records reach the file even when it leaves by _exit.
 void expect_small_workload(const ProcessImage& image, int launches) {
   EXPECT_EQ(image.launch_count(kRelu), launches) << image.command_line();
   EXPECT_EQ(image.launches().size(), static_cast<size_t>(launches)) << image.command_line();
   EXPECT_EQ(image.copies().size(), 2u) << image.command_line();
   EXPECT_TRUE(image.end.has_value()) << image.command_line();
+  for (const Operation& op : image.operations) {
+    ASSERT_EQ(op.gpu.size(), 1u) << op.api << " in " << image.command_line();
+    EXPECT_EQ(op.gpu.front().source, uint8_t(format::GpuTimingSource::kCupti)) << op.api;
+  }
+  EXPECT_TRUE(image.lost.empty()) << image.command_line();
 }
 
 void check_forked_workers(const std::string& child_exit) {
@@ -58,6 +66,32 @@ void check_forked_workers(const std::string& child_exit) {
 TEST(ProcessTree, ForkedWorkersAreProcessesOfTheirOwn) { check_forked_workers("exit"); }
 
 TEST(ProcessTree, ForkedWorkersEndingWithUnderscoreExit) { check_forked_workers("_exit"); }
+
+// The parent times with CUPTI, forks CPU-only workers (CUDA cannot be used
+// after a fork), and goes on with CUPTI: its operations after the fork are
+// timed as before it, and the workers' images are there, with no GPU work.
+TEST(ProcessTree, ForkingWorkersDoesNotStopTheParentsCupti) {
+  TempDir dir;
+  const CudaTrace trace = run_tree(dir, {build_path("FORK_GPU"), "--mode", "parent-first", "--children", "2",
+                                         "--launches", "3"});
+  ASSERT_EQ(trace.images.size(), 3u) << describe(trace);
+  const ProcessImage* parent = nullptr;
+  for (const ProcessImage& image : trace.images)
+    if (image.info && image.info->flags == 0) parent = &image;
+  ASSERT_NE(parent, nullptr) << describe(trace);
+  ASSERT_GE(parent->launches().size(), 6u) << "before and after the fork";
+  for (const Operation& op : parent->operations) {
+    ASSERT_EQ(op.gpu.size(), 1u) << op.api;
+    EXPECT_EQ(op.gpu.front().source, uint8_t(format::GpuTimingSource::kCupti)) << op.api;
+  }
+  EXPECT_TRUE(parent->lost.empty());
+  EXPECT_TRUE(parent->unattributed.empty());
+  for (const ProcessImage& image : trace.images) {
+    if (&image == parent) continue;
+    EXPECT_TRUE(image.operations.empty()) << image.command_line();
+    EXPECT_TRUE(image.end.has_value());
+  }
+}
 
 TEST(ProcessTree, ExecInPlaceIsANewImageOfTheSamePid) {
   TempDir dir;

@@ -90,8 +90,32 @@ struct State {
   size_t buffer_used = 0;
 };
 
+State* g_state = nullptr;
+
+// A forked child has no delivery thread, and the records waiting in its copy
+// of the state are the parent's (the parent delivers them). It starts over
+// with what the parent set up (subscriber, callbacks, enabled kinds) and no
+// thread until it records something. A lock the parent's threads held at
+// the fork is rebuilt, not waited for.
+void after_fork_in_child() {
+  State& s = *g_state;
+  new (&s.mutex) std::mutex();
+  new (&s.wake) std::condition_variable();
+  new (&s.delivered) std::condition_variable();
+  new (&s.pending) std::deque<Record>();
+  s.thread_started = false;
+  s.delivery_thread = std::thread::id();
+  s.flush_requests = s.flushes_done = 0;
+  s.buffer = nullptr;
+  s.buffer_size = s.buffer_used = 0;
+}
+
 State& state() {
-  static State* s = new State;  // never destroyed: the delivery thread outlives static destructors
+  static State* s = [] {
+    g_state = new State;  // never destroyed: the delivery thread outlives static destructors
+    pthread_atfork(nullptr, nullptr, after_fork_in_child);
+    return g_state;
+  }();
   return *s;
 }
 
