@@ -66,6 +66,43 @@ TEST(CuptiCoexistence, AProgramThatSubscribesLaterTakesCuptiOverFromTheShim) {
   EXPECT_GE(counts.events, 5u) << "the second half, timed by events";
 }
 
+// The program takes CUPTI over while three 400 ms kernels the shim timed
+// with CUPTI are still running. Their records go to the program (it enabled
+// kernels before they finished, as it would alone); the shim cannot time
+// them any more and counts each in a LOST record (GPU timing unresolved).
+// Nothing else is lost, and the program's report is unchanged.
+TEST(CuptiCoexistence, KernelsInFlightAtTheHandoverAreCountedNotSilentlyLost) {
+  TempDir dir;
+  const std::vector<std::string> program = {build_path("CUPTI_USER"), "--subscribe", "after", "--launches", "8",
+                                            "--in-flight", "3"};
+  const ProcessResult plain = testing::run_process(untraced(program));
+  const ProcessResult run = testing::run_process(traced(dir / "x.trace", program));
+  ASSERT_TRUE(plain.exited_with(0)) << plain.describe();
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.out, plain.out);
+  EXPECT_NE(plain.out.find(" kernels=7 "), std::string::npos) << "the program saw the kernels in flight: " << plain.out;
+  const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  const ProcessImage& image = trace.images.front();
+  size_t untimed = 0, cupti = 0, events = 0;
+  for (const Operation& op : image.operations) {
+    if (op.gpu.empty()) ++untimed;
+    for (const auto& gpu : op.gpu) {
+      cupti += gpu.source == uint8_t(format::GpuTimingSource::kCupti);
+      events += gpu.source == uint8_t(format::GpuTimingSource::kEvents);
+    }
+  }
+  EXPECT_EQ(untimed, 3u) << "the three kernels in flight";
+  EXPECT_GE(cupti, 5u) << "the first half";
+  EXPECT_GE(events, 5u) << "the second half";
+  uint64_t unresolved = 0;
+  for (const format::LostRecord& lost : image.lost) {
+    EXPECT_EQ(lost.reason, uint32_t(format::LostReason::kGpuTimingUnresolved));
+    unresolved += lost.count;
+  }
+  EXPECT_EQ(unresolved, untimed) << "each untimed operation is counted";
+}
+
 // Without a usable CUPTI (here the simulated one is off the library path, so
 // the shim finds the toolkit's real libcupti, which cannot run without
 // NVIDIA's driver) auto falls back to events, says why, and times everything.

@@ -3,10 +3,14 @@
 // copies, and reports what it received. Its report must be the same whether
 // or not a profiler runs around it.
 //
-//   cupti_user [--subscribe before|after] [--launches N]
+//   cupti_user [--subscribe before|after] [--launches N] [--in-flight K]
 //
 // before: CUPTI is set up before the first CUDA call; after: once half the
-// launches ran (and were synchronized). Prints
+// launches ran (and were synchronized). --in-flight K (with after): K more
+// fills of 400 ms each (modelled) are queued right before CUPTI is set up,
+// so they are still running on the device when it is; they finish after,
+// and their kernel records (not joined: their launch came before) count.
+// Prints
 //   cupti_user: subscribe=<result> callbacks=C kernels=K memcpys=M runtime=R joined=J dropped=D
 // where joined counts kernel records whose correlation id is a launch's
 // RUNTIME record. Exits 1 on a CUDA error, 2 if a CUPTI call fails.
@@ -22,6 +26,7 @@
 
 #include "common/cuda_check.h"
 #include "common/kernels.h"
+#include "common/modelled_costs.h"
 
 namespace {
 
@@ -106,18 +111,25 @@ void work(float* device, std::vector<float>& host, int launches) {
 int main(int argc, char** argv) {
   std::string when = "before";
   int launches = 8;
+  int in_flight = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--subscribe") == 0 && i + 1 < argc) {
       when = argv[++i];
     } else if (std::strcmp(argv[i], "--launches") == 0 && i + 1 < argc) {
       launches = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--in-flight") == 0 && i + 1 < argc) {
+      in_flight = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: cupti_user [--subscribe before|after] [--launches N]\n");
+      std::fprintf(stderr, "usage: cupti_user [--subscribe before|after] [--launches N] [--in-flight K]\n");
       return 64;
     }
   }
   if (when != "before" && when != "after") {
     std::fprintf(stderr, "cupti_user: --subscribe takes before or after\n");
+    return 64;
+  }
+  if (in_flight < 0 || (in_flight > 0 && when != "after")) {
+    std::fprintf(stderr, "cupti_user: --in-flight takes a count, with --subscribe after\n");
     return 64;
   }
   std::string subscribed;
@@ -127,6 +139,12 @@ int main(int argc, char** argv) {
   check_cuda(cudaMalloc(&device, host.size() * sizeof(float)), "cudaMalloc");
   if (when == "after") {
     work(device, host, launches / 2);
+    if (in_flight > 0) {
+      set_modelled_kernel_duration(simtorch::kernel_host_functions().fill, 400'000'000);
+      for (int i = 0; i < in_flight; ++i)
+        check_cuda(simtorch::fill(device, int(host.size()), -1.0f, nullptr), "fill (in flight)");
+      set_modelled_kernel_duration(simtorch::kernel_host_functions().fill, 0);
+    }
     subscribed = set_up_cupti();
   }
   work(device, host, when == "after" ? launches - launches / 2 : launches);
