@@ -10,7 +10,8 @@ Performance section quotes this script's output and says how it was made.
   a  added cost per kernel launch, GPU timing off, call stacks off: traced
      minus untraced, over the null driver (the shim alone) and over the
      simulated driver; and the same with call stacks on (the default)
-  b  the same with --gpu-timing=events (simulated driver)
+  b  the same with --gpu-timing=none, events and cupti in turn (simulated driver),
+     and the rate at which the CUPTI backend parses activity records
   c  sustained records/s with zero drops; drops under overload
   d  bytes per event in the file for the sample training loop
   e  proftrace convert: events/s and peak memory at two trace lengths
@@ -57,18 +58,50 @@ def run(command, env=None, timeout=600):
     return result
 
 
-def launch_loop_ns(args, library_path, traced, timing, parts_dir, stacks="none", benchmark="BM_LaunchKernel"):
-    """Median ns per call of `benchmark` in the launch loop (BM_LaunchKernel: cuLaunchKernel)."""
+def launch_loop_ns(args, library_path, traced, timing, parts_dir, stacks="none", benchmark="BM_LaunchKernel",
+                   stderr_out=None):
+    """Median ns per call of `benchmark` in the launch loop (BM_LaunchKernel: cuLaunchKernel).
+    With `stderr_out` (a list), the shim runs verbose and its stderr is appended there."""
     env = dict(os.environ, LD_LIBRARY_PATH=library_path, SIMGPU_KERNEL_COSTS="*=0")
     if traced:
         env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING=timing,
                    PROFLAUNCH_STACKS=stacks)
-    out = run([args.launch_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
-               "--benchmark_report_aggregates_only=true", f"--benchmark_filter=^{benchmark}/"], env=env).stdout
-    for entry in json.loads(out)["benchmarks"]:
+        if stderr_out is not None:
+            env["PROFLAUNCH_VERBOSE"] = "1"
+    result = run([args.launch_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+                  "--benchmark_report_aggregates_only=true", f"--benchmark_filter=^{benchmark}/"], env=env)
+    if stderr_out is not None:
+        stderr_out.append(result.stderr)
+    for entry in json.loads(result.stdout)["benchmarks"]:
         if entry.get("aggregate_name") == "median":
             return entry["real_time"] if entry["time_unit"] == "ns" else entry["real_time"] * 1000
     raise SystemExit("bench: no median in the launch loop's output")
+
+
+def timing_backends_overhead(args, rounds=3):
+    """Figure b: per-launch cost of each GPU timing backend over the simulated
+    driver, untraced and traced with none, events and cupti in turn, in each
+    round. Returns ({backend: (median traced ns, median delta ns)}, median
+    untraced ns, CUPTI parse rates in M records/s)."""
+    backends = ("none", "events", "cupti")
+    untraced_all, traced_all, deltas = [], {b: [] for b in backends}, {b: [] for b in backends}
+    parse_rates = []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as parts:
+            untraced = launch_loop_ns(args, args.sim_library_path, False, "none", parts)
+            untraced_all.append(untraced)
+            for backend in backends:
+                stderr = [] if backend == "cupti" else None
+                traced = launch_loop_ns(args, args.sim_library_path, True, backend, parts, stderr_out=stderr)
+                traced_all[backend].append(traced)
+                deltas[backend].append(traced - untraced)
+                if stderr:
+                    found = re.search(r"CUPTI: (\d+) activity records parsed in ([0-9.]+) ms", stderr[0])
+                    if found is None:
+                        raise SystemExit("bench: the CUPTI backend did not run (no parse line):\n" + stderr[0])
+                    parse_rates.append(int(found.group(1)) / float(found.group(2)) / 1e3)
+    figures = {b: (statistics.median(traced_all[b]), statistics.median(deltas[b])) for b in backends}
+    return figures, statistics.median(untraced_all), parse_rates
 
 
 def launch_overhead(args, library_path, timing, rounds=3, stacks="none", benchmark="BM_LaunchKernel"):
@@ -251,9 +284,18 @@ def main():
                   f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
     if "b" in figures:
-        u, t, d = launch_overhead(args, args.sim_library_path, "events")
-        print(f"| b | launch overhead, GPU timing by events, simulated driver | +{d:.0f} ns per launch "
-              f"(untraced {u:.0f} ns, traced {t:.0f} ns) |")
+        backends, u, rates = timing_backends_overhead(args)
+        none = backends["none"][1]
+        for backend in ("none", "events", "cupti"):
+            t, d = backends[backend]
+            extra = "" if backend == "none" else f"; {d - none:+.0f} ns over GPU timing off"
+            print(f"| b | launch overhead, GPU timing {backend}, simulated driver | +{d:.0f} ns per launch "
+                  f"(untraced {u:.0f} ns, traced {t:.0f} ns{extra}) |")
+        events_cost, cupti_cost = backends["events"][1] - none, backends["cupti"][1] - none
+        if events_cost > 0:
+            print(f"| b | CUPTI's added cost over events' (target <= 1/4) | {cupti_cost / events_cost:.2f} |")
+        print(f"| b | CUPTI activity records parsed by the backend (writer thread) | "
+              f"{statistics.median(rates):.1f} M records/s (runs: {', '.join(f'{r:.1f}' for r in rates)}) |")
 
     if "h" in figures:
         nccl = nccl_overhead(args)
