@@ -4,6 +4,7 @@
 #include "preload/hook_sets.h"
 
 #include "preload/cuda/cuda_hooks.h"
+#include "preload/cuda/cupti/cupti_interpose.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/hooks/hook_registry.h"
 #include "preload/nccl/nccl_apis.h"
@@ -14,7 +15,8 @@
 namespace proflaunch {
 
 const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept {
-  static const hooks::HookFamily kDriver[] = {cuda::cuda_driver_hooks()};
+  // CUPTI's coexistence rows ride with the driver's: they record no API.
+  static const hooks::HookFamily kDriver[] = {cuda::cuda_driver_hooks(), cuda::cupti_coexistence_hooks()};
   static const hooks::HookFamily kRuntime[] = {cuda::cuda_runtime_hooks()};
   static const hooks::HookFamily kNccl[] = {nccl::nccl_comm_hooks(), nccl::nccl_collective_hooks(),
                                             nccl::nccl_group_hooks()};

@@ -10,25 +10,33 @@
 // Also here: InitializeInjection, which a real driver calls inside cuInit
 // when CUDA_INJECTION64_PATH names this library (the launcher sets it).
 #include <cupti.h>
-#include <dlfcn.h>
 
+#include "preload/cuda/cupti/cupti_interpose.h"
 #include "preload/cuda/cupti/gpu_timing_cupti.h"
-#include "preload/intercept/dlsym_interposer.h"
+#include "preload/hooks/hook_registry.h"
 
 namespace {
 
-template <typename F>
-F next(const char* name) {
-  return reinterpret_cast<F>(proflaunch::intercept::real_dlsym()(RTLD_NEXT, name));
-}
+constexpr const char* kCuptiLibrary = "libcupti.so";
+
+// The real entry points: filled by the dlsym interception when the program
+// looks one up on its own handle (as XLA's and other dlopen-based CUPTI
+// users do; the program then gets these wrappers), else resolved at the
+// first call through the shim's export.
+void* real_cuptiSubscribe = nullptr;
+void* real_cuptiSubscribe_v2 = nullptr;
+void* real_cuptiActivityRegisterCallbacks = nullptr;
+void* real_cuptiActivityEnable = nullptr;
+void* real_cuptiActivityEnableContext = nullptr;
+void* real_cuptiActivityRegisterTimestampCallback = nullptr;
 
 }  // namespace
 
-#define PROFLAUNCH_CUPTI_FORWARD(name, params, args)                       \
-  extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI name params { \
-    proflaunch::cuda::cupti_yield_to_program(#name);                       \
-    static const auto real = next<decltype(&::name)>(#name);               \
-    return real != nullptr ? real args : CUPTI_ERROR_NOT_INITIALIZED;      \
+#define PROFLAUNCH_CUPTI_FORWARD(name, params, args)                                                   \
+  extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI name params {                  \
+    proflaunch::cuda::cupti_yield_to_program(#name);                                                   \
+    const auto real = proflaunch::hooks::real_function<decltype(::name)>(real_##name, #name, kCuptiLibrary); \
+    return real != nullptr ? real args : CUPTI_ERROR_NOT_INITIALIZED;                                  \
   }
 
 PROFLAUNCH_CUPTI_FORWARD(cuptiSubscribe, (CUpti_SubscriberHandle * subscriber, CUpti_CallbackFunc callback, void* userdata),
@@ -50,3 +58,22 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   proflaunch::cuda::start_cupti_timing();
   return 1;
 }
+
+namespace proflaunch::cuda {
+
+#define PROFLAUNCH_CUPTI_HOOK(symbol) PROFLAUNCH_HOOK(symbol, nullptr, 0, false, kCuptiLibrary, real_##symbol)
+
+hooks::HookFamily cupti_coexistence_hooks() {
+  // Sorted by the registry; the order here does not matter.
+  static const intercept::HookEntry kHooks[] = {
+      PROFLAUNCH_CUPTI_HOOK(cuptiSubscribe),
+      PROFLAUNCH_CUPTI_HOOK(cuptiSubscribe_v2),
+      PROFLAUNCH_CUPTI_HOOK(cuptiActivityRegisterCallbacks),
+      PROFLAUNCH_CUPTI_HOOK(cuptiActivityEnable),
+      PROFLAUNCH_CUPTI_HOOK(cuptiActivityEnableContext),
+      PROFLAUNCH_CUPTI_HOOK(cuptiActivityRegisterTimestampCallback),
+  };
+  return {kHooks, std::size(kHooks)};
+}
+
+}  // namespace proflaunch::cuda

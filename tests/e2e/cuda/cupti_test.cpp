@@ -33,9 +33,10 @@ Counts sources(const ProcessImage& image) {
   return counts;
 }
 
-void run_both_ways(const std::string& when, Counts* counts) {
+void run_both_ways(const std::string& when, Counts* counts, const std::vector<std::string>& more = {}) {
   TempDir dir;
-  const std::vector<std::string> program = {build_path("CUPTI_USER"), "--subscribe", when, "--launches", "8"};
+  std::vector<std::string> program = {build_path("CUPTI_USER"), "--subscribe", when, "--launches", "8"};
+  program.insert(program.end(), more.begin(), more.end());
   const ProcessResult plain = testing::run_process(untraced(program));
   const ProcessResult run = testing::run_process(traced(dir / "x.trace", program));
   ASSERT_TRUE(plain.exited_with(0)) << plain.describe();
@@ -64,6 +65,18 @@ TEST(CuptiCoexistence, AProgramThatSubscribesLaterTakesCuptiOverFromTheShim) {
   run_both_ways("after", &counts);
   EXPECT_GE(counts.cupti, 5u) << "the first half: 4 launches and a copy, timed by CUPTI";
   EXPECT_GE(counts.events, 5u) << "the second half, timed by events";
+}
+
+// XLA's profiler reaches CUPTI through dlopen + dlsym, past the link: the
+// shim's dlsym interception hands it the same entry points, so the program
+// still gets CUPTI (it would fail to subscribe otherwise) in both orders.
+TEST(CuptiCoexistence, AProgramThatLooksCuptiUpWithDlsymGetsItToo) {
+  Counts counts;
+  run_both_ways("before", &counts, {"--dlopen"});
+  EXPECT_EQ(counts.cupti, 0u);
+  run_both_ways("after", &counts, {"--dlopen"});
+  EXPECT_GE(counts.cupti, 5u);
+  EXPECT_GE(counts.events, 5u);
 }
 
 // The program takes CUPTI over while three 400 ms kernels the shim timed

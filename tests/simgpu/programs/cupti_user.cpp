@@ -3,18 +3,22 @@
 // copies, and reports what it received. Its report must be the same whether
 // or not a profiler runs around it.
 //
-//   cupti_user [--subscribe before|after] [--launches N] [--in-flight K]
+//   cupti_user [--subscribe before|after] [--launches N] [--in-flight K] [--dlopen]
 //
 // before: CUPTI is set up before the first CUDA call; after: once half the
 // launches ran (and were synchronized). --in-flight K (with after): K more
 // fills of 400 ms each (modelled) are queued right before CUPTI is set up,
 // so they are still running on the device when it is; they finish after,
 // and their kernel records (not joined: their launch came before) count.
+// --dlopen: the entry points that take CUPTI (subscribe, buffer callbacks,
+// activity enable) are looked up with dlsym on a dlopen'd libcupti.so.13,
+// as XLA's profiler does, rather than called through the link.
 // Prints
 //   cupti_user: subscribe=<result> callbacks=C kernels=K memcpys=M runtime=R joined=J dropped=D
 // where joined counts kernel records whose correlation id is a launch's
 // RUNTIME record. Exits 1 on a CUDA error, 2 if a CUPTI call fails.
 #include <cupti.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -87,16 +91,45 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
-std::string set_up_cupti() {
+// How set_up_cupti reaches the calls that take CUPTI.
+struct TakeCupti {
+  decltype(&::cuptiSubscribe) subscribe = &::cuptiSubscribe;
+  decltype(&::cuptiActivityRegisterCallbacks) register_callbacks = &::cuptiActivityRegisterCallbacks;
+  decltype(&::cuptiActivityEnable) enable = &::cuptiActivityEnable;
+};
+
+template <typename F>
+void look_up(void* library, const char* name, F& slot) {
+  slot = reinterpret_cast<F>(dlsym(library, name));
+  if (slot == nullptr) {
+    std::fprintf(stderr, "error: dlsym(%s): %s\n", name, dlerror());
+    std::exit(2);
+  }
+}
+
+TakeCupti dlopened_cupti() {
+  void* library = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    std::fprintf(stderr, "error: dlopen(libcupti.so.13): %s\n", dlerror());
+    std::exit(2);
+  }
+  TakeCupti take;
+  look_up(library, "cuptiSubscribe", take.subscribe);
+  look_up(library, "cuptiActivityRegisterCallbacks", take.register_callbacks);
+  look_up(library, "cuptiActivityEnable", take.enable);
+  return take;
+}
+
+std::string set_up_cupti(const TakeCupti& take) {
   CUpti_SubscriberHandle subscriber = nullptr;
-  const CUptiResult subscribed = cuptiSubscribe(&subscriber, on_callback, nullptr);
+  const CUptiResult subscribed = take.subscribe(&subscriber, on_callback, nullptr);
   const char* name = "?";
   cuptiGetResultString(subscribed, &name);
   if (subscribed == CUPTI_SUCCESS) check_cupti(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "cuptiEnableDomain");
-  check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
-  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
-  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)");
-  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "cuptiActivityEnable(RUNTIME)");
+  check_cupti(take.register_callbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  check_cupti(take.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
+  check_cupti(take.enable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)");
+  check_cupti(take.enable(CUPTI_ACTIVITY_KIND_RUNTIME), "cuptiActivityEnable(RUNTIME)");
   return name;
 }
 
@@ -112,6 +145,7 @@ int main(int argc, char** argv) {
   std::string when = "before";
   int launches = 8;
   int in_flight = 0;
+  bool use_dlopen = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--subscribe") == 0 && i + 1 < argc) {
       when = argv[++i];
@@ -119,8 +153,10 @@ int main(int argc, char** argv) {
       launches = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--in-flight") == 0 && i + 1 < argc) {
       in_flight = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--dlopen") == 0) {
+      use_dlopen = true;
     } else {
-      std::fprintf(stderr, "usage: cupti_user [--subscribe before|after] [--launches N] [--in-flight K]\n");
+      std::fprintf(stderr, "usage: cupti_user [--subscribe before|after] [--launches N] [--in-flight K] [--dlopen]\n");
       return 64;
     }
   }
@@ -132,8 +168,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cupti_user: --in-flight takes a count, with --subscribe after\n");
     return 64;
   }
+  const TakeCupti take = use_dlopen ? dlopened_cupti() : TakeCupti{};
   std::string subscribed;
-  if (when == "before") subscribed = set_up_cupti();
+  if (when == "before") subscribed = set_up_cupti(take);
   std::vector<float> host(1024);
   float* device = nullptr;
   check_cuda(cudaMalloc(&device, host.size() * sizeof(float)), "cudaMalloc");
@@ -145,7 +182,7 @@ int main(int argc, char** argv) {
         check_cuda(simtorch::fill(device, int(host.size()), -1.0f, nullptr), "fill (in flight)");
       set_modelled_kernel_duration(simtorch::kernel_host_functions().fill, 0);
     }
-    subscribed = set_up_cupti();
+    subscribed = set_up_cupti(take);
   }
   work(device, host, when == "after" ? launches - launches / 2 : launches);
   check_cuda(cudaFree(device), "cudaFree");

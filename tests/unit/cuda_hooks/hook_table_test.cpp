@@ -152,14 +152,20 @@ TEST_F(HookTable, TheShimExportsExactlyTheTablesCudaSymbols) {
   const std::set<std::string> exports =
       defined_dynamic_symbols(required_env("NM"), required_env("LIBPROFLAUNCH"), &error);
   ASSERT_EQ(error, "");
+  // Every cu*, __cuda* and cupti* export has a row (the cupti* rows: the
+  // CUPTI coexistence entry points, preload/cuda/cupti), and every row of
+  // those libraries is exported.
   std::set<std::string> exported_cuda;
   for (const std::string& name : exports)
-    if ((name.rfind("cu", 0) == 0 && name.rfind("cupti", 0) != 0) || name.rfind("__cuda", 0) == 0)
-      exported_cuda.insert(name);  // (cupti*: the CUPTI coexistence exports, preload/cuda/cupti)
+    if (name.rfind("cu", 0) == 0 || name.rfind("__cuda", 0) == 0) exported_cuda.insert(name);
   std::set<std::string> table;
   for (const intercept::HookEntry& row : hooks::hook_table())
     if (std::string(row.library_prefix) != "libnccl.so") table.insert(row.symbol);
   EXPECT_EQ(exported_cuda, table);
+  for (const char* cupti : {"cuptiSubscribe", "cuptiSubscribe_v2", "cuptiActivityRegisterCallbacks",
+                            "cuptiActivityEnable", "cuptiActivityEnableContext",
+                            "cuptiActivityRegisterTimestampCallback"})
+    EXPECT_TRUE(table.count(cupti)) << cupti << ": a program that dlsyms it must get the shim's";
 }
 
 // Every API has one id and one name; variants of one API share it.
