@@ -55,7 +55,12 @@ enum SimgpuToolsCopyKind {
   SIMGPU_TOOLS_COPY_HTOH = 4,
   SIMGPU_TOOLS_COPY_PTOP = 5
 };
-enum SimgpuToolsMemoryKind { SIMGPU_TOOLS_PAGEABLE = 1, SIMGPU_TOOLS_PINNED = 2, SIMGPU_TOOLS_DEVICE = 3 };
+enum SimgpuToolsMemoryKind {
+  SIMGPU_TOOLS_PAGEABLE = 1,
+  SIMGPU_TOOLS_PINNED = 2,
+  SIMGPU_TOOLS_DEVICE = 3,
+  SIMGPU_TOOLS_MANAGED = 4
+};
 
 typedef struct SimgpuToolsWork {
   int kind;                /* SimgpuToolsWorkKind */
@@ -88,7 +93,27 @@ enum SimgpuToolsResourceEvent {
   SIMGPU_TOOLS_STREAM_DESTROYING = 4
 };
 
+/* Memory the driver allocated or released for the program: device
+   (cuMemAlloc*, pitch), managed, stream-ordered pool blocks (cuMemAllocAsync:
+   is_async, pool set) and pinned host memory (cuMemAllocHost, cuMemHostAlloc).
+   Registered host memory, VMM mappings and module globals are not reported. */
+enum SimgpuToolsMemoryEvent { SIMGPU_TOOLS_MEMORY_ALLOCATED = 1, SIMGPU_TOOLS_MEMORY_RELEASED = 2 };
+
+typedef struct SimgpuToolsMemory {
+  int event;               /* SimgpuToolsMemoryEvent */
+  int kind;                /* SimgpuToolsMemoryKind */
+  uint64_t address;
+  uint64_t bytes;
+  uint64_t timestamp_ns;   /* CLOCK_MONOTONIC */
+  int device;              /* -1 for host memory */
+  uint32_t context_id;     /* 0 when not bound to a context */
+  uint32_t correlation_id; /* the API call that did it (0 outside one: teardown) */
+  int is_async;            /* a stream-ordered pool block */
+  uint64_t pool;           /* the pool's handle value, 0 if none */
+} SimgpuToolsMemory;
+
 typedef void (*SimgpuToolsApiCallback)(void* user, SimgpuToolsApiCall* call);
+typedef void (*SimgpuToolsMemoryCallback)(void* user, const SimgpuToolsMemory* memory);
 typedef void (*SimgpuToolsWorkCallback)(void* user, const SimgpuToolsWork* work);
 typedef void (*SimgpuToolsResourceCallback)(void* user, int event, CUcontext context, CUstream stream);
 
@@ -112,6 +137,9 @@ typedef struct SimgpuToolsInterface {
   /* The correlation id the next outermost call on this thread will get is
      larger than every id handed out so far. */
   uint32_t (*last_correlation_id)(void);
+  /* Called on the calling thread right after memory was allocated, or right
+     before it is released (present when `size` covers it). */
+  void (*set_memory_callback)(SimgpuToolsMemoryCallback callback, void* user);
 } SimgpuToolsInterface;
 
 /* Returns 0 and the interface, or -1 if `version` is not supported. */

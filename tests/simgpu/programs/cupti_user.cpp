@@ -15,8 +15,9 @@
 // as XLA's profiler does, rather than called through the link.
 // Prints
 //   cupti_user: subscribe=<result> callbacks=C kernels=K memcpys=M runtime=R joined=J dropped=D
+//               allocations=A releases=F
 // where joined counts kernel records whose correlation id is a launch's
-// RUNTIME record. Exits 1 on a CUDA error, 2 if a CUPTI call fails.
+// RUNTIME record, and A and F the MEMORY2 records of its 4 KiB device buffer. Exits 1 on a CUDA error, 2 if a CUPTI call fails.
 #include <cupti.h>
 #include <dlfcn.h>
 
@@ -39,6 +40,8 @@ int g_callbacks = 0;
 int g_kernels = 0;
 int g_memcpys = 0;
 int g_runtime = 0;
+int g_allocations = 0;
+int g_releases = 0;
 std::set<uint32_t> g_launch_correlations;
 std::vector<uint32_t> g_kernel_correlations;
 
@@ -76,6 +79,14 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       case CUPTI_ACTIVITY_KIND_MEMCPY:
         ++g_memcpys;
         break;
+      case CUPTI_ACTIVITY_KIND_MEMORY2: {
+        const auto* memory = reinterpret_cast<CUpti_ActivityMemory4*>(record);
+        if (memory->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE && memory->bytes == 1024 * sizeof(float)) {
+          g_allocations += memory->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+          g_releases += memory->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+        }
+        break;
+      }
       case CUPTI_ACTIVITY_KIND_RUNTIME: {
         ++g_runtime;
         const auto* api = reinterpret_cast<CUpti_ActivityAPI*>(record);
@@ -130,6 +141,7 @@ std::string set_up_cupti(const TakeCupti& take) {
   check_cupti(take.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
   check_cupti(take.enable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)");
   check_cupti(take.enable(CUPTI_ACTIVITY_KIND_RUNTIME), "cuptiActivityEnable(RUNTIME)");
+  check_cupti(take.enable(CUPTI_ACTIVITY_KIND_MEMORY2), "cuptiActivityEnable(MEMORY2)");
   return name;
 }
 
@@ -192,7 +204,9 @@ int main(int argc, char** argv) {
   std::lock_guard lock(g_mutex);
   int joined = 0;
   for (uint32_t correlation : g_kernel_correlations) joined += g_launch_correlations.count(correlation) != 0;
-  std::printf("cupti_user: subscribe=%s callbacks=%d kernels=%d memcpys=%d runtime=%d joined=%d dropped=%zu\n",
-              subscribed.c_str(), g_callbacks, g_kernels, g_memcpys, g_runtime, joined, dropped);
+  std::printf(
+      "cupti_user: subscribe=%s callbacks=%d kernels=%d memcpys=%d runtime=%d joined=%d dropped=%zu "
+      "allocations=%d releases=%d\n",
+      subscribed.c_str(), g_callbacks, g_kernels, g_memcpys, g_runtime, joined, dropped, g_allocations, g_releases);
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -366,6 +367,34 @@ void on_work(void*, const SimgpuToolsWork* work) {
   }
 }
 
+// MEMORY2: each allocation and release as the driver reports it.
+void on_memory(void*, const SimgpuToolsMemory* memory) {
+  if (!enabled(CUPTI_ACTIVITY_KIND_MEMORY2)) return;
+  CUpti_ActivityMemory4 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  r.memoryOperationType = memory->event == SIMGPU_TOOLS_MEMORY_ALLOCATED ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+                                                                          : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  switch (memory->kind) {
+    case SIMGPU_TOOLS_DEVICE: r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE; break;
+    case SIMGPU_TOOLS_MANAGED: r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED; break;
+    case SIMGPU_TOOLS_PINNED: r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED; break;
+    default: r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN; break;
+  }
+  r.correlationId = memory->correlation_id;
+  r.address = memory->address;
+  r.bytes = memory->bytes;
+  r.timestamp = clock_map().to_tool(memory->timestamp_ns);
+  r.processId = uint32_t(getpid());
+  r.deviceId = memory->device < 0 ? 0 : uint32_t(memory->device);
+  r.contextId = memory->context_id;
+  r.isAsync = uint32_t(memory->is_async);
+  if (memory->is_async) {
+    r.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    r.memoryPoolConfig.address = memory->pool;
+  }
+  push_record(r);
+}
+
 CUpti_ActivitySynchronizationType sync_type(const char* name) {
   if (std::strncmp(name, "cuStreamSynchronize", 19) == 0) return CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
   if (std::strncmp(name, "cuCtxSynchronize", 16) == 0) return CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
@@ -498,6 +527,9 @@ CUptiResult attach() {
     tools->set_api_callback(on_api, nullptr);
     tools->set_work_callback(on_work, nullptr);
     tools->set_resource_callback(on_resource, nullptr);
+    // Memory events came with a later driver; an older one has no such entry.
+    if (tools->size >= offsetof(SimgpuToolsInterface, set_memory_callback) + sizeof(void*))
+      tools->set_memory_callback(on_memory, nullptr);
   }
   return CUPTI_SUCCESS;
 }

@@ -1,5 +1,7 @@
 #include "memory_registry.h"
 
+#include "tools.h"
+
 #include <sys/mman.h>
 
 #include <mutex>
@@ -7,11 +9,14 @@
 namespace simgpu {
 
 bool MemoryRegistry::insert(const MemoryRange& range) {
-  std::unique_lock lock(mutex_);
-  auto next = ranges_.lower_bound(range.base);
-  if (next != ranges_.end() && next->first < range.end()) return false;
-  if (next != ranges_.begin() && std::prev(next)->second.end() > range.base) return false;
-  ranges_.emplace(range.base, range);
+  {
+    std::unique_lock lock(mutex_);
+    auto next = ranges_.lower_bound(range.base);
+    if (next != ranges_.end() && next->first < range.end()) return false;
+    if (next != ranges_.begin() && std::prev(next)->second.end() > range.base) return false;
+    ranges_.emplace(range.base, range);
+  }
+  tools::memory(SIMGPU_TOOLS_MEMORY_ALLOCATED, range);
   return true;
 }
 
@@ -32,25 +37,32 @@ std::optional<MemoryRange> MemoryRegistry::find_covering(uintptr_t address, size
 
 std::optional<MemoryRange> MemoryRegistry::erase(uintptr_t base,
                                                  const std::function<bool(const MemoryRange&)>& accept) {
-  std::unique_lock lock(mutex_);
-  auto it = ranges_.find(base);
-  if (it == ranges_.end() || !accept(it->second)) return std::nullopt;
-  MemoryRange range = it->second;
-  ranges_.erase(it);
+  MemoryRange range;
+  {
+    std::unique_lock lock(mutex_);
+    auto it = ranges_.find(base);
+    if (it == ranges_.end() || !accept(it->second)) return std::nullopt;
+    range = it->second;
+    ranges_.erase(it);
+  }
+  tools::memory(SIMGPU_TOOLS_MEMORY_RELEASED, range);
   return range;
 }
 
 std::vector<MemoryRange> MemoryRegistry::erase_all(const std::function<bool(const MemoryRange&)>& select) {
-  std::unique_lock lock(mutex_);
   std::vector<MemoryRange> removed;
-  for (auto it = ranges_.begin(); it != ranges_.end();) {
-    if (select(it->second)) {
-      removed.push_back(it->second);
-      it = ranges_.erase(it);
-    } else {
-      ++it;
+  {
+    std::unique_lock lock(mutex_);
+    for (auto it = ranges_.begin(); it != ranges_.end();) {
+      if (select(it->second)) {
+        removed.push_back(it->second);
+        it = ranges_.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
+  for (const MemoryRange& range : removed) tools::memory(SIMGPU_TOOLS_MEMORY_RELEASED, range);
   return removed;
 }
 

@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "context.h"
 #include "driver_state.h"
+#include "memory_registry.h"
 #include "module.h"
 #include "stream.h"
 
@@ -44,6 +45,12 @@ void set_api_callback(SimgpuToolsApiCallback callback, void* user) {
 void set_work_callback(SimgpuToolsWorkCallback callback, void* user) {
   g_work_user.store(user);
   g_work_callback.store(callback);
+}
+std::atomic<SimgpuToolsMemoryCallback> g_memory_callback{nullptr};
+std::atomic<void*> g_memory_user{nullptr};
+void set_memory_callback(SimgpuToolsMemoryCallback callback, void* user) {
+  g_memory_user.store(user);
+  g_memory_callback.store(callback);
 }
 void set_resource_callback(SimgpuToolsResourceCallback callback, void* user) {
   g_resource_user.store(user);
@@ -134,7 +141,7 @@ uint32_t last_correlation_id() { return g_next_correlation.load() - 1; }
 const SimgpuToolsInterface kInterface{
     SIMGPU_TOOLS_VERSION, sizeof(SimgpuToolsInterface), set_api_callback, set_work_callback, set_resource_callback,
     runtime_enter,        runtime_exit,                 context_id,       stream_id,         graph_id,
-    graph_node_id,        last_correlation_id,
+    graph_node_id,        last_correlation_id,          set_memory_callback,
 };
 
 int memory_kind(uint8_t kind) { return kind == 0 ? int(SIMGPU_TOOLS_PAGEABLE) : int(kind); }
@@ -204,6 +211,28 @@ void work_completed(const StreamOperation& op, CUstream_st* stream, int64_t star
 void resource(int event, CUcontext context, CUstream stream) noexcept {
   if (SimgpuToolsResourceCallback callback = g_resource_callback.load(std::memory_order_acquire))
     callback(g_resource_user.load(std::memory_order_relaxed), event, context, stream);
+}
+
+void memory(int event, const MemoryRange& range) noexcept {
+  SimgpuToolsMemoryCallback callback = g_memory_callback.load(std::memory_order_acquire);
+  if (callback == nullptr) return;
+  SimgpuToolsMemory m{};
+  switch (range.kind) {
+    case MemoryKind::kDevice: m.kind = SIMGPU_TOOLS_DEVICE; break;
+    case MemoryKind::kManaged: m.kind = SIMGPU_TOOLS_MANAGED; break;
+    case MemoryKind::kPoolBlock: m.kind = SIMGPU_TOOLS_DEVICE; m.is_async = 1; break;
+    case MemoryKind::kPinnedHost: m.kind = SIMGPU_TOOLS_PINNED; break;
+    default: return;  // registered host memory, VMM mappings, module globals
+  }
+  m.event = event;
+  m.address = range.base;
+  m.bytes = range.bytes;
+  m.timestamp_ns = uint64_t(monotonic_now_ns());
+  m.device = range.device;
+  m.context_id = range.context != nullptr ? uint32_t(range.context->id) : 0;
+  m.correlation_id = t_correlation;
+  m.pool = reinterpret_cast<uintptr_t>(range.pool);
+  callback(g_memory_user.load(std::memory_order_relaxed), &m);
 }
 
 }  // namespace simgpu::tools

@@ -12,6 +12,7 @@
 namespace simgpu {
 
 struct StreamOperation;
+struct MemoryRange;
 
 namespace tools {
 
@@ -37,6 +38,10 @@ class ApiScope {
 void work_completed(const StreamOperation& op, CUstream_st* stream, int64_t start_ns, int64_t end_ns) noexcept;
 
 void resource(int event, CUcontext context, CUstream stream) noexcept;
+
+// A range entered or left the memory registry (no-op without a tool, and
+// for kinds the interface does not report).
+void memory(int event, const MemoryRange& range) noexcept;
 
 inline bool api_traced() noexcept { return g_api_callback.load(std::memory_order_relaxed) != nullptr; }
 
