@@ -55,7 +55,7 @@ void check_forked_workers(const std::string& child_exit) {
     ASSERT_TRUE(image.info.has_value());
     EXPECT_EQ(image.info->flags, static_cast<uint32_t>(format::kProcessForked));
     EXPECT_EQ(image.ppid(), parent->pid());
-    EXPECT_EQ(image.info->parent_section_id, parent->section_id);
+    EXPECT_EQ(uint64_t{image.info->parent_section_id}, parent->section_id);  // (a packed field: copied)
     EXPECT_NE(image.pid(), parent->pid());
     child_pids.insert(image.pid());
     expect_small_workload(image, launches);
@@ -104,7 +104,7 @@ TEST(ProcessTree, ExecInPlaceIsANewImageOfTheSamePid) {
   EXPECT_NE(after.command_line().find("gpu_child"), std::string::npos);
   ASSERT_TRUE(after.info.has_value());
   EXPECT_EQ(after.info->flags, static_cast<uint32_t>(format::kProcessAfterExec));
-  EXPECT_EQ(after.info->parent_section_id, before.section_id);
+  EXPECT_EQ(uint64_t{after.info->parent_section_id}, before.section_id);
   expect_small_workload(before, 2);
   expect_small_workload(after, 2);
 }
@@ -123,7 +123,7 @@ TEST(ProcessTree, ForkThenExecIsAChildProcess) {
   EXPECT_TRUE(child.info->flags & format::kProcessAfterExec);
   // The image that exec'd is the forked copy of the parent, which recorded
   // nothing and so has no section in the file; its link is still set.
-  EXPECT_NE(child.info->parent_section_id, 0u);
+  EXPECT_NE(uint64_t{child.info->parent_section_id}, 0u);
   // The parent's workload before the fork and after the child ended.
   EXPECT_EQ(parent.launch_count(kRelu), 4);
   EXPECT_EQ(parent.copies().size(), 4u);
