@@ -105,11 +105,11 @@ std::unordered_map<uint64_t, uint64_t> g_streams;
 // benchmark's parse rate).
 uint64_t g_records_parsed = 0;
 uint64_t g_parse_ns = 0;
+uint64_t g_last_flush_ns = 0;
 
 uint64_t stream_key(int32_t device, uint32_t cupti_stream) {
   return (uint64_t(uint32_t(device)) << 32) | cupti_stream;
 }
-uint64_t g_last_flush_ns = 0;
 
 void note(format::GpuTimingSource source, const char* reason) {
   std::lock_guard lock(g_mutex);
@@ -125,6 +125,14 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const
     t_driver_id = info->correlationId;
   else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
     t_runtime_id = info->correlationId;
+}
+
+// The ids on_api noted since the last take, cleared for the next call.
+void take_noted_ids(uint32_t ids[2]) {
+  ids[0] = t_driver_id;
+  ids[1] = t_runtime_id;
+  t_driver_id = 0;
+  t_runtime_id = 0;
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -223,10 +231,7 @@ class CuptiTiming final : public GpuTimingBackend {
   }
 
   void returned(TimingToken& token, CUstream, bool submitted) noexcept override {
-    token.cupti_ids[0] = t_driver_id;
-    token.cupti_ids[1] = t_runtime_id;
-    t_driver_id = 0;
-    t_runtime_id = 0;
+    take_noted_ids(token.cupti_ids);
     if (!submitted) token.start = nullptr;
   }
 
@@ -241,17 +246,16 @@ class CuptiTiming final : public GpuTimingBackend {
   }
 
   void foreign_submission_begin() noexcept override {
-    t_driver_id = 0;
-    t_runtime_id = 0;
+    uint32_t stale[2];
+    take_noted_ids(stale);
   }
 
   void foreign_submission_end(bool submitted) noexcept override {
-    const uint32_t driver = t_driver_id, runtime = t_runtime_id;
-    t_driver_id = 0;
-    t_runtime_id = 0;
-    if (!submitted || (driver == 0 && runtime == 0)) return;
+    uint32_t ids[2];
+    take_noted_ids(ids);
+    if (!submitted || (ids[0] == 0 && ids[1] == 0)) return;
     std::lock_guard lock(g_mutex);
-    g_incoming.push_back(Pending{0, 0, now_ns(), {driver, runtime}, 0, format::GpuActivityKind::kKernel, true});
+    g_incoming.push_back(Pending{0, 0, now_ns(), {ids[0], ids[1]}, 0, format::GpuActivityKind::kKernel, true});
   }
 
   void release(const TimingToken&) noexcept override {}
@@ -348,6 +352,12 @@ uint64_t node_handle(uint64_t cupti_node) {
   return it != g_graph_nodes.end() ? it->second : 0;
 }
 
+// The operation's ids leave the waiting map (a copy: `op` may live there).
+void forget(const Pending op) {
+  for (uint32_t id : op.cupti_ids)
+    if (id != 0) g_waiting.erase(id);
+}
+
 // Joins one record; false when its operation is not known (yet).
 bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
   const Fields f = fields_of(record);
@@ -355,10 +365,7 @@ bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
   if (it == g_waiting.end()) return false;
   const Pending& op = it->second;
   if (op.accounted) {
-    // Its GPU time comes from the other backend.
-    const Pending done = op;
-    for (uint32_t id : done.cupti_ids)
-      if (id != 0) g_waiting.erase(id);
+    forget(op);  // its GPU time comes from the other backend
     return true;
   }
   g_streams.emplace(stream_key(f.device, f.stream), op.stream);
@@ -378,11 +385,7 @@ bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
     out.kind = static_cast<uint8_t>(op.kind);
   }
   sink.append(&out, sizeof out);
-  if (op.kind != format::GpuActivityKind::kGraph) {
-    const Pending done = op;
-    for (uint32_t id : done.cupti_ids)
-      if (id != 0) g_waiting.erase(id);
-  }
+  if (op.kind != format::GpuActivityKind::kGraph) forget(op);
   return true;
 }
 

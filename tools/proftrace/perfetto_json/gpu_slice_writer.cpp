@@ -32,6 +32,25 @@ uint64_t operation_bytes(const HostOperation& op) {
 
 }  // namespace
 
+JsonWriter& SliceWriter::begin_gpu_slice(const char* category, const std::string& json_name,
+                                         const GpuPlacement& placement) {
+  JsonWriter& w = out_.next_event();
+  ++stats_.gpu_slices;
+  w.raw("{\"ph\":\"X\",\"cat\":\"");
+  w.raw(category);
+  w.raw("\",\"name\":");
+  w.raw(json_name);
+  w.raw(",\"pid\":");
+  w.number(placement.pid);
+  w.raw(",\"tid\":");
+  w.number(placement.tid);
+  w.raw(",\"ts\":");
+  w.microseconds(placement.start_ns);
+  w.raw(",\"dur\":");
+  w.microseconds(difference_ns(placement.end_ns, placement.start_ns));
+  return w;
+}
+
 SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const DeviceActivity& device_activity) {
   const GpuActivityRecord& activity = device_activity.activity;
   SectionContext& section = *device_activity.section;
@@ -83,20 +102,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
     name = json_quoted(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
   }
 
-  JsonWriter& w = out_.next_event();
-  ++stats_.gpu_slices;
-  w.raw("{\"ph\":\"X\",\"cat\":\"");
-  w.raw(category);
-  w.raw("\",\"name\":");
-  w.raw(json_name != nullptr ? *json_name : name);
-  w.raw(",\"pid\":");
-  w.number(work.placement.pid);
-  w.raw(",\"tid\":");
-  w.number(work.placement.tid);
-  w.raw(",\"ts\":");
-  w.microseconds(work.placement.start_ns);
-  w.raw(",\"dur\":");
-  w.microseconds(difference_ns(work.placement.end_ns, work.placement.start_ns));
+  JsonWriter& w = begin_gpu_slice(category, json_name != nullptr ? *json_name : name, work.placement);
   if (flow_id != 0) {
     w.raw(",\"bind_id\":");
     w.number(flow_id);
@@ -159,21 +165,8 @@ void SliceWriter::unattributed_gpu_work(SectionContext& section, uint32_t tid, c
     default: name = "unattributed " + gpu_activity_kind_name(record.kind); break;
   }
 
-  JsonWriter& w = out_.next_event();
-  ++stats_.gpu_slices;
   ++stats_.unattributed_slices;
-  w.raw("{\"ph\":\"X\",\"cat\":\"");
-  w.raw(category);
-  w.raw("\",\"name\":");
-  w.raw(json_quoted(name));
-  w.raw(",\"pid\":");
-  w.number(placement.pid);
-  w.raw(",\"tid\":");
-  w.number(placement.tid);
-  w.raw(",\"ts\":");
-  w.microseconds(placement.start_ns);
-  w.raw(",\"dur\":");
-  w.microseconds(difference_ns(placement.end_ns, placement.start_ns));
+  JsonWriter& w = begin_gpu_slice(category, json_quoted(name), placement);
   w.raw(",\"args\":{\"unattributed\":true");
   write_string_arg(w, "kind", gpu_activity_kind_name(record.kind));
   write_string_arg(w, "timed_by", gpu_timing_source_name(record.source));

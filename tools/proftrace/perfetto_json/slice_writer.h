@@ -116,6 +116,9 @@ class SliceWriter {
   void write_operation(const HostOperation& operation, const ApiPlacement& placement, uint64_t flow_id);
   void write_gpu_work(const HostOperation* operation, const DeviceActivity& activity,
                       const GpuWork& work, uint64_t flow_id);
+  // Writes `{"ph":"X",...,"dur":...` of a GPU slice (counted); the caller
+  // adds the flow and args and closes it.
+  JsonWriter& begin_gpu_slice(const char* category, const std::string& json_name, const GpuPlacement& placement);
 
   EventStream& out_;
   TrackLayout& layout_;
