@@ -66,6 +66,17 @@ CUresult load_module(const void* image, CUctx_st* context, CUmod_st*& module) {
   return instantiate(parsed, context, module);
 }
 
+CUresult load_named_kernels(const std::vector<std::string>& names, CUctx_st* context, CUmod_st*& module) {
+  ModuleImage image;
+  image.sm_arch = state().config.cc_major * 10 + state().config.cc_minor;
+  for (const std::string& name : names) {
+    KernelInfo kernel;
+    kernel.name = name;
+    image.kernels.push_back(std::move(kernel));
+  }
+  return instantiate(image, context, module);
+}
+
 CUresult load_module_from_file(const char* path, CUctx_st* context, CUmod_st*& module) {
   if (!path) return CUDA_ERROR_INVALID_VALUE;
   std::ifstream file(path, std::ios::binary);

@@ -49,6 +49,11 @@ namespace simgpu {
 CUresult load_module(const void* image, CUctx_st* context, CUmod_st*& module);
 CUresult load_module_from_file(const char* path, CUctx_st* context, CUmod_st*& module);
 
+// A module whose kernels are known by name only, for a front end that reads
+// its own device code (the simulated HIP runtime's AMD code objects). The
+// kernels take no declared parameters; their costs come from kernel_cost.h.
+CUresult load_named_kernels(const std::vector<std::string>& names, CUctx_st* context, CUmod_st*& module);
+
 // Waits for the device, frees the module's variables, forgets its functions.
 void unload_module(CUmod_st* module);
 void unload_modules_of_context(CUctx_st* context);

@@ -1,0 +1,15 @@
+// The one internal function of the device engine (the simulated CUDA driver,
+// tests/simgpu/driver/src/module.h) that the HIP front end calls besides the
+// cu* API: a module made of kernels known by name. Declared here rather than
+// by including the engine's headers, which redefine how cuda.h names the
+// driver's ABI variants.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+#include <vector>
+
+namespace simgpu {
+CUresult load_named_kernels(const std::vector<std::string>& names, CUctx_st* context, CUmod_st*& module);
+}  // namespace simgpu
