@@ -169,6 +169,13 @@ static_assert(sizeof(RecordHeader) == 4);
 // whose API produced a handle where that matters.
 enum class Vendor : uint8_t { kUnknown = 0, kNvidia = 1, kAmd = 2 };
 
+// Devices of the HIP runtime (AMD) are numbered from kAmdDeviceBase in every
+// record (device = kAmdDeviceBase + HIP ordinal), so that a process using
+// both vendors' runtimes has distinct device ids. device_label() names them.
+inline constexpr int32_t kAmdDeviceBase = 1 << 16;
+inline bool is_amd_device(int32_t device) { return device >= kAmdDeviceBase; }
+inline int32_t device_ordinal(int32_t device) { return is_amd_device(device) ? device - kAmdDeviceBase : device; }
+
 // Special stream handle values. Raw handles are recorded as the program passed
 // them; the shim normalizes the implicit ones so that the converter can tell
 // the legacy default stream (one per device) from per-thread default streams

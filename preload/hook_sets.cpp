@@ -1,11 +1,14 @@
 // libproflaunch.so's hook sets: the libraries it hooks (the CUDA driver and
-// runtime, NCCL), handed to the hook registry, then the GPU timing backend
+// runtime, NCCL, the HIP runtime when built with it), handed to the hook registry, then the GPU timing backend
 // and the call stacks the hooks take.
 #include "preload/hook_sets.h"
 
 #include "preload/cuda/cuda_hooks.h"
 #include "preload/cuda/cupti/cupti_interpose.h"
 #include "preload/cuda/gpu_timing.h"
+#if PROFLAUNCH_HIP
+#include "preload/hip/hip_hooks.h"
+#endif
 #include "preload/hooks/hook_registry.h"
 #include "preload/nccl/nccl_apis.h"
 #include "preload/nccl/nccl_hooks.h"
@@ -20,10 +23,16 @@ const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept {
   static const hooks::HookFamily kRuntime[] = {cuda::cuda_runtime_hooks()};
   static const hooks::HookFamily kNccl[] = {nccl::nccl_comm_hooks(), nccl::nccl_collective_hooks(),
                                             nccl::nccl_group_hooks()};
+#if PROFLAUNCH_HIP
+  static const hooks::HookFamily kHip[] = {hip::hip_hooks()};
+#endif
   static const hooks::HookLibrary kLibraries[] = {
       {kDriver, std::size(kDriver), cuda::cuda_driver_apis()},
       {kRuntime, std::size(kRuntime), cuda::cuda_runtime_apis()},
       {kNccl, std::size(kNccl), nccl::nccl_apis()},
+#if PROFLAUNCH_HIP
+      {kHip, std::size(kHip), hip::hip_apis()},
+#endif
   };
   *count = std::size(kLibraries);
   return kLibraries;

@@ -29,7 +29,7 @@ inline constexpr uint16_t kPadKind = 0;  // no RecordKind is 0
 inline constexpr uint32_t kMaxEventRecordBytes = 8192;
 
 // Counted calls (format::ApiCountRecord): one counter per API id.
-inline constexpr uint32_t kCountedApiSlots = 2048;
+inline constexpr uint32_t kCountedApiSlots = 4096;
 
 inline constexpr uint64_t slot_stride(uint64_t bytes) {
   return (bytes + kSlotAlignBytes - 1) & ~(kSlotAlignBytes - 1);

@@ -107,6 +107,11 @@ std::string gpu_activity_kind_name(uint8_t kind) {
   return unknown(kind);
 }
 
+std::string device_label(int32_t device) {
+  if (format::is_amd_device(device)) return "AMD GPU " + std::to_string(format::device_ordinal(device));
+  return "GPU " + std::to_string(device);
+}
+
 std::string gpu_timing_source_name(uint8_t source) {
   switch (static_cast<GpuTimingSource>(source)) {
     case GpuTimingSource::kEvents: return "events";

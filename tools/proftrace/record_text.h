@@ -18,6 +18,8 @@ std::string api_domain_name(uint8_t domain);           // "driver", "runtime", .
 std::string gpu_activity_kind_name(uint8_t kind);
 // GpuTimingSource: "events", "cupti", "rocprofiler"; 0 is "none".
 std::string gpu_timing_source_name(uint8_t source);
+// "GPU 0", or "AMD GPU 0" for a HIP device (format::kAmdDeviceBase + ordinal).
+std::string device_label(int32_t device);
 std::string graph_node_type_name(uint8_t type);          // CUgraphNodeType
 std::string graph_exec_action_name(uint8_t action);     // GraphExecAction
 std::string capture_mode_name(uint8_t mode);            // CUstreamCaptureMode      // "kernel", "memcpy", "memset"

@@ -1,3 +1,4 @@
+#include "tools/proftrace/record_text.h"
 #include "tools/proftrace/memory/perfetto_counters.h"
 
 #include <string>
@@ -31,7 +32,7 @@ void PerfettoMemoryCounters::on_event(const MemoryEvent& event, const SpaceKey& 
   JsonWriter& w = out_.next_event();
   w.raw("{\"ph\":\"C\",\"name\":");
   w.quoted(host ? std::string("Host memory")
-                : space.device >= 0 ? "GPU " + std::to_string(space.device) + " memory" : std::string("GPU ? memory"));
+                : space.device >= 0 ? device_label(space.device) + " memory" : std::string("GPU ? memory"));
   w.raw(",\"pid\":");
   w.number(section.pid);
   w.raw(",\"tid\":");

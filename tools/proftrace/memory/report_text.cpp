@@ -1,6 +1,7 @@
 // The terminal report of `proftrace memory`: per memory space its peaks and
 // what was live at the peak, steady-state churn, leaks at exit, and every
 // failed allocation with the state at that moment.
+#include "tools/proftrace/record_text.h"
 #include "tools/proftrace/memory/report_writers.h"
 
 #include <algorithm>
@@ -84,7 +85,7 @@ void print_space(std::FILE* out, const SpaceReport& space, uint64_t base_ns, siz
 
 std::string space_label(const SpaceReport& space) {
   if (space.is_host()) return "Pinned host memory";
-  std::string label = space.key.device >= 0 ? "GPU " + std::to_string(space.key.device) : "GPU ? (no context)";
+  std::string label = space.key.device >= 0 ? device_label(space.key.device) : "GPU ? (no context)";
   if (!space.device_name.empty() || space.device_total_bytes > 0) {
     label += " (" + space.device_name;
     if (space.device_total_bytes > 0)

@@ -212,7 +212,7 @@ GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
   if (found == gpu_processes_.end()) {
     auto gpu = std::make_unique<GpuProcess>();
     gpu->pid = kGpuPidBase + static_cast<uint32_t>(gpu_processes_.size());
-    std::string name = "GPU " + std::to_string(device);
+    std::string name = device_label(device);
     if (section.model != nullptr) {
       auto info = section.model->devices.find(device);
       if (info != section.model->devices.end()) {

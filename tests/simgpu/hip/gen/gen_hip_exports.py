@@ -4,7 +4,7 @@
   --from-library LIB --out EXPORTS
       Writes `symbol version-node` for every function the real library
       exports (nm -D --defined-only --with-symbol-versions). Its output is
-      checked in as libamdhip64_exports.txt (HIP 5.2.3, Debian 12), so the
+      checked in as preload/hip/libamdhip64_exports.txt (HIP 5.2.3, Debian 12), so the
       simulator builds where the real library is absent; the
       simgpu_hip_exports test compares it with the real library when present.
 

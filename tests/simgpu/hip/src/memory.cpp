@@ -391,3 +391,31 @@ hipError_t hipMemset2DAsync(void* dst, size_t pitch, int value, size_t width, si
 }
 
 }  // extern "C"
+
+extern "C" {
+
+// An address the runtime did not allocate or register is an error
+// (hipErrorInvalidValue), as HIP answers for pageable host memory.
+hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* ptr) {
+  return api([&] {
+    if (attributes == nullptr || ptr == nullptr) return hipErrorInvalidValue;
+    if (hipError_t ready = initialize(); ready != hipSuccess) return ready;
+    CUpointer_attribute names[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                   CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    unsigned int memory_type = 0;
+    int ordinal = -1;
+    int managed = 0;
+    void* values[] = {&memory_type, &ordinal, &managed};
+    if (CUresult r = cuPointerGetAttributes(3, names, values, dev(ptr)); r != CUDA_SUCCESS) return to_hip(r);
+    if (memory_type == 0) return hipErrorInvalidValue;  // not the runtime's memory
+    std::memset(attributes, 0, sizeof *attributes);
+    attributes->memoryType = memory_type == CU_MEMORYTYPE_HOST ? hipMemoryTypeHost : hipMemoryTypeDevice;
+    attributes->device = ordinal < 0 ? 0 : ordinal;
+    attributes->isManaged = managed;
+    attributes->devicePointer = const_cast<void*>(ptr);
+    attributes->hostPointer = memory_type == CU_MEMORYTYPE_HOST || managed ? const_cast<void*>(ptr) : nullptr;
+    return hipSuccess;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,317 @@
+#include "preload/hip/hip_timing.h"
+
+#include <time.h>
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "preload/clock.h"
+#include "preload/config.h"
+#include "preload/cuda/gpu_timing.h"
+#include "preload/hip/hip_services.h"
+#include "preload/writer.h"
+#include "preload/writer_tasks.h"
+
+namespace proflaunch::hip {
+namespace {
+
+constexpr int kMaxDevices = 64;
+constexpr uint64_t kFinalWaitNs = 200'000'000;
+
+struct Pending {
+  HipTimingToken token;
+  uint64_t correlation_id;
+  uint64_t stream;
+  int32_t device;
+  format::GpuActivityKind kind;
+};
+
+std::mutex g_mutex;  // guards the pool, the anchors and the queue
+std::vector<hipEvent_t>* g_pool[kMaxDevices];
+hipEvent_t g_anchor[kMaxDevices];
+uint64_t g_anchor_ns[kMaxDevices];
+std::deque<Pending>* g_queue;
+std::atomic<int> g_captures{0};
+std::atomic<uint64_t> g_untimed{0};  // work that runs without events: counted as unresolved
+
+// Owned by the writer thread.
+std::deque<Pending>* g_waiting;
+uint64_t g_unresolved = 0, g_unresolved_first_ns = 0, g_unresolved_last_ns = 0;
+
+std::vector<hipEvent_t>& pool(int ordinal) {
+  if (g_pool[ordinal] == nullptr) g_pool[ordinal] = new std::vector<hipEvent_t>();
+  return *g_pool[ordinal];
+}
+
+// Caller holds g_mutex. The device's anchor: an event recorded on the null
+// stream and waited for, once. Its time lies between the host clock before
+// the record and after the wait; of a few tries the narrowest window is kept
+// and its middle taken.
+constexpr int kAnchorTries = 8;
+bool ensure_anchor(const HipServices& hip, int ordinal) {
+  if (g_anchor[ordinal] != nullptr) return true;
+  hipEvent_t best = nullptr;
+  uint64_t best_window = UINT64_MAX, best_ns = 0;
+  for (int i = 0; i < kAnchorTries; ++i) {
+    hipEvent_t anchor = nullptr;
+    if (hip.event_create_with_flags(&anchor, hipEventDefault) != hipSuccess) break;
+    const uint64_t before = now_ns();
+    if (hip.event_record(anchor, nullptr) != hipSuccess || hip.event_synchronize(anchor) != hipSuccess) {
+      hip.event_destroy(anchor);
+      break;
+    }
+    const uint64_t after = now_ns();
+    if (after - before < best_window) {
+      if (best != nullptr) hip.event_destroy(best);
+      best = anchor;
+      best_window = after - before;
+      best_ns = before + (after - before) / 2;
+    } else {
+      hip.event_destroy(anchor);
+    }
+  }
+  if (best == nullptr) return false;
+  g_anchor_ns[ordinal] = best_ns;
+  g_anchor[ordinal] = best;
+  return true;
+}
+
+bool take_event(const HipServices& hip, int ordinal, hipEvent_t* event) {
+  std::vector<hipEvent_t>& events = pool(ordinal);
+  if (!events.empty()) {
+    *event = events.back();
+    events.pop_back();
+    return true;
+  }
+  return hip.event_create_with_flags(event, hipEventDefault) == hipSuccess;
+}
+
+void give_back(int ordinal, hipEvent_t start, hipEvent_t end) {
+  std::lock_guard lock(g_mutex);
+  if (start != nullptr) pool(ordinal).push_back(start);
+  if (end != nullptr) pool(ordinal).push_back(end);
+}
+
+// Two threads submitting to one stream: another thread's work queued between
+// our start and end events would be measured as ours, so an asynchronous
+// submission holds its stream's lock from its start event to its end event
+// (as preload/cuda/gpu_timing_events.cpp does, and for the same reason never
+// across a call that may block). Keyed by stream into a small table.
+constexpr size_t kSubmissionLocks = 64;
+std::mutex g_submission_locks[kSubmissionLocks];
+
+std::mutex* submission_lock_of(hipStream_t stream) {
+  if (stream == hipStreamPerThread) return nullptr;
+  const uint64_t key = reinterpret_cast<uint64_t>(stream) * 0x9E3779B97F4A7C15ull;
+  return &g_submission_locks[(key >> 58) & (kSubmissionLocks - 1)];
+}
+
+bool capturing(const HipServices& hip, hipStream_t stream) {
+  if (g_captures.load(std::memory_order_relaxed) == 0) return false;
+  hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+  return hip.stream_is_capturing(stream, &status) != hipSuccess || status != hipStreamCaptureStatusNone;
+}
+
+void count_unresolved(uint64_t at_ns) {
+  if (g_unresolved++ == 0) g_unresolved_first_ns = at_ns;
+  g_unresolved_last_ns = at_ns;
+}
+
+bool event_time(const HipServices& hip, int ordinal, hipEvent_t event, uint64_t* ns) {
+  float ms = 0;
+  if (hip.event_elapsed_time(&ms, g_anchor[ordinal], event) != hipSuccess) return false;
+  const double offset = static_cast<double>(ms) * 1e6;
+  *ns = offset < 0 && -offset > static_cast<double>(g_anchor_ns[ordinal]) ? 0
+        : static_cast<uint64_t>(static_cast<double>(g_anchor_ns[ordinal]) + offset);
+  return true;
+}
+
+void resolve(WriterRecordSink& sink, bool final) {
+  const HipServices& hip = hip_services();
+  std::vector<uint64_t> blocked;
+  for (auto it = g_waiting->begin(); it != g_waiting->end();) {
+    const Pending& p = *it;
+    bool is_blocked = false;
+    for (uint64_t s : blocked) is_blocked = is_blocked || s == p.stream;
+    if (is_blocked) {
+      ++it;
+      continue;
+    }
+    const hipError_t ready = hip.event_query(p.token.end);
+    if (ready == hipErrorNotReady && !final) {
+      blocked.push_back(p.stream);
+      ++it;
+      continue;
+    }
+    uint64_t start_ns = 0, end_ns = 0;
+    if (ready == hipSuccess && event_time(hip, p.token.ordinal, p.token.start, &start_ns) &&
+        event_time(hip, p.token.ordinal, p.token.end, &end_ns)) {
+      if (start_ns < p.token.submitted_ns) start_ns = p.token.submitted_ns;
+      if (p.token.done_by_return && end_ns > p.token.returned_ns) end_ns = p.token.returned_ns;
+      if (end_ns < start_ns) end_ns = start_ns;
+      format::GpuActivityRecord record{};
+      record.header = format::header_for<format::GpuActivityRecord>();
+      record.device = p.device;
+      record.correlation_id = p.correlation_id;
+      record.start_ns = start_ns;
+      record.end_ns = end_ns;
+      record.stream = p.stream;
+      record.kind = static_cast<uint8_t>(p.kind);
+      record.source = static_cast<uint8_t>(format::GpuTimingSource::kEvents);
+      sink.append(&record, sizeof record);
+    } else if (ready == hipErrorNotReady) {
+      ++it;
+      continue;
+    } else {
+      count_unresolved(p.token.submitted_ns);
+    }
+    give_back(p.token.ordinal, p.token.start, p.token.end);
+    it = g_waiting->erase(it);
+  }
+}
+
+// Before the writer drains the threads' records: the operations queued so
+// far have committed records, which this cycle writes first, so their
+// GpuActivity records follow them in the file.
+void before_drain() noexcept {
+  std::lock_guard lock(g_mutex);
+  if (g_queue == nullptr) return;
+  for (const Pending& p : *g_queue) g_waiting->push_back(p);
+  g_queue->clear();
+}
+
+void run(WriterRecordSink& sink, bool final) noexcept {
+  for (uint64_t n = g_untimed.exchange(0); n > 0; --n) count_unresolved(now_ns());
+  if (!g_waiting->empty()) {
+    // Queries from this thread must never invalidate a program's capture.
+    static thread_local bool relaxed = false;
+    const HipServices& hip = hip_services();
+    if (!relaxed && hip.complete) {
+      hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+      hip.thread_exchange_stream_capture_mode(&mode);
+      relaxed = true;
+    }
+    resolve(sink, false);
+    if (final) {
+      const uint64_t deadline = now_ns() + kFinalWaitNs;
+      while (!g_waiting->empty() && now_ns() < deadline) {
+        timespec pause{0, 1'000'000};
+        nanosleep(&pause, nullptr);
+        resolve(sink, false);
+      }
+      for (const Pending& p : *g_waiting) count_unresolved(p.token.submitted_ns);
+      g_waiting->clear();
+    }
+  }
+  if (g_unresolved != 0) {
+    format::LostRecord lost{};
+    lost.header = format::header_for<format::LostRecord>();
+    lost.reason = static_cast<uint32_t>(format::LostReason::kGpuTimingUnresolved);
+    lost.first_ns = g_unresolved_first_ns;
+    lost.last_ns = g_unresolved_last_ns;
+    lost.count = g_unresolved;
+    sink.append(&lost, sizeof lost);
+    g_unresolved = 0;
+  }
+}
+
+void reset_in_child() noexcept {
+  new (&g_mutex) std::mutex();
+  for (std::mutex& lock : g_submission_locks) new (&lock) std::mutex();
+  for (int i = 0; i < kMaxDevices; ++i) {
+    g_pool[i] = nullptr;
+    g_anchor[i] = nullptr;
+  }
+  g_queue = new std::deque<Pending>();
+  g_waiting = new std::deque<Pending>();
+  g_unresolved = 0;
+}
+
+const WriterTask kTask{before_drain, run, reset_in_child};
+
+bool registered() noexcept {
+  static const bool ok = [] {
+    g_queue = new std::deque<Pending>();
+    g_waiting = new std::deque<Pending>();
+    return writer_register_task(&kTask);
+  }();
+  return ok;
+}
+
+}  // namespace
+
+// HIP work is timed by events unless GPU timing is off (--gpu-timing=none):
+// `events`, `cupti` and `auto` all mean events here.
+bool hip_timing_enabled() noexcept { return cuda::gpu_timing_enabled() && registered(); }
+
+HipTimingToken hip_timing_before(hipStream_t stream, int ordinal, bool asynchronous, bool done_by_return) noexcept {
+  HipTimingToken token;
+  if (ordinal < 0 || ordinal >= kMaxDevices) return token;
+  const HipServices& hip = hip_services();
+  if (!hip.complete) return token;
+  if (capturing(hip, stream)) {
+    token.captured = true;
+    return token;
+  }
+  hipEvent_t start = nullptr, end = nullptr;
+  {
+    std::lock_guard lock(g_mutex);
+    if (!ensure_anchor(hip, ordinal) || !take_event(hip, ordinal, &start)) return token;
+    if (!take_event(hip, ordinal, &end)) {
+      pool(ordinal).push_back(start);
+      return token;
+    }
+  }
+  std::mutex* lock = asynchronous ? submission_lock_of(stream) : nullptr;
+  if (lock != nullptr) lock->lock();
+  if (hip.event_record(start, stream) != hipSuccess) {
+    if (lock != nullptr) lock->unlock();
+    give_back(ordinal, start, end);
+    return token;
+  }
+  token.submission_lock = lock;
+  token.start = start;
+  token.end = end;
+  token.ordinal = ordinal;
+  token.done_by_return = done_by_return;
+  token.submitted_ns = now_ns();
+  return token;
+}
+
+void hip_timing_returned(HipTimingToken& token, hipStream_t stream, bool submitted) noexcept {
+  if (token.start == nullptr) return;
+  token.returned_ns = now_ns();
+  const bool recorded = submitted && hip_services().event_record(token.end, stream) == hipSuccess;
+  if (token.submission_lock != nullptr) static_cast<std::mutex*>(token.submission_lock)->unlock();
+  token.submission_lock = nullptr;
+  if (!recorded) {
+    give_back(token.ordinal, token.start, token.end);
+    token.start = token.end = nullptr;
+  }
+}
+
+void hip_timing_queue(const HipTimingToken& token, uint64_t correlation_id, uint64_t stream, int32_t device,
+                      format::GpuActivityKind kind) noexcept {
+  if (token.start == nullptr) {
+    // Captured work does not run now; other work without events runs untimed.
+    if (!token.captured) g_untimed.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  std::lock_guard lock(g_mutex);
+  try {
+    g_queue->push_back(Pending{token, correlation_id, stream, device, kind});
+  } catch (...) {
+    pool(token.ordinal).push_back(token.start);
+    pool(token.ordinal).push_back(token.end);
+  }
+}
+
+void hip_capture_began() noexcept { g_captures.fetch_add(1, std::memory_order_relaxed); }
+void hip_capture_ended() noexcept {
+  if (g_captures.load(std::memory_order_relaxed) > 0) g_captures.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace proflaunch::hip

@@ -1,0 +1,269 @@
+// The AMD pipeline end to end: hipcc-built programs and Debian's real
+// rocRAND and rocSPARSE on the simulated HIP runtime (tests/simgpu/hip),
+// under `proflaunch`, read back through the formats reader and proftrace.
+// Every test compares the program's own output and exit status with an
+// untraced run: tracing must not change what a program does.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "tests/e2e/cuda/support/traced_run.h"
+
+namespace proflaunch::e2e {
+namespace {
+
+constexpr char kMatmul[] = "_Z6matmulPKfS0_Pfi";
+constexpr uint64_t kMatmulNs = 200'000;
+constexpr int32_t kHipErrorNoBinaryForGpu = 209;  // hip_runtime_api.h
+// Kernel costs on the simulator (kernels only take time there).
+const std::pair<std::string, std::string> kCosts{"SIMGPU_KERNEL_COSTS", "_Z6matmulPKfS0_Pfi=200us,*=10us"};
+
+struct TracedPair {
+  ProcessResult untraced;
+  ProcessResult traced;
+  CudaTrace trace;
+};
+
+TracedPair run_both(const TempDir& dir, const std::vector<std::string>& program,
+             const std::vector<std::pair<std::string, std::string>>& env = {kCosts},
+             const std::vector<std::string>& launcher_args = {}) {
+  TracedPair run;
+  run.untraced = testing::run_process(untraced(program, env));
+  const std::string trace = dir.path() + "/hip.trace";
+  run.traced = testing::run_process(traced(trace, program, launcher_args, env));
+  run.trace = load_trace_or_fail(trace);
+  return run;
+}
+
+void expect_same_behaviour(const TracedPair& run) {
+  EXPECT_EQ(run.traced.status, run.untraced.status) << run.traced.describe();
+  EXPECT_EQ(run.traced.out, run.untraced.out);
+}
+
+const ProcessImage& only_image(const TracedPair& run) {
+  EXPECT_EQ(run.trace.images.size(), 1u) << describe(run.trace);
+  return run.trace.images.front();
+}
+
+// Every kernel, copy and memset carries one GpuActivity from HIP events, on
+// its own device (an AMD one) and stream, within its call's reach.
+void expect_timed_on_amd(const ProcessImage& image) {
+  ASSERT_FALSE(image.operations.empty());
+  for (const Operation& op : image.operations) {
+    EXPECT_TRUE(format::is_amd_device(op.device)) << op.api << " device " << op.device;
+    ASSERT_EQ(op.gpu.size(), 1u) << op.api << " " << op.kernel;
+    const format::GpuActivityRecord& gpu = op.gpu.front();
+    EXPECT_EQ(gpu.source, static_cast<uint8_t>(format::GpuTimingSource::kEvents)) << op.api;
+    EXPECT_EQ(gpu.device, op.device) << op.api;
+    EXPECT_EQ(gpu.stream, op.stream) << op.api;
+    EXPECT_GE(gpu.start_ns, op.span.begin_ns) << op.api << " starts before its call";
+    EXPECT_LE(gpu.start_ns, gpu.end_ns) << op.api;
+  }
+}
+
+TEST(HipTraining, EveryKernelCopyAndMemsetIsNamedTimedAndOnAnAmdDevice) {
+  TempDir dir;
+  const int steps = 4;
+  const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--steps", std::to_string(steps), "--module",
+                                 build_path("HIP_SCALE_MODULE")});
+  expect_same_behaviour(run);
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  const ProcessImage& image = only_image(run);
+
+  // The device says it is an AMD one, with its target.
+  ASSERT_EQ(image.devices.count(format::kAmdDeviceBase), 1u);
+  const format::DeviceInfoRecord device = image.devices.at(format::kAmdDeviceBase);
+  EXPECT_EQ(device.vendor, static_cast<uint8_t>(format::Vendor::kAmd));
+  EXPECT_NE(image.string(device.name_string).find("gfx90a"), std::string::npos);
+
+  // Kernel names from registration (<<<>>> and hipLaunchKernelGGL) and from
+  // a module loaded at run time.
+  const std::map<std::string, int> kernels = image.launches_by_kernel();
+  EXPECT_EQ(kernels.count(kMatmul) ? kernels.at(kMatmul) : 0, 3 * steps);
+  EXPECT_EQ(image.launch_count("bias_relu"), 3 * steps);
+  EXPECT_EQ(image.launch_count("softmax_loss"), steps);
+  EXPECT_EQ(image.launch_count("backward"), 3 * steps);
+  EXPECT_EQ(image.launch_count("sgd_update"), 3 * steps);
+  EXPECT_EQ(kernels.count("scale") ? kernels.at("scale") : 0, steps);
+  for (const Operation* launch : image.launches()) {
+    EXPECT_FALSE(launch->kernel.empty()) << launch->api;
+    EXPECT_TRUE(launch->api == "hipLaunchKernel" || launch->api == "hipModuleLaunchKernel") << launch->api;
+  }
+  expect_timed_on_amd(image);
+  // The modelled cost shows: every matmul lasted at least 200 us.
+  for (const Operation* launch : image.launches()) {
+    if (launch->kernel != kMatmul) continue;
+    EXPECT_GE(launch->gpu.front().end_ns - launch->gpu.front().start_ns, kMatmulNs - 1000);
+  }
+
+  // Copies: the batch in from pinned host memory, the loss out.
+  int to_device = 0, to_host = 0;
+  for (const Operation* copy : image.copies()) {
+    EXPECT_EQ(copy->api, "hipMemcpyAsync");
+    if (copy->copy.direction == static_cast<uint8_t>(format::CopyDirection::kHostToDevice)) {
+      ++to_device;
+      EXPECT_EQ(copy->copy.src_kind, static_cast<uint8_t>(format::MemoryKind::kPinnedHost));
+      EXPECT_EQ(copy->copy.dst_kind, static_cast<uint8_t>(format::MemoryKind::kDevice));
+    } else if (copy->copy.direction == static_cast<uint8_t>(format::CopyDirection::kDeviceToHost)) {
+      ++to_host;
+    }
+  }
+  EXPECT_EQ(to_device, steps);
+  EXPECT_EQ(to_host, steps);
+  EXPECT_EQ(image.sets().size(), 4u);  // three weights and the bias
+
+  // Every HIP call appears with its result; the APIs are AMD's.
+  std::map<std::string, int> calls;
+  for (const SpanRecord& span : image.spans) {
+    ++calls[span.api];
+    EXPECT_EQ(span.span.result, 0) << span.api;
+  }
+  EXPECT_EQ(calls["hipMallocAsync"], 2 * steps);
+  EXPECT_EQ(calls["hipFreeAsync"], 2 * steps);
+  EXPECT_EQ(calls["hipMalloc"], 6);
+  EXPECT_EQ(calls["hipFree"], 6);
+  EXPECT_EQ(calls["hipHostMalloc"], 2);
+  EXPECT_EQ(calls["hipStreamSynchronize"], steps + 1);
+  EXPECT_EQ(calls["hipStreamWaitEvent"], steps);
+  EXPECT_EQ(calls["hipModuleLoad"], 1);
+  EXPECT_EQ(calls["hipStreamCreateWithFlags"], 2);
+  for (const auto& [id, api] : image.apis) {
+    const std::string name = image.string(api.name_string);
+    if (name.rfind("hip", 0) == 0 || name.rfind("__hip", 0) == 0)
+      EXPECT_EQ(api.vendor, static_cast<uint8_t>(format::Vendor::kAmd)) << name;
+  }
+  EXPECT_GE(image.counted_calls.count("__hipPushCallConfiguration"), 1u);
+  EXPECT_TRUE(image.lost.empty());
+}
+
+TEST(HipTraining, ThreadsOnTheirOwnStreamsAreEachTimed) {
+  TempDir dir;
+  const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--steps", "3", "--threads", "3"});
+  expect_same_behaviour(run);
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  const ProcessImage& image = only_image(run);
+  expect_timed_on_amd(image);
+  std::map<uint32_t, std::set<uint64_t>> streams_by_thread;
+  for (const Operation& op : image.operations) streams_by_thread[op.tid].insert(op.stream);
+  std::set<uint64_t> all;
+  int threads_with_two_streams = 0;
+  for (const auto& [tid, streams] : streams_by_thread) {
+    if (streams.size() >= 2) ++threads_with_two_streams;
+    all.insert(streams.begin(), streams.end());
+  }
+  EXPECT_EQ(threads_with_two_streams, 3);
+  EXPECT_GE(all.size(), 6u);
+  EXPECT_EQ(image.launch_count("matmul"), 3 * 3 * 3);
+  // Work of one stream never overlaps on the GPU. On the streams the threads
+  // created, every submission is asynchronous and holds the stream's
+  // submission lock between its events; the null stream, which all threads
+  // share through synchronous hipMemset, is bounded on the host side only
+  // (hip_timing.cpp), as for CUDA.
+  all.erase(format::kStreamLegacy);
+  for (uint64_t stream : all) {
+    std::vector<std::pair<uint64_t, uint64_t>> spans;
+    for (const Operation& op : image.operations)
+      if (op.stream == stream) spans.push_back({op.gpu.front().start_ns, op.gpu.front().end_ns});
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) EXPECT_LE(spans[i - 1].second, spans[i].first) << "stream " << stream;
+  }
+}
+
+TEST(HipTraining, AForkedWorkerIsTracedAsItsOwnProcess) {
+  TempDir dir;
+  const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--steps", "2", "--fork"});
+  expect_same_behaviour(run);
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  ASSERT_EQ(run.trace.images.size(), 2u) << describe(run.trace);
+  const ProcessImage& first = run.trace.images[0];
+  const ProcessImage& second = run.trace.images[1];
+  EXPECT_NE(first.pid(), second.pid());
+  for (const ProcessImage* image : {&first, &second}) {
+    EXPECT_EQ(image->launch_count("matmul"), 3 * 2) << image->command_line();
+    expect_timed_on_amd(*image);
+  }
+}
+
+TEST(HipTraining, ATargetWithoutCodeForTheDeviceFailsTheSameWayTraced) {
+  // The simulated devices become gfx1030, which the program has no code for.
+  TempDir dir;
+  const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--steps", "1"},
+                           {kCosts, {"SIMGPU_HIP_ARCH", "gfx1030"}});
+  expect_same_behaviour(run);
+  EXPECT_EQ(run.traced.err, run.untraced.err);
+  EXPECT_TRUE(run.traced.exited_with(2)) << run.traced.describe();
+  EXPECT_NE(run.traced.err.find("hipErrorNoBinaryForGpu"), std::string::npos) << run.traced.err;
+  const ProcessImage& image = only_image(run);
+  ASSERT_FALSE(image.launches().empty());
+  EXPECT_EQ(image.launches().front()->span.result, kHipErrorNoBinaryForGpu);
+  EXPECT_TRUE(image.launches().front()->gpu.empty()) << "a launch that failed has no GPU time";
+}
+
+TEST(HipTraining, NoGpuTimingStillRecordsEveryCall) {
+  TempDir dir;
+  const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--steps", "2"}, {kCosts}, {"--gpu-timing=none"});
+  expect_same_behaviour(run);
+  const ProcessImage& image = only_image(run);
+  EXPECT_TRUE(image.gpu_activities.empty());
+  EXPECT_EQ(image.launch_count("matmul"), 6);
+}
+
+TEST(RealRocmLibraries, RocRandKernelsAppearWithTheirRealNames) {
+  TempDir dir;
+  const TracedPair run = run_both(dir, {build_path("ROCRAND_UNIFORM")}, {});
+  expect_same_behaviour(run);
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  const ProcessImage& image = only_image(run);
+  ASSERT_FALSE(image.launches().empty());
+  std::set<std::string> names;
+  for (const Operation* launch : image.launches()) {
+    ASSERT_FALSE(launch->kernel.empty());
+    names.insert(demangle(launch->kernel));
+  }
+  bool philox = false, xorwow = false;
+  for (const std::string& name : names) {
+    EXPECT_NE(name.find("rocrand"), std::string::npos) << name;
+    philox = philox || name.find("philox") != std::string::npos;
+    xorwow = xorwow || name.find("xorwow") != std::string::npos;
+  }
+  EXPECT_TRUE(philox && xorwow) << ::testing::PrintToString(names);
+  expect_timed_on_amd(image);
+}
+
+TEST(RealRocmLibraries, RocSparseSpmvKernelsAndCopiesAreTraced) {
+  TempDir dir;
+  const TracedPair run = run_both(dir, {build_path("ROCSPARSE_SPMV")}, {});
+  expect_same_behaviour(run);
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  const ProcessImage& image = only_image(run);
+  bool csrmv = false;
+  for (const Operation* launch : image.launches()) {
+    ASSERT_FALSE(launch->kernel.empty());
+    csrmv = csrmv || demangle(launch->kernel).find("csrmv") != std::string::npos;
+  }
+  EXPECT_TRUE(csrmv) << describe(run.trace);
+  EXPECT_GE(image.copies().size(), 5u);  // four in, one out
+  expect_timed_on_amd(image);
+}
+
+TEST(HipReports, StatsAndMemoryWorkUnchangedForAmd) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/hip.trace";
+  const ProcessResult run =
+      testing::run_process(traced(trace, {build_path("HIP_TRAINING"), "--steps", "3"}, {}, {kCosts}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const ProcessResult stats = run_proftrace({"stats", "--section", "gpu-kernels", trace});
+  ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
+  EXPECT_NE(stats.out.find("matmul(float const*, float const*, float*, int)"), std::string::npos) << stats.out;
+  const ProcessResult memory = run_proftrace({"memory", trace});
+  ASSERT_TRUE(memory.exited_with(0)) << memory.describe();
+  EXPECT_NE(memory.out.find("AMD GPU 0"), std::string::npos) << memory.out;
+  EXPECT_NE(memory.out.find("12 allocations, 12 frees, 0 failed"), std::string::npos) << memory.out;
+  const std::string json = dir.path() + "/hip.json";
+  const ProcessResult convert = run_proftrace({"convert", trace, "-o", json});
+  ASSERT_TRUE(convert.exited_with(0)) << convert.describe();
+}
+
+}  // namespace
+}  // namespace proflaunch::e2e
