@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # Installs what proflaunch needs to build and test on Debian 12, if it is
 # missing, and checks for the CUDA toolkit headers (which apt cannot provide).
+#
+#   scripts/install-deps.sh [--with-amd]
+#
+# --with-amd also installs Debian's HIP 5.2 (headers, hipcc, the real
+# libamdhip64) and the real rocRAND and rocSPARSE: the HIP hooks, the
+# simulated HIP runtime and the AMD tests are built only where they are.
 set -euo pipefail
+with_amd=0
+if [ "${1:-}" = "--with-amd" ]; then with_amd=1; fi
 
 packages=(
   g++ meson ninja-build pkg-config
@@ -16,6 +24,9 @@ packages=(
   # (preload/cuda/gen); hook_table_test checks every export has a wrapper.
   libgl-dev libegl-dev libvdpau-dev
 )
+if ((with_amd)); then
+  packages+=(libamdhip64-dev hipcc librocrand-dev librocsparse-dev)
+fi
 # Node and npm for the browser test's driver (playwright-core, pinned in
 # tests/browser/package-lock.json). A node that is already installed (e.g.
 # from NodeSource) is kept.

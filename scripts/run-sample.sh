@@ -4,10 +4,43 @@
 # writes the device-memory page and prints the summary tables.
 #
 #   scripts/run-sample.sh [--steps N]     output in out/: sample.trace, sample.json, sample-memory.html
+#   scripts/run-sample.sh --hip [--steps N]   the HIP training loop on the simulated AMD stack:
+#                                             out/hip-sample.trace, .json, -memory.html
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=200
-if [ "${1:-}" = "--steps" ] && [ -n "${2:-}" ]; then steps=$2; fi
+hip=0
+while (($#)); do
+  case "$1" in
+    --hip) hip=1; shift ;;
+    --steps) steps=${2:?--steps needs a number}; shift 2 ;;
+    *) echo "usage: scripts/run-sample.sh [--hip] [--steps N]" >&2; exit 64 ;;
+  esac
+done
+
+if ((hip)); then
+  scripts/install-deps.sh --with-amd
+  scripts/build.sh -Dhip=enabled >/dev/null
+  b=build
+  program=$b/tests/simgpu/programs/hip/hip_training
+  if [ ! -x "$program" ]; then
+    echo "run-sample: $program was not built (it needs Debian's hipcc)" >&2
+    exit 1
+  fi
+  # The simulated HIP runtime stands in for AMD's: no GPU here. Kernels only
+  # take time on it; these are their modelled costs.
+  export LD_LIBRARY_PATH="$b/tests/simgpu/hip${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export SIMGPU_KERNEL_COSTS='_Z6matmulPKfS0_Pfi=400us,_Z8backwardPKfPfi=250us,_Z10sgd_updatePfPKffi=60us,*=20us'
+  mkdir -p out
+  "$b/launcher/proflaunch" --force -o out/hip-sample.trace -- "$program" --steps "$steps" \
+    --module "$b/tests/simgpu/programs/hip/scale_module.co"
+  "$b/tools/proftrace" info out/hip-sample.trace
+  "$b/tools/proftrace" convert out/hip-sample.trace -o out/hip-sample.json
+  "$b/tools/proftrace" memory out/hip-sample.trace -o out/hip-sample-memory.html
+  "$b/tools/proftrace" stats --section gpu-kernels --section call-sites out/hip-sample.trace
+  echo "run-sample: open out/hip-sample.json in https://ui.perfetto.dev, out/hip-sample-memory.html in a browser"
+  exit 0
+fi
 
 scripts/install-deps.sh
 scripts/build.sh >/dev/null

@@ -2,6 +2,8 @@
 # Installs what is missing, builds, and runs every test. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh
+scripts/install-deps.sh --with-amd
+# -Dhip=enabled: a build configured before the HIP packages were installed
+# looks again (and fails loudly if they are still missing).
+scripts/build.sh -Dhip=enabled
 meson test -C build --print-errorlogs --num-processes "$(nproc)" "$@"

@@ -159,9 +159,19 @@ TEST_F(HookTable, TheShimExportsExactlyTheTablesCudaSymbols) {
   for (const std::string& name : exports)
     if (name.rfind("cu", 0) == 0 || name.rfind("__cuda", 0) == 0) exported_cuda.insert(name);
   std::set<std::string> table;
-  for (const intercept::HookEntry& row : hooks::hook_table())
-    if (std::string(row.library_prefix) != "libnccl.so") table.insert(row.symbol);
+  std::set<std::string> exported_hip, hip_table;
+  for (const std::string& name : exports)
+    if (name.rfind("hip", 0) == 0 || name.rfind("__hip", 0) == 0 ||
+        (name.rfind("_Z", 0) == 0 && name.find("hip") != std::string::npos))
+      exported_hip.insert(name);
+  for (const intercept::HookEntry& row : hooks::hook_table()) {
+    const std::string library = row.library_prefix;
+    if (library == "libamdhip64.so") hip_table.insert(row.symbol);
+    else if (library != "libnccl.so") table.insert(row.symbol);
+  }
   EXPECT_EQ(exported_cuda, table);
+  // The HIP hooks likewise (preload/hip; none when built without HIP).
+  EXPECT_EQ(exported_hip, hip_table);
   for (const char* cupti : {"cuptiSubscribe", "cuptiSubscribe_v2", "cuptiActivityRegisterCallbacks",
                             "cuptiActivityEnable", "cuptiActivityEnableContext",
                             "cuptiActivityRegisterTimestampCallback"})
