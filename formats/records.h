@@ -728,6 +728,10 @@ enum class CommAction : uint8_t {
 };
 
 // A communicator's creation or end, and what every later record refers to.
+// Which library a communicator belongs to: NCCL, or RCCL (AMD's, which
+// exports the same API names), from the file the real function lives in.
+enum class CollectiveLibrary : uint8_t { kUnknown = 0, kNccl = 1, kRccl = 2 };
+
 struct CollectiveCommRecord {
   RecordHeader header;
   int32_t device;           // CUDA device of the communicator, -1 unknown
@@ -738,7 +742,8 @@ struct CollectiveCommRecord {
   int32_t rank;
   int32_t nranks;
   uint8_t action;           // CommAction
-  uint8_t reserved[7];
+  uint8_t library;          // CollectiveLibrary (0 in files written before it was added)
+  uint8_t reserved[6];
 };
 static_assert(sizeof(CollectiveCommRecord) == 80);
 

@@ -57,17 +57,45 @@ struct HipCallRow {
   }
 };
 
+// A library call in progress on this thread (hip_library_frame.h): the
+// stream it was given, its correlation id and the start event taken there.
+struct HipFrameEntry {
+  hipStream_t stream;
+  uint64_t correlation_id;
+  HipTimingToken start;
+  bool taken;
+};
+struct HipLibraryFrame {
+  uint32_t count;  // 0 or 1
+  HipFrameEntry entry;
+};
+extern __thread __attribute__((tls_model("initial-exec"))) HipLibraryFrame tls_hip_library_frame;
+
+inline HipFrameEntry* take_library_frame_entry(hipStream_t stream) noexcept {
+  HipLibraryFrame& frame = tls_hip_library_frame;
+  if (frame.count == 0 || frame.entry.taken || frame.entry.stream != stream) return nullptr;
+  frame.entry.taken = true;
+  return &frame.entry;
+}
+
 // Work submitted to a stream: the span, then the start event, the real
 // call, the end event, the record, the GPU time (preload/cuda's order,
 // stream_operation.h).
 class HipStreamOperation {
  public:
-  HipStreamOperation(uint16_t api, bool per_thread, bool async, hipStream_t stream, bool done_by_return) noexcept
+  // `launch`: a kernel launch, which takes the entry of a library call in
+  // progress on its stream (hip_library_frame.h).
+  HipStreamOperation(uint16_t api, bool per_thread, bool async, hipStream_t stream, bool done_by_return,
+                     bool launch = false) noexcept
       : ordinal_(current_device()),
         stream_(runs_on(stream, per_thread)),
         stream_id_(stream_id(stream, per_thread)),
-        call_(api, Operation::kOther, cuda::variant_flags(per_thread, async)),
-        token_(hip_timing_enabled() ? hip_timing_before(stream_, ordinal_, async, done_by_return) : HipTimingToken{}) {}
+        library_(launch ? take_library_frame_entry(stream_) : nullptr),
+        call_(api, Operation::kOther, cuda::variant_flags(per_thread, async),
+              library_ != nullptr ? library_->correlation_id : 0),
+        token_(library_ != nullptr ? library_->start
+               : hip_timing_enabled() ? hip_timing_before(stream_, ordinal_, async, done_by_return)
+                                      : HipTimingToken{}) {}
 
   void returned(hipError_t result) noexcept {
     call_.returned();
@@ -95,6 +123,7 @@ class HipStreamOperation {
   int ordinal_;
   hipStream_t stream_;
   uint64_t stream_id_;
+  HipFrameEntry* library_;  // a library call's entry this launch took, else null
   DriverCall call_;
   HipTimingToken token_;
   bool submitted_ = false;
@@ -115,7 +144,7 @@ struct HipLaunchRow {
     ReentrancyGuard guard;
     if (!guard.outermost() || !hip_recording()) return call_real();
     const HipLaunchRow row = describe();
-    HipStreamOperation operation(Hook::api, Hook::per_thread, true, row.stream, false);
+    HipStreamOperation operation(Hook::api, Hook::per_thread, true, row.stream, false, /*launch=*/true);
     const hipError_t result = call_real();
     operation.returned(result);
     if (auto* record = emit<format::KernelLaunchRecord>()) {

@@ -43,6 +43,8 @@ const HipServices& hip_services() noexcept {
   ok &= resolve(s.stream_is_capturing, "hipStreamIsCapturing");
   ok &= resolve(s.thread_exchange_stream_capture_mode, "hipThreadExchangeStreamCaptureMode");
   ok &= resolve(s.set_device, "hipSetDevice");
+  ok &= resolve(s.peek_at_last_error, "hipPeekAtLastError");
+  ok &= resolve(s.get_last_error, "hipGetLastError");
   if (!ok) {
     static HipServices none{};
     return none;
@@ -59,6 +61,7 @@ void set_current_device(int device) noexcept { tl_device = device; }
 int32_t recorded_device(int ordinal) noexcept {
   if (ordinal >= 0 && ordinal < kMaxDevices && !g_defined[ordinal].load(std::memory_order_relaxed)) {
     const HipServices& hip = hip_services();
+    const LastErrorGuard keep(hip);
     hipDeviceProp_t props;
     if (hip.complete && hip.get_device_properties(&props, ordinal) == hipSuccess &&
         !g_defined[ordinal].exchange(true)) {

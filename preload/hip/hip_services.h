@@ -19,11 +19,35 @@ struct HipServices {
   hipError_t (*stream_is_capturing)(hipStream_t, hipStreamCaptureStatus*);
   hipError_t (*thread_exchange_stream_capture_mode)(hipStreamCaptureMode*);
   hipError_t (*set_device)(int);
+  hipError_t (*peek_at_last_error)();
+  hipError_t (*get_last_error)();
   bool complete;  // every member above was found
 };
 
 // All null until libamdhip64 is loaded (the lookup is retried until it is).
 const HipServices& hip_services() noexcept;
+
+// Every failing HIP call sets the calling thread's last error
+// (hipGetLastError), which a program reads: the shim's own calls on a
+// program thread must leave it as it was. Around them: when the thread had
+// no error before and has one after, it is cleared again. A thread that
+// already carries an error is left alone by callers that check
+// `clean_before()` and skip calls that may fail (pointer classification).
+class LastErrorGuard {
+ public:
+  explicit LastErrorGuard(const HipServices& hip) noexcept
+      : hip_(hip), clean_(hip.complete && hip.peek_at_last_error() == hipSuccess) {}
+  ~LastErrorGuard() {
+    if (clean_ && hip_.peek_at_last_error() != hipSuccess) (void)hip_.get_last_error();
+  }
+  LastErrorGuard(const LastErrorGuard&) = delete;
+  LastErrorGuard& operator=(const LastErrorGuard&) = delete;
+  bool clean_before() const noexcept { return clean_; }
+
+ private:
+  const HipServices& hip_;
+  bool clean_;
+};
 
 // The calling thread's HIP device (hipSetDevice: the hooks keep it; HIP
 // starts every thread on device 0).

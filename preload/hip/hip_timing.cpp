@@ -248,10 +248,11 @@ bool registered() noexcept {
 bool hip_timing_enabled() noexcept { return cuda::gpu_timing_enabled() && registered(); }
 
 HipTimingToken hip_timing_before(hipStream_t stream, int ordinal, bool asynchronous, bool done_by_return) noexcept {
-  HipTimingToken token;
+  HipTimingToken token{};
   if (ordinal < 0 || ordinal >= kMaxDevices) return token;
   const HipServices& hip = hip_services();
   if (!hip.complete) return token;
+  const LastErrorGuard keep(hip);
   if (capturing(hip, stream)) {
     token.captured = true;
     return token;
@@ -284,7 +285,9 @@ HipTimingToken hip_timing_before(hipStream_t stream, int ordinal, bool asynchron
 void hip_timing_returned(HipTimingToken& token, hipStream_t stream, bool submitted) noexcept {
   if (token.start == nullptr) return;
   token.returned_ns = now_ns();
-  const bool recorded = submitted && hip_services().event_record(token.end, stream) == hipSuccess;
+  const HipServices& hip = hip_services();
+  const LastErrorGuard keep(hip);
+  const bool recorded = submitted && hip.event_record(token.end, stream) == hipSuccess;
   if (token.submission_lock != nullptr) static_cast<std::mutex*>(token.submission_lock)->unlock();
   token.submission_lock = nullptr;
   if (!recorded) {
@@ -307,6 +310,12 @@ void hip_timing_queue(const HipTimingToken& token, uint64_t correlation_id, uint
     pool(token.ordinal).push_back(token.start);
     pool(token.ordinal).push_back(token.end);
   }
+}
+
+void hip_timing_release(const HipTimingToken& token) noexcept {
+  if (token.start == nullptr) return;
+  if (token.submission_lock != nullptr) static_cast<std::mutex*>(token.submission_lock)->unlock();
+  give_back(token.ordinal, token.start, token.end);
 }
 
 void hip_capture_began() noexcept { g_captures.fetch_add(1, std::memory_order_relaxed); }

@@ -19,15 +19,17 @@
 
 namespace proflaunch::hip {
 
+// Trivially constructible (a library frame keeps one in __thread storage):
+// value-initialize it (HipTimingToken{}) for "no events".
 struct HipTimingToken {
-  hipEvent_t start = nullptr;
-  hipEvent_t end = nullptr;
-  int ordinal = 0;
-  uint64_t submitted_ns = 0;
-  uint64_t returned_ns = 0;
-  bool done_by_return = false;
-  bool captured = false;  // the stream was capturing: the work does not run now
-  void* submission_lock = nullptr;  // held from the start event to the end event
+  hipEvent_t start;
+  hipEvent_t end;
+  int ordinal;
+  uint64_t submitted_ns;
+  uint64_t returned_ns;
+  bool done_by_return;
+  bool captured;          // the stream was capturing: the work does not run now
+  void* submission_lock;  // held from the start event to the end event
 };
 
 bool hip_timing_enabled() noexcept;
@@ -43,6 +45,9 @@ void hip_timing_returned(HipTimingToken& token, hipStream_t stream, bool submitt
 // After the record was committed: the writer resolves it.
 void hip_timing_queue(const HipTimingToken& token, uint64_t correlation_id, uint64_t stream, int32_t device,
                       format::GpuActivityKind kind) noexcept;
+
+// A start event no operation used (a library call that launched nothing).
+void hip_timing_release(const HipTimingToken& token) noexcept;
 
 // Stream capture begins and ends (the hooks count them): while any capture
 // is active, the start of every operation asks whether its stream captures.

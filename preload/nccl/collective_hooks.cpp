@@ -11,6 +11,9 @@
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/library_frame.h"
+#if PROFLAUNCH_HIP
+#include "preload/hip/hip_library_frame.h"
+#endif
 #include "preload/nccl/comm_registry.h"
 #include "preload/nccl/nccl_call.h"
 #include "preload/nccl/nccl_hooks.h"
@@ -88,7 +91,15 @@ ncclResult_t traced_collective(const CollectiveCall& call, CallReal&& call_real)
     frame.entries[0] = cuda::LibraryFrameEntry::make(runs_on, correlation, cuda::library_frame_start(runs_on, current));
     frame.count = 1;
   }
+#if PROFLAUNCH_HIP
+  // RCCL launches through HIP: the same frame, on the HIP side.
+  const bool hip_framed = group.depth == 0 && info != nullptr && info->library == format::CollectiveLibrary::kRccl;
+  if (hip_framed) hip::open_library_frame(call.stream, correlation);
+#endif
   const ncclResult_t result = call_real();
+#if PROFLAUNCH_HIP
+  if (hip_framed) hip::close_library_frame();
+#endif
   if (framed) {
     frame.count = 0;
     if (!frame.entries[0].taken)  // nothing was launched: give the start event back

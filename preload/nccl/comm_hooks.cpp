@@ -6,8 +6,11 @@
 // only thing all ranks have in common, so it is hashed at init. Splits
 // derive theirs from the parent's id, the split's number on the parent
 // (the same on every rank: splits are collective) and the color.
+#include <dlfcn.h>
 #include <nccl.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "preload/cuda/driver_services.h"
 #include "preload/nccl/comm_registry.h"
@@ -48,18 +51,33 @@ void record_comm(NcclApi api, uint64_t begin, ncclResult_t result, format::CommA
     record->rank = info != nullptr ? info->rank : -1;
     record->nranks = info != nullptr ? info->nranks : -1;
     record->action = static_cast<uint8_t>(action);
+    record->library = static_cast<uint8_t>(info != nullptr ? info->library : format::CollectiveLibrary::kUnknown);
     commit();
   }
 }
 
+// NCCL or RCCL: the file the real function lives in (RCCL's librccl.so
+// exports NCCL's API names).
+format::CollectiveLibrary library_of(const void* real_function) {
+  Dl_info info{};
+  if (real_function == nullptr || dladdr(real_function, &info) == 0 || info.dli_fname == nullptr)
+    return format::CollectiveLibrary::kUnknown;
+  const char* slash = std::strrchr(info.dli_fname, '/');
+  const char* name = slash != nullptr ? slash + 1 : info.dli_fname;
+  return std::strncmp(name, "librccl", 7) == 0 ? format::CollectiveLibrary::kRccl : format::CollectiveLibrary::kNccl;
+}
+
 // Rank, size and device as the library reports them (through the real
-// functions: these calls are not recorded).
+// functions: these calls are not recorded). RCCL's device is a HIP ordinal.
 CommInfo* remember(ncclComm_t comm, uint64_t comm_id, CUcontext context) {
   int rank = -1, nranks = -1, device = -1;
-  if (auto* count = PROFLAUNCH_NCCL_REAL(ncclCommCount)) count(comm, &nranks);
+  auto* count = PROFLAUNCH_NCCL_REAL(ncclCommCount);
+  if (count != nullptr) count(comm, &nranks);
   if (auto* user_rank = PROFLAUNCH_NCCL_REAL(ncclCommUserRank)) user_rank(comm, &rank);
   if (auto* cu_device = PROFLAUNCH_NCCL_REAL(ncclCommCuDevice)) cu_device(comm, &device);
-  return register_comm(comm, comm_id, rank, nranks, device, context);
+  const format::CollectiveLibrary library = library_of(reinterpret_cast<const void*>(count));
+  if (library == format::CollectiveLibrary::kRccl && device >= 0) device += format::kAmdDeviceBase;
+  return register_comm(comm, comm_id, rank, nranks, device, context, library);
 }
 
 template <typename CallReal>
@@ -92,6 +110,7 @@ ncclResult_t traced_end(NcclApi api, format::CommAction action, ncclComm_t comm,
     copy_of_info.rank = found->rank;
     copy_of_info.nranks = found->nranks;
     copy_of_info.device = found->device;
+    copy_of_info.library = found->library;
   }
   const ncclResult_t result = call_real();
   if (action != format::CommAction::kFinalize && result == ncclSuccess) forget_comm(comm);

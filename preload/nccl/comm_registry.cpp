@@ -38,7 +38,7 @@ CommInfo* find_comm(const void* comm) noexcept {
 }
 
 CommInfo* register_comm(const void* comm, uint64_t comm_id, int32_t rank, int32_t nranks, int32_t device,
-                        CUcontext context) noexcept {
+                        CUcontext context, format::CollectiveLibrary library) noexcept {
   if (comm == nullptr) return nullptr;
   std::lock_guard lock(g_insert_mutex);
   const size_t home = home_slot(comm);
@@ -53,6 +53,7 @@ CommInfo* register_comm(const void* comm, uint64_t comm_id, int32_t rank, int32_
     slot.nranks = nranks;
     slot.device = device;
     slot.context = context;
+    slot.library = library;
     slot.collectives.store(0, std::memory_order_relaxed);
     slot.splits.store(0, std::memory_order_relaxed);
     for (int p = 0; p < kMaxTrackedPeers; ++p) {

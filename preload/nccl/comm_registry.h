@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "formats/records.h"
+
 namespace proflaunch::nccl {
 
 inline constexpr int kMaxTrackedPeers = 256;
@@ -21,8 +23,9 @@ struct CommInfo {
   uint64_t comm_id;
   int32_t rank;
   int32_t nranks;
-  int32_t device;
+  int32_t device;     // AMD devices (RCCL) as format::kAmdDeviceBase + HIP ordinal
   CUcontext context;  // where its streams live, when known (null for InitAll)
+  format::CollectiveLibrary library;
   std::atomic<uint64_t> collectives;
   std::atomic<uint64_t> splits;
   // Per peer (rank < kMaxTrackedPeers): sends to it, receives from it.
@@ -35,7 +38,7 @@ CommInfo* find_comm(const void* comm) noexcept;
 
 // Adds (or renews) the entry for `comm`. Null when the registry is full.
 CommInfo* register_comm(const void* comm, uint64_t comm_id, int32_t rank, int32_t nranks, int32_t device,
-                        CUcontext context) noexcept;
+                        CUcontext context, format::CollectiveLibrary library = format::CollectiveLibrary::kNccl) noexcept;
 
 void forget_comm(const void* comm) noexcept;
 

@@ -34,6 +34,15 @@ std::string nccl_reduction_name(uint8_t reduction) {
   return reduction < std::size(kNames) ? kNames[reduction] : "redop#" + std::to_string(reduction);
 }
 
+std::string collective_library_name(uint8_t library) {
+  switch (static_cast<format::CollectiveLibrary>(library)) {
+    case format::CollectiveLibrary::kNccl: return "NCCL";
+    case format::CollectiveLibrary::kRccl: return "RCCL";
+    case format::CollectiveLibrary::kUnknown: break;
+  }
+  return "unknown";
+}
+
 std::string comm_action_name(uint8_t action) {
   static const char* const kNames[] = {"?", "init", "init-all", "split", "finalize", "destroy", "abort"};
   return action < std::size(kNames) ? kNames[action] : "action#" + std::to_string(action);

@@ -286,7 +286,7 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       span_fields(b, r.span, section);
       b.num("device", r.device).text("action", comm_action_name(r.action)).hexnum("comm", r.comm);
       b.hexnum("comm_id", r.comm_id).hexnum("parent_comm_id", r.parent_comm_id).num("rank", r.rank);
-      b.num("nranks", r.nranks);
+      b.num("nranks", r.nranks).text("library", collective_library_name(r.library));
       break;
     }
     case RecordKind::kCollective: {

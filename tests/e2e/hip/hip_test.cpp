@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "tests/e2e/cuda/support/traced_run.h"
@@ -263,6 +265,106 @@ TEST(HipReports, StatsAndMemoryWorkUnchangedForAmd) {
   const std::string json = dir.path() + "/hip.json";
   const ProcessResult convert = run_proftrace({"convert", trace, "-o", json});
   ASSERT_TRUE(convert.exited_with(0)) << convert.describe();
+}
+
+std::vector<std::string> sorted_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    lines.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+int count_of(const std::string& text, const std::string& fragment) {
+  int count = 0;
+  for (size_t at = text.find(fragment); at != std::string::npos; at = text.find(fragment, at + 1)) ++count;
+  return count;
+}
+
+TEST(Rccl, TwoRanksAreTracedWithTheirLibraryTheirAmdDevicesAndCollectiveGpuTime) {
+  TempDir dir;
+  const int iterations = 3;
+  const TracedPair run = run_both(dir, {build_path("RCCL_RANKS"), "--iterations", std::to_string(iterations)}, {});
+  // The ranks print in either order.
+  EXPECT_EQ(run.traced.status, run.untraced.status) << run.traced.describe();
+  EXPECT_EQ(sorted_lines(run.traced.out), sorted_lines(run.untraced.out));
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  ASSERT_EQ(run.trace.images.size(), 2u) << describe(run.trace);
+
+  for (const ProcessImage& image : run.trace.images) {
+    SCOPED_TRACE(image.pid());
+    int collectives = 0;
+    for (const SpanRecord& span : image.spans) {
+      if (span.kind != format::RecordKind::kCollective) continue;
+      ++collectives;
+      // The collective's kernel, launched by RCCL through HIP inside the
+      // call, carries the call's correlation id and is timed from it.
+      const Operation* kernel = nullptr;
+      for (const Operation* launch : image.launches())
+        if (launch->span.correlation_id == span.span.correlation_id) kernel = launch;
+      ASSERT_NE(kernel, nullptr) << span.api;
+      EXPECT_EQ(kernel->api, "hipModuleLaunchKernel");
+      EXPECT_NE(kernel->kernel.find("ncclDevKernel_"), std::string::npos) << kernel->kernel;
+      ASSERT_EQ(kernel->gpu.size(), 1u);
+      EXPECT_TRUE(format::is_amd_device(kernel->device));
+      EXPECT_GE(kernel->gpu.front().start_ns, span.span.begin_ns);
+    }
+    EXPECT_EQ(collectives, iterations + 1);
+    EXPECT_EQ(image.launch_count("compute"), iterations);
+  }
+  const std::string trace = dir.path() + "/hip.trace";
+  const ProcessResult dump = run_proftrace({"dump", trace});
+  ASSERT_TRUE(dump.exited_with(0)) << dump.describe();
+  EXPECT_EQ(count_of(dump.out, "library=RCCL"), 4) << "init and destroy on each rank";
+  EXPECT_EQ(count_of(dump.out, "action=init comm="), 2);
+  EXPECT_EQ(count_of(dump.out, "device=65536 action=init"), 1);
+  EXPECT_EQ(count_of(dump.out, "device=65537 action=init"), 1);
+  // The rank table answers for AMD as for NVIDIA: both ranks, every
+  // collective seen on both.
+  const ProcessResult stats = run_proftrace({"stats", "--section", "nccl-ranks", trace});
+  ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
+  EXPECT_NE(stats.out.find("arrived last at"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("of " + std::to_string(iterations + 1) + " collectives"), std::string::npos) << stats.out;
+}
+
+TEST(BothVendors, OneProcessIsTracedOnItsNvidiaAndItsAmdDevice) {
+  TempDir dir;
+  const int rounds = 2;
+  const TracedPair run = run_both(dir, {build_path("MIXED_VENDORS"), "--rounds", std::to_string(rounds)}, {});
+  expect_same_behaviour(run);
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  const ProcessImage& image = only_image(run);
+  ASSERT_EQ(image.devices.count(0), 1u);
+  ASSERT_EQ(image.devices.count(format::kAmdDeviceBase), 1u);
+  EXPECT_EQ(image.devices.at(0).vendor, static_cast<uint8_t>(format::Vendor::kNvidia));
+  EXPECT_EQ(image.devices.at(format::kAmdDeviceBase).vendor, static_cast<uint8_t>(format::Vendor::kAmd));
+  int hip_ops = 0, cuda_ops = 0;
+  for (const Operation& op : image.operations) {
+    ASSERT_EQ(op.gpu.size(), 1u) << op.api;
+    EXPECT_EQ(op.gpu.front().device, op.device) << op.api;
+    if (op.api.rfind("hip", 0) == 0) {
+      ++hip_ops;
+      EXPECT_EQ(op.device, format::kAmdDeviceBase) << op.api;
+    } else {
+      ++cuda_ops;
+      EXPECT_EQ(op.api.rfind("cuda", 0), 0u) << op.api;
+      EXPECT_EQ(op.device, 0) << op.api;
+    }
+  }
+  EXPECT_EQ(hip_ops, 3 * rounds);   // copy in, kernel, copy out
+  EXPECT_EQ(cuda_ops, 3 * rounds);  // memset, copy in, copy out
+  const std::string json = dir.path() + "/mixed.json";
+  const ProcessResult convert = run_proftrace({"convert", dir.path() + "/hip.trace", "-o", json});
+  ASSERT_TRUE(convert.exited_with(0)) << convert.describe();
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"AMD GPU 0 ("), std::string::npos);
+  EXPECT_NE(text.find("\"GPU 0 ("), std::string::npos);
 }
 
 }  // namespace

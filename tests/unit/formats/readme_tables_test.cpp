@@ -170,7 +170,7 @@ std::map<std::string, StructFact> facts_from_code() {
        SPAN_FIELDS(CollectiveCommRecord), FIELD(CollectiveCommRecord, comm),
        FIELD(CollectiveCommRecord, comm_id), FIELD(CollectiveCommRecord, parent_comm_id),
        FIELD(CollectiveCommRecord, rank), FIELD(CollectiveCommRecord, nranks),
-       FIELD(CollectiveCommRecord, action), FIELD(CollectiveCommRecord, reserved)});
+       FIELD(CollectiveCommRecord, action), FIELD(CollectiveCommRecord, library), FIELD(CollectiveCommRecord, reserved)});
   facts["Collective"] = record<CollectiveRecord>(
       {FIELD(CollectiveRecord, header), FIELD(CollectiveRecord, device), SPAN_FIELDS(CollectiveRecord),
        FIELD(CollectiveRecord, comm), FIELD(CollectiveRecord, comm_id), FIELD(CollectiveRecord, sequence),

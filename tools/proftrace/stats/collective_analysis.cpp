@@ -111,6 +111,13 @@ void CollectiveAnalysis::finish(const TraceModel& model) {
     host_of[id] = section.host();
     process_rank[id] = section.process ? section.process->rank : -1;
   }
+  // A process started without RANK (a job that forks its ranks) is the rank
+  // its communicators give it, when they all agree.
+  std::map<uint64_t, std::set<int32_t>> comm_ranks;
+  for (const Call& call : calls_)
+    if (call.rank >= 0) comm_ranks[call.section].insert(call.rank);
+  for (auto& [id, rank] : process_rank)
+    if (rank < 0 && comm_ranks[id].size() == 1) rank = *comm_ranks[id].begin();
   struct Resolved {
     const Call* call;
     Interval gpu;  // local clock

@@ -265,13 +265,6 @@ hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback
   });
 }
 
-hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData) {
-  return device_api([&] {
-    if (fn == nullptr) return hipErrorInvalidValue;
-    return to_hip(cuLaunchHostFunc(cu(stream), fn, userData));
-  });
-}
-
 // ---- events
 
 hipError_t hipEventCreateWithFlags(hipEvent_t* event, unsigned flags) {

@@ -25,6 +25,10 @@ struct Driver {
   PFN_cuLaunchHostFunc_v10000 launch_host_func;
 };
 
+// Fills `driver`, or sets `error`: driver_cuda.cpp (libnccl.so.2: the CUDA
+// driver) or driver_hip.cpp (librccl.so.1: the same functions over HIP).
+void load_driver(Driver& driver, std::string& error);
+
 // Null (and `error` set) when libcuda.so.1 is missing or incomplete.
 const Driver* driver(std::string& error);
 

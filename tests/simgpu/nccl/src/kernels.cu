@@ -10,9 +10,19 @@ struct ncclDevKernelArgsStorage {
 
 using Args = ncclDevKernelArgsStorage<4096>;
 
-#define SIMNCCL_KERNEL(name)                                                 \
-  __global__ void name(const __grid_constant__ Args args) {                \
-    if (args.storage[threadIdx.x % 4096] == 0x7f) asm volatile("trap;");   \
+// hipcc builds the same kernels for the simulated librccl.so.1.
+#if defined(__HIP__)
+#include <hip/hip_runtime.h>
+#define SIMNCCL_GRID_CONSTANT
+#define SIMNCCL_TRAP() __builtin_trap()
+#else
+#define SIMNCCL_GRID_CONSTANT __grid_constant__
+#define SIMNCCL_TRAP() asm volatile("trap;")
+#endif
+
+#define SIMNCCL_KERNEL(name)                                                   \
+  __global__ void name(const SIMNCCL_GRID_CONSTANT Args args) {              \
+    if (args.storage[threadIdx.x % 4096] == 0x7f) SIMNCCL_TRAP();            \
   }
 
 #define SIMNCCL_SUM_KERNELS(collective)              \
