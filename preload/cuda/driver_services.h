@@ -54,6 +54,13 @@ struct DriverServices {
 // while no driver is loaded yet (the lookup is retried until one is).
 const DriverServices& driver_services() noexcept;
 
+// Whether the driver has every function GPU timing by events calls (a
+// driver without them - an old or a stub one - leaves work untimed).
+inline bool has_event_timing(const DriverServices& d) noexcept {
+  return d.event_create && d.event_record && d.event_query && d.event_synchronize && d.event_elapsed_time &&
+         d.event_destroy && d.stream_create && d.stream_destroy && d.ctx_set_current;
+}
+
 // The device of the calling thread's current context, and the context; -1 /
 // nullptr when there is none.
 //

@@ -115,7 +115,7 @@ uint32_t ensure_context_clock(CUcontext context) noexcept {
     if (clock == nullptr) return 0;
     const DriverServices& driver = driver_services();
     CUstream stream = nullptr;
-    if (driver.stream_create == nullptr || driver.stream_create(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+    if (!has_event_timing(driver) || driver.stream_create(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
       return 0;
     *clock = ContextClock{};
     clock->context = context;

@@ -27,13 +27,16 @@ std::atomic<bool> g_defined[kMaxDevices];
 
 }  // namespace
 
+// Resolved once libamdhip64 is loaded (retried until then). A library that
+// lacks some of these functions (an older or a stub one) leaves the
+// services incomplete for good: the shim then does without them.
 const HipServices& hip_services() noexcept {
   static HipServices services{};
   static std::atomic<bool> ready{false};
   if (ready.load(std::memory_order_acquire)) return services;
   HipServices s{};
-  bool ok = resolve(s.event_create_with_flags, "hipEventCreateWithFlags");
-  ok &= resolve(s.event_record, "hipEventRecord");
+  if (!resolve(s.event_create_with_flags, "hipEventCreateWithFlags")) return services;  // not loaded yet
+  bool ok = resolve(s.event_record, "hipEventRecord");
   ok &= resolve(s.event_query, "hipEventQuery");
   ok &= resolve(s.event_synchronize, "hipEventSynchronize");
   ok &= resolve(s.event_elapsed_time, "hipEventElapsedTime");
@@ -45,12 +48,8 @@ const HipServices& hip_services() noexcept {
   ok &= resolve(s.set_device, "hipSetDevice");
   ok &= resolve(s.peek_at_last_error, "hipPeekAtLastError");
   ok &= resolve(s.get_last_error, "hipGetLastError");
-  if (!ok) {
-    static HipServices none{};
-    return none;
-  }
-  s.complete = true;
-  services = s;
+  s.complete = ok;
+  if (ok) services = s;
   ready.store(true, std::memory_order_release);
   return services;
 }

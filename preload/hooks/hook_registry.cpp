@@ -33,8 +33,11 @@ size_t g_api_source_count = 0;
 // reject nearly everything before the binary search.
 bool wants(const char* name) {
   if (name[0] == 'c') return name[1] == 'u' && g_table.contains(name);
-  if (name[0] == '_') return name[1] == '_' && name[2] == 'c' && g_table.contains(name);
+  // __cuda*, __hip*, and HIP's few C++-linkage exports (_Z..hip...)
+  if (name[0] == '_')
+    return ((name[1] == '_' && (name[2] == 'c' || name[2] == 'h')) || name[1] == 'Z') && g_table.contains(name);
   if (name[0] == 'n') return name[1] == 'c' && g_table.contains(name);  // NCCL
+  if (name[0] == 'h') return name[1] == 'i' && g_table.contains(name);  // HIP
   return false;
 }
 

@@ -356,7 +356,7 @@ TEST(BothVendors, OneProcessIsTracedOnItsNvidiaAndItsAmdDevice) {
       EXPECT_EQ(op.device, 0) << op.api;
     }
   }
-  EXPECT_EQ(hip_ops, 3 * rounds);   // copy in, kernel, copy out
+  EXPECT_EQ(hip_ops, 4 * rounds);   // copy in, kernel (<<<>>> and through dlsym), copy out
   EXPECT_EQ(cuda_ops, 3 * rounds);  // memset, copy in, copy out
   const std::string json = dir.path() + "/mixed.json";
   const ProcessResult convert = run_proftrace({"convert", dir.path() + "/hip.trace", "-o", json});

@@ -2,6 +2,8 @@
 // kernel of its own) and CUDA work through libcudart.so.13, which the
 // program loads at run time with dlopen, as frameworks that support both do.
 // Each side allocates, copies in, works, copies out and checks its bytes.
+// The HIP kernel is launched twice per round: with <<<>>> and through a
+// hipLaunchKernel found with dlsym.
 //
 //   mixed_vendors [--rounds N]
 //
@@ -83,6 +85,14 @@ int main(int argc, char** argv) {
   constexpr int kBytes = 1 << 16;
   std::vector<unsigned char> host(kBytes, 7), back(kBytes);
   const Cuda cuda = load_cuda();
+  // The HIP launch function as a framework that dlsyms it gets it.
+  using LaunchKernel = hipError_t (*)(const void*, dim3, dim3, void**, size_t, hipStream_t);
+  const auto launch_kernel =
+      reinterpret_cast<LaunchKernel>(dlsym(dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_NOLOAD), "hipLaunchKernel"));
+  if (launch_kernel == nullptr) {
+    std::fprintf(stderr, "mixed_vendors: no hipLaunchKernel through dlsym\n");
+    return 3;
+  }
   int cuda_devices = 0;
   CHECK_CUDA(cuda.get_device_count(&cuda_devices));
 
@@ -94,6 +104,9 @@ int main(int argc, char** argv) {
     CHECK_HIP(hipMemcpy(amd, host.data(), kBytes, hipMemcpyHostToDevice));
     increment<<<kBytes / 256, 256>>>(amd, kBytes);
     CHECK_HIP(hipGetLastError());
+    int count = kBytes;
+    void* args[] = {&amd, &count};
+    CHECK_HIP(launch_kernel(reinterpret_cast<const void*>(&increment), dim3(kBytes / 256), dim3(256), args, 0, nullptr));
     CHECK_HIP(hipMemcpy(back.data(), amd, kBytes, hipMemcpyDeviceToHost));
     CHECK_CUDA(cuda.memset(nvidia, 0, kBytes));
     CHECK_CUDA(cuda.memcpy(nvidia, host.data(), kBytes, kCudaMemcpyHostToDevice));
