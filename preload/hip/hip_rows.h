@@ -129,6 +129,31 @@ class HipStreamOperation {
   bool submitted_ = false;
 };
 
+// hipGraphLaunch: the graph's work as one unit of GPU time on its stream
+// (node by node would need an activity API AMD lacks here).
+struct HipGraphLaunchRow {
+  hipGraphExec_t exec;
+  hipStream_t stream;
+
+  template <typename Hook, typename Describe, typename CallReal>
+  static auto run(Describe&& describe, CallReal&& call_real) {
+    ReentrancyGuard guard;
+    if (!guard.outermost() || !hip_recording()) return call_real();
+    const HipGraphLaunchRow row = describe();
+    HipStreamOperation operation(Hook::api, Hook::per_thread, true, row.stream, false);
+    const hipError_t result = call_real();
+    operation.returned(result);
+    if (auto* record = emit<format::GraphLaunchRecord>()) {
+      operation.finish(*record, result);
+      record->graph_exec = reinterpret_cast<uint64_t>(row.exec);
+      commit();
+      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
+    }
+    operation.queue(format::GpuActivityKind::kGraph);
+    return result;
+  }
+};
+
 // Kernel launches. `function` is the kernel's host stub (registered with
 // its name by __hipRegisterFunction) or a module's hipFunction_t (named by
 // hipModuleGetFunction).
@@ -344,6 +369,8 @@ inline HipLaunchRow work_size_launch(hipFunction_t f, uint32_t gx, uint32_t gy, 
   return {f, {blocks(gx, lx), blocks(gy, ly), blocks(gz, lz)}, {lx, ly, lz}, static_cast<uint32_t>(shared_bytes),
           stream, format::kLaunchExtended};
 }
+
+inline HipGraphLaunchRow graph_launch(hipGraphExec_t exec, hipStream_t stream) noexcept { return {exec, stream}; }
 
 inline HipCopyRow copy(const void* dst, const void* src, size_t bytes, hipStream_t stream = nullptr,
                        bool async = false) noexcept {

@@ -202,6 +202,30 @@ TEST(HipTraining, ATargetWithoutCodeForTheDeviceFailsTheSameWayTraced) {
   EXPECT_TRUE(image.launches().front()->gpu.empty()) << "a launch that failed has no GPU time";
 }
 
+TEST(HipTraining, ACapturedStepIsNeverBrokenAndEachReplayIsTimed) {
+  TempDir dir;
+  const int steps = 3;
+  const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--graph", "--steps", std::to_string(steps)});
+  expect_same_behaviour(run);
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  const ProcessImage& image = only_image(run);
+  // Every launch and copy made during the global-mode capture is flagged as
+  // captured and has no GPU time (no timing event went into the capture).
+  ASSERT_EQ(image.launch_count("matmul"), 3);
+  for (const Operation& op : image.operations) {
+    EXPECT_NE(op.span.flags & format::kApiCaptured, 0) << op.api;
+    EXPECT_TRUE(op.gpu.empty()) << op.api;
+  }
+  int graph_launches = 0;
+  for (const SpanRecord& span : image.spans) graph_launches += span.kind == format::RecordKind::kGraphLaunch;
+  EXPECT_EQ(graph_launches, steps);
+  int graph_activities = 0;
+  for (const format::GpuActivityRecord& gpu : image.gpu_activities)
+    graph_activities += gpu.kind == static_cast<uint8_t>(format::GpuActivityKind::kGraph);
+  EXPECT_EQ(graph_activities, steps);
+  EXPECT_TRUE(image.lost.empty()) << "captured work is not untimed work";
+}
+
 TEST(HipTraining, NoGpuTimingStillRecordsEveryCall) {
   TempDir dir;
   const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--steps", "2"}, {kCosts}, {"--gpu-timing=none"});

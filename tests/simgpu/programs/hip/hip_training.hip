@@ -1,7 +1,7 @@
 // A HIP training loop, built with Debian's hipcc (device code for gfx90a),
 // for the profiler's AMD tests and `scripts/run-sample.sh --hip`.
 //
-//   hip_training [--steps N] [--threads N] [--fork] [--module FILE]
+//   hip_training [--steps N] [--threads N] [--fork] [--module FILE] [--graph]
 //
 // Each step: the batch is copied in (pinned host memory, async), a forward
 // pass of three layers (matmul, bias+relu), a loss (softmax), the loss
@@ -14,6 +14,9 @@
 //                run the loop and the parent reports the child's status
 //   --module F   also loads F (a code object or bundle) with hipModuleLoad
 //                and launches its first kernel `scale` through hipModuleLaunchKernel
+//   --graph      captures one step (copy in, forward, loss out, backward) into
+//                a graph with hipStreamBeginCapture in global mode, and
+//                replays it with hipGraphLaunch --steps times
 #include <hip/hip_runtime.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,7 +73,59 @@ struct Options {
   int threads = 0;
   bool fork_worker = false;
   const char* module = nullptr;
+  bool graph = false;
 };
+
+// One step captured into a graph and replayed: buffers allocated up front.
+float run_graph(int steps) {
+  const size_t matrix = size_t(kWidth) * kWidth * sizeof(float);
+  const size_t batch = size_t(kBatch) * kWidth * sizeof(float);
+  hipStream_t stream;
+  CHECK(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking));
+  float *weights[3], *bias, *grad, *input, *activation, *loss_device, *host_batch, *host_loss;
+  for (float*& w : weights) CHECK(hipMalloc(&w, matrix));
+  CHECK(hipMalloc(&bias, kWidth * sizeof(float)));
+  CHECK(hipMalloc(&grad, matrix));
+  CHECK(hipMalloc(&input, batch));
+  CHECK(hipMalloc(&activation, batch));
+  CHECK(hipMalloc(&loss_device, sizeof(float)));
+  CHECK(hipHostMalloc(&host_batch, batch, hipHostMallocDefault));
+  CHECK(hipHostMalloc(&host_loss, sizeof(float), hipHostMallocDefault));
+  std::memset(host_batch, 0, batch);
+  const dim3 tile(16, 16), grid(kWidth / 16, kBatch / 16);
+  const int elements = kBatch * kWidth, threads = 256;
+
+  CHECK(hipStreamBeginCapture(stream, hipStreamCaptureModeGlobal));
+  CHECK(hipMemcpyAsync(input, host_batch, batch, hipMemcpyHostToDevice, stream));
+  float* x = input;
+  for (float* w : weights) {
+    hipLaunchKernelGGL(matmul, grid, tile, 0, stream, x, w, activation, kWidth);
+    bias_relu<<<(elements + threads - 1) / threads, threads, 0, stream>>>(activation, bias, elements);
+    x = activation;
+  }
+  softmax_loss<<<1, 256, 0, stream>>>(activation, loss_device, elements);
+  CHECK(hipMemcpyAsync(host_loss, loss_device, sizeof(float), hipMemcpyDeviceToHost, stream));
+  for (int layer = 2; layer >= 0; --layer)
+    backward<<<(kWidth * kWidth + threads - 1) / threads, threads, 0, stream>>>(grad, weights[layer], kWidth * kWidth);
+  hipGraph_t graph;
+  CHECK(hipStreamEndCapture(stream, &graph));
+  hipGraphExec_t exec;
+  CHECK(hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0));
+  float total = 0;
+  for (int step = 0; step < steps; ++step) {
+    CHECK(hipGraphLaunch(exec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    total += *host_loss;
+  }
+  CHECK(hipGraphExecDestroy(exec));
+  CHECK(hipGraphDestroy(graph));
+  for (float* w : weights) CHECK(hipFree(w));
+  for (float* p : {bias, grad, input, activation, loss_device}) CHECK(hipFree(p));
+  CHECK(hipHostFree(host_batch));
+  CHECK(hipHostFree(host_loss));
+  CHECK(hipStreamDestroy(stream));
+  return total;
+}
 
 float run_loop(int steps, const char* module_path) {
   const size_t matrix = size_t(kWidth) * kWidth * sizeof(float);
@@ -155,8 +210,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) options.threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--fork")) options.fork_worker = true;
     else if (!std::strcmp(argv[i], "--module") && i + 1 < argc) options.module = argv[++i];
+    else if (!std::strcmp(argv[i], "--graph")) options.graph = true;
     else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--threads N] [--fork] [--module FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--steps N] [--threads N] [--fork] [--module FILE] [--graph]\n", argv[0]);
       return 64;
     }
   }
@@ -165,7 +221,9 @@ int main(int argc, char** argv) {
     child = fork();
     if (child < 0) return 3;
   }
-  if (options.threads > 0) {
+  if (options.graph) {
+    run_graph(options.steps);
+  } else if (options.threads > 0) {
     std::vector<std::thread> threads;
     for (int t = 0; t < options.threads; ++t) threads.emplace_back([&] { run_loop(options.steps, nullptr); });
     for (std::thread& t : threads) t.join();
