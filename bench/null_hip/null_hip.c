@@ -21,5 +21,6 @@ NULL_HIP(hipStreamIsCapturing)
 NULL_HIP(hipThreadExchangeStreamCaptureMode)
 NULL_HIP(hipPeekAtLastError)
 NULL_HIP(hipGetLastError)
+NULL_HIP(hipGetSymbolAddress)
 
 __attribute__((visibility("default"))) int hipPointerGetAttributes(void) { return 1; /* hipErrorInvalidValue */ }

@@ -51,6 +51,16 @@ HipMemoryEnd classify(const void* pointer) noexcept {
   return end;
 }
 
+const void* symbol_device_address(const void* symbol, size_t offset) noexcept {
+  const HipServices& hip = hip_services();
+  if (!hip.complete || symbol == nullptr) return nullptr;
+  const LastErrorGuard keep(hip);
+  if (!keep.clean_before()) return nullptr;
+  void* address = nullptr;
+  if (hip.get_symbol_address(&address, symbol) != hipSuccess || address == nullptr) return nullptr;
+  return static_cast<const char*>(address) + offset;
+}
+
 format::CopyDirection HipCopyRow::direction_between(const HipMemoryEnd& src, const HipMemoryEnd& dst) noexcept {
   auto on_device = [](const HipMemoryEnd& e) {
     return e.kind == format::MemoryKind::kDevice || e.kind == format::MemoryKind::kManaged ||

@@ -129,6 +129,24 @@ class HipStreamOperation {
   bool submitted_ = false;
 };
 
+// What every stream-operation row does once its operation is open: the real
+// call, the end event, the record (`fill` adds the row's own fields), the
+// call stack, then the GPU time.
+template <typename Record, typename CallReal, typename Fill>
+hipError_t submit(HipStreamOperation& operation, CallReal&& call_real, format::GpuActivityKind kind,
+                  Fill&& fill) {
+  const hipError_t result = call_real();
+  operation.returned(result);
+  if (auto* record = emit<Record>()) {
+    operation.finish(*record, result);
+    fill(*record);
+    commit();
+    stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
+  }
+  operation.queue(kind);
+  return result;
+}
+
 // hipGraphLaunch: the graph's work as one unit of GPU time on its stream
 // (node by node would need an activity API AMD lacks here).
 struct HipGraphLaunchRow {
@@ -141,16 +159,9 @@ struct HipGraphLaunchRow {
     if (!guard.outermost() || !hip_recording()) return call_real();
     const HipGraphLaunchRow row = describe();
     HipStreamOperation operation(Hook::api, Hook::per_thread, true, row.stream, false);
-    const hipError_t result = call_real();
-    operation.returned(result);
-    if (auto* record = emit<format::GraphLaunchRecord>()) {
-      operation.finish(*record, result);
-      record->graph_exec = reinterpret_cast<uint64_t>(row.exec);
-      commit();
-      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
-    }
-    operation.queue(format::GpuActivityKind::kGraph);
-    return result;
+    return submit<format::GraphLaunchRecord>(operation, call_real, format::GpuActivityKind::kGraph, [&](auto& record) {
+      record.graph_exec = reinterpret_cast<uint64_t>(row.exec);
+    });
   }
 };
 
@@ -170,20 +181,13 @@ struct HipLaunchRow {
     if (!guard.outermost() || !hip_recording()) return call_real();
     const HipLaunchRow row = describe();
     HipStreamOperation operation(Hook::api, Hook::per_thread, true, row.stream, false, /*launch=*/true);
-    const hipError_t result = call_real();
-    operation.returned(result);
-    if (auto* record = emit<format::KernelLaunchRecord>()) {
-      operation.finish(*record, result);
-      record->function = reinterpret_cast<uint64_t>(row.function);
-      record->grid = row.grid;
-      record->block = row.block;
-      record->dynamic_shared_bytes = row.shared_bytes;
-      record->launch_flags = row.flags;
-      commit();
-      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
-    }
-    operation.queue(format::GpuActivityKind::kKernel);
-    return result;
+    return submit<format::KernelLaunchRecord>(operation, call_real, format::GpuActivityKind::kKernel, [&](auto& record) {
+      record.function = reinterpret_cast<uint64_t>(row.function);
+      record.grid = row.grid;
+      record.block = row.block;
+      record.dynamic_shared_bytes = row.shared_bytes;
+      record.launch_flags = row.flags;
+    });
   }
 };
 
@@ -195,6 +199,10 @@ struct HipMemoryEnd {
   int32_t device = -1;
 };
 HipMemoryEnd classify(const void* pointer) noexcept;
+
+// The device address of a __device__ variable (its host shadow `symbol`) plus
+// `offset`, or null when the runtime does not know it.
+const void* symbol_device_address(const void* symbol, size_t offset) noexcept;
 
 struct HipCopyRow {
   const void* dst;
@@ -211,25 +219,18 @@ struct HipCopyRow {
     const HipMemoryEnd dst = classify(row.dst), src = classify(row.src);
     // HIP's synchronous copies return once the copy is done.
     HipStreamOperation operation(Hook::api, Hook::per_thread, row.async, row.stream, !row.async);
-    const hipError_t result = call_real();
-    operation.returned(result);
-    if (auto* record = emit<format::MemoryCopyRecord>()) {
-      operation.finish(*record, result);
+    return submit<format::MemoryCopyRecord>(operation, call_real, format::GpuActivityKind::kMemoryCopy, [&](auto& record) {
       const format::CopyDirection direction = direction_between(src, dst);
-      record->bytes = row.bytes;
-      record->src = src.address;
-      record->dst = dst.address;
-      record->direction = static_cast<uint8_t>(direction);
-      record->src_kind = static_cast<uint8_t>(src.kind);
-      record->dst_kind = static_cast<uint8_t>(dst.kind);
-      record->peer_device = direction == format::CopyDirection::kPeer ? src.device : -1;
-      record->src_device = src.device;
-      record->dst_device = dst.device;
-      commit();
-      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
-    }
-    operation.queue(format::GpuActivityKind::kMemoryCopy);
-    return result;
+      record.bytes = row.bytes;
+      record.src = src.address;
+      record.dst = dst.address;
+      record.direction = static_cast<uint8_t>(direction);
+      record.src_kind = static_cast<uint8_t>(src.kind);
+      record.dst_kind = static_cast<uint8_t>(dst.kind);
+      record.peer_device = direction == format::CopyDirection::kPeer ? src.device : -1;
+      record.src_device = src.device;
+      record.dst_device = dst.device;
+    });
   }
 
   static format::CopyDirection direction_between(const HipMemoryEnd& src, const HipMemoryEnd& dst) noexcept;
@@ -250,20 +251,13 @@ struct HipMemsetRow {
     const HipMemsetRow row = describe();
     const HipMemoryEnd dst = classify(row.dst);
     HipStreamOperation operation(Hook::api, Hook::per_thread, row.async, row.stream, false);
-    const hipError_t result = call_real();
-    operation.returned(result);
-    if (auto* record = emit<format::MemorySetRecord>()) {
-      operation.finish(*record, result);
-      record->bytes = row.bytes;
-      record->dst = dst.address;
-      record->value = row.value;
-      record->element_bytes = row.element_bytes;
-      record->dst_kind = static_cast<uint8_t>(dst.kind);
-      commit();
-      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
-    }
-    operation.queue(format::GpuActivityKind::kMemorySet);
-    return result;
+    return submit<format::MemorySetRecord>(operation, call_real, format::GpuActivityKind::kMemorySet, [&](auto& record) {
+      record.bytes = row.bytes;
+      record.dst = dst.address;
+      record.value = row.value;
+      record.element_bytes = row.element_bytes;
+      record.dst_kind = static_cast<uint8_t>(dst.kind);
+    });
   }
 };
 
@@ -378,6 +372,14 @@ inline HipCopyRow copy(const void* dst, const void* src, size_t bytes, hipStream
 }
 inline HipCopyRow copy_async(const void* dst, const void* src, size_t bytes, hipStream_t stream) noexcept {
   return {dst, src, bytes, stream, true};
+}
+inline HipCopyRow to_symbol(const void* symbol, const void* src, size_t bytes, size_t offset,
+                            hipStream_t stream = nullptr, bool async = false) noexcept {
+  return {symbol_device_address(symbol, offset), src, bytes, stream, async};
+}
+inline HipCopyRow from_symbol(void* dst, const void* symbol, size_t bytes, size_t offset,
+                              hipStream_t stream = nullptr, bool async = false) noexcept {
+  return {dst, symbol_device_address(symbol, offset), bytes, stream, async};
 }
 inline HipCopyRow copy_2d(const void* dst, const void* src, size_t width, size_t height, hipStream_t stream = nullptr,
                           bool async = false) noexcept {

@@ -46,6 +46,7 @@ const HipServices& hip_services() noexcept {
   ok &= resolve(s.stream_is_capturing, "hipStreamIsCapturing");
   ok &= resolve(s.thread_exchange_stream_capture_mode, "hipThreadExchangeStreamCaptureMode");
   ok &= resolve(s.set_device, "hipSetDevice");
+  ok &= resolve(s.get_symbol_address, "hipGetSymbolAddress");
   ok &= resolve(s.peek_at_last_error, "hipPeekAtLastError");
   ok &= resolve(s.get_last_error, "hipGetLastError");
   s.complete = ok;

@@ -19,6 +19,7 @@ struct HipServices {
   hipError_t (*stream_is_capturing)(hipStream_t, hipStreamCaptureStatus*);
   hipError_t (*thread_exchange_stream_capture_mode)(hipStreamCaptureMode*);
   hipError_t (*set_device)(int);
+  hipError_t (*get_symbol_address)(void**, const void*);
   hipError_t (*peek_at_last_error)();
   hipError_t (*get_last_error)();
   bool complete;  // every member above was found

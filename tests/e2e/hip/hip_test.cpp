@@ -99,9 +99,18 @@ TEST(HipTraining, EveryKernelCopyAndMemsetIsNamedTimedAndOnAnAmdDevice) {
     EXPECT_GE(launch->gpu.front().end_ns - launch->gpu.front().start_ns, kMatmulNs - 1000);
   }
 
-  // Copies: the batch in from pinned host memory, the loss out.
-  int to_device = 0, to_host = 0;
+  // Copies: the learning rate to and from its __device__ variable, the
+  // batch in from pinned host memory, the loss out.
+  int to_device = 0, to_host = 0, symbol_copies = 0;
   for (const Operation* copy : image.copies()) {
+    if (copy->api == "hipMemcpyToSymbol" || copy->api == "hipMemcpyFromSymbol") {
+      ++symbol_copies;
+      EXPECT_EQ(copy->copy.direction, static_cast<uint8_t>(copy->api == "hipMemcpyToSymbol"
+                                                                ? format::CopyDirection::kHostToDevice
+                                                                : format::CopyDirection::kDeviceToHost));
+      EXPECT_EQ(copy->bytes, sizeof(float));
+      continue;
+    }
     EXPECT_EQ(copy->api, "hipMemcpyAsync");
     if (copy->copy.direction == static_cast<uint8_t>(format::CopyDirection::kHostToDevice)) {
       ++to_device;
@@ -113,6 +122,7 @@ TEST(HipTraining, EveryKernelCopyAndMemsetIsNamedTimedAndOnAnAmdDevice) {
   }
   EXPECT_EQ(to_device, steps);
   EXPECT_EQ(to_host, steps);
+  EXPECT_EQ(symbol_copies, 2);
   EXPECT_EQ(image.sets().size(), 4u);  // three weights and the bias
 
   // Every HIP call appears with its result; the APIs are AMD's.
@@ -188,18 +198,25 @@ TEST(HipTraining, AForkedWorkerIsTracedAsItsOwnProcess) {
 }
 
 TEST(HipTraining, ATargetWithoutCodeForTheDeviceFailsTheSameWayTraced) {
-  // The simulated devices become gfx1030, which the program has no code for.
+  // The simulated devices become gfx1030, which the program has no code for:
+  // its first use of device code (setting a __device__ variable) fails.
   TempDir dir;
   const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--steps", "1"},
-                           {kCosts, {"SIMGPU_HIP_ARCH", "gfx1030"}});
+                                  {kCosts, {"SIMGPU_HIP_ARCH", "gfx1030"}});
   expect_same_behaviour(run);
   EXPECT_EQ(run.traced.err, run.untraced.err);
   EXPECT_TRUE(run.traced.exited_with(2)) << run.traced.describe();
+  EXPECT_NE(run.traced.err.find("hipMemcpyToSymbol"), std::string::npos) << run.traced.err;
   EXPECT_NE(run.traced.err.find("hipErrorNoBinaryForGpu"), std::string::npos) << run.traced.err;
   const ProcessImage& image = only_image(run);
-  ASSERT_FALSE(image.launches().empty());
-  EXPECT_EQ(image.launches().front()->span.result, kHipErrorNoBinaryForGpu);
-  EXPECT_TRUE(image.launches().front()->gpu.empty()) << "a launch that failed has no GPU time";
+  std::vector<const Operation*> failed;
+  for (const Operation& op : image.operations)
+    if (op.span.result != 0) failed.push_back(&op);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed.front()->api, "hipMemcpyToSymbol");
+  EXPECT_EQ(failed.front()->span.result, kHipErrorNoBinaryForGpu);
+  EXPECT_TRUE(failed.front()->gpu.empty()) << "a call that failed has no GPU time";
+  EXPECT_TRUE(image.launches().empty());
 }
 
 TEST(HipTraining, ACapturedStepIsNeverBrokenAndEachReplayIsTimed) {

@@ -82,7 +82,17 @@ hipError_t memset_2d(void* dst, size_t pitch, int value, size_t width, size_t he
   return sync ? to_hip(cuStreamSynchronize(cu(stream))) : hipSuccess;
 }
 
-hipError_t symbol_copy(void* dst, const void* src, size_t bytes, hipStream_t stream, bool sync) {
+// A copy to (`to_symbol`) or from a registered __device__ variable, at
+// `offset` into it; the range must lie within the variable.
+hipError_t symbol_copy(const void* symbol, size_t offset, size_t bytes, const void* host_side, bool to_symbol,
+                       hipStream_t stream, bool sync) {
+  CUdeviceptr address = 0;
+  size_t size = 0;
+  if (hipError_t r = symbol_address(symbol, &address, &size); r != hipSuccess) return r;
+  if (offset > size || bytes > size - offset) return hipErrorInvalidValue;
+  void* device_side = reinterpret_cast<void*>(address + offset);
+  void* dst = to_symbol ? device_side : const_cast<void*>(host_side);
+  const void* src = to_symbol ? host_side : device_side;
   return sync ? copy_sync(dst, src, bytes, stream) : copy_async(dst, src, bytes, stream);
 }
 
@@ -312,42 +322,18 @@ hipError_t hipMemcpyPeerAsync(void* dst, int dstDeviceId, const void* src, int s
 }
 
 hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t offset, hipMemcpyKind) {
-  return device_api([&] {
-    CUdeviceptr address = 0;
-    size_t bytes = 0;
-    if (hipError_t r = symbol_address(symbol, &address, &bytes); r != hipSuccess) return r;
-    if (offset > bytes || sizeBytes > bytes - offset) return hipErrorInvalidValue;
-    return symbol_copy(reinterpret_cast<void*>(address + offset), src, sizeBytes, nullptr, true);
-  });
+  return device_api([&] { return symbol_copy(symbol, offset, sizeBytes, src, true, nullptr, true); });
 }
 hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes, size_t offset,
                                   hipMemcpyKind, hipStream_t stream) {
-  return device_api([&] {
-    CUdeviceptr address = 0;
-    size_t bytes = 0;
-    if (hipError_t r = symbol_address(symbol, &address, &bytes); r != hipSuccess) return r;
-    if (offset > bytes || sizeBytes > bytes - offset) return hipErrorInvalidValue;
-    return symbol_copy(reinterpret_cast<void*>(address + offset), src, sizeBytes, stream, false);
-  });
+  return device_api([&] { return symbol_copy(symbol, offset, sizeBytes, src, true, stream, false); });
 }
 hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t offset, hipMemcpyKind) {
-  return device_api([&] {
-    CUdeviceptr address = 0;
-    size_t bytes = 0;
-    if (hipError_t r = symbol_address(symbol, &address, &bytes); r != hipSuccess) return r;
-    if (offset > bytes || sizeBytes > bytes - offset) return hipErrorInvalidValue;
-    return symbol_copy(dst, reinterpret_cast<void*>(address + offset), sizeBytes, nullptr, true);
-  });
+  return device_api([&] { return symbol_copy(symbol, offset, sizeBytes, dst, false, nullptr, true); });
 }
 hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t offset, hipMemcpyKind,
                                     hipStream_t stream) {
-  return device_api([&] {
-    CUdeviceptr address = 0;
-    size_t bytes = 0;
-    if (hipError_t r = symbol_address(symbol, &address, &bytes); r != hipSuccess) return r;
-    if (offset > bytes || sizeBytes > bytes - offset) return hipErrorInvalidValue;
-    return symbol_copy(dst, reinterpret_cast<void*>(address + offset), sizeBytes, stream, false);
-  });
+  return device_api([&] { return symbol_copy(symbol, offset, sizeBytes, dst, false, stream, false); });
 }
 
 // ---- memsets

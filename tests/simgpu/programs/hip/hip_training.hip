@@ -39,6 +39,10 @@
 constexpr int kWidth = 256;
 constexpr int kBatch = 64;
 
+// The learning rate as a __device__ variable, set once with hipMemcpyToSymbol
+// and read back with hipMemcpyFromSymbol (run_loop checks the round trip).
+__device__ float learning_rate;
+
 __global__ void matmul(const float* a, const float* w, float* out, int n) {
   int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= n || col >= n) return;
@@ -146,6 +150,14 @@ float run_loop(int steps, const char* module_path) {
   CHECK(hipHostMalloc(&host_batch, batch, hipHostMallocDefault));
   CHECK(hipHostMalloc(&host_loss, sizeof(float), hipHostMallocDefault));
   std::memset(host_batch, 0, batch);
+  const float rate = 0.01f;
+  float rate_back = 0;
+  CHECK(hipMemcpyToSymbol(HIP_SYMBOL(learning_rate), &rate, sizeof rate, 0, hipMemcpyHostToDevice));
+  CHECK(hipMemcpyFromSymbol(&rate_back, HIP_SYMBOL(learning_rate), sizeof rate_back, 0, hipMemcpyDeviceToHost));
+  if (rate_back != rate) {
+    std::fprintf(stderr, "hip_training: the learning rate did not round-trip\n");
+    std::exit(4);
+  }
 
   hipFunction_t scale = nullptr;
   hipModule_t module = nullptr;
