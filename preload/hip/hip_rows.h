@@ -329,6 +329,40 @@ struct HipSyncRow {
   }
 };
 
+// Stream, event and module creation and destruction.
+struct HipLifecycleRow {
+  format::ObjectKind object;
+  format::LifecycleAction action;
+  void* const* created;  // create: where the call writes the handle
+  const void* destroyed;  // destroy: the handle
+  uint32_t flags;
+  int32_t priority;
+
+  template <typename Hook, typename Describe, typename CallReal>
+  static auto run(Describe&& describe, CallReal&& call_real) {
+    ReentrancyGuard guard;
+    if (!guard.outermost() || !hip_recording()) return call_real();
+    const HipLifecycleRow row = describe();
+    const int ordinal = current_device();
+    DriverCall call(Hook::api, Operation::kOther, cuda::variant_flags(Hook::per_thread, false));
+    const hipError_t result = call_real();
+    call.returned();
+    if (auto* record = emit<format::ObjectLifecycleRecord>()) {
+      call.finish(record->span, static_cast<int32_t>(result));
+      record->device = recorded_device(ordinal);
+      record->handle = reinterpret_cast<uint64_t>(
+          row.action == format::LifecycleAction::kCreate ? (result == hipSuccess && row.created ? *row.created : nullptr)
+                                                         : row.destroyed);
+      record->flags = row.flags;
+      record->priority = row.priority;
+      record->object = static_cast<uint8_t>(row.object);
+      record->action = static_cast<uint8_t>(row.action);
+      commit();
+    }
+    return result;
+  }
+};
+
 // A call recorded as HipCallRow, followed by what the shim must learn from
 // it when it succeeded: the thread's device, a kernel's name, a capture.
 template <typename Then>
@@ -398,6 +432,15 @@ inline HipMemoryRow allocate(Pointer** out, size_t bytes, format::AllocationKind
 }
 inline HipMemoryRow release(const void* pointer, format::AllocationKind kind, hipStream_t stream = nullptr) noexcept {
   return {nullptr, pointer, 0, kind, format::MemoryAction::kRelease, stream, 0};
+}
+
+template <typename Handle>
+inline HipLifecycleRow create(format::ObjectKind object, Handle* created, uint32_t flags = 0,
+                              int32_t priority = 0) noexcept {
+  return {object, format::LifecycleAction::kCreate, reinterpret_cast<void* const*>(created), nullptr, flags, priority};
+}
+inline HipLifecycleRow destroy(format::ObjectKind object, const void* handle) noexcept {
+  return {object, format::LifecycleAction::kDestroy, nullptr, handle, 0, 0};
 }
 
 inline HipSyncRow synchronize_device() noexcept { return {format::SyncTarget::kDevice, nullptr, nullptr}; }

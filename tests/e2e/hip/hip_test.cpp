@@ -146,6 +146,26 @@ TEST(HipTraining, EveryKernelCopyAndMemsetIsNamedTimedAndOnAnAmdDevice) {
       EXPECT_EQ(api.vendor, static_cast<uint8_t>(format::Vendor::kAmd)) << name;
   }
   EXPECT_GE(image.counted_calls.count("__hipPushCallConfiguration"), 1u);
+
+  // Streams, the event and the module: created and destroyed, handle for handle.
+  std::map<uint8_t, std::map<uint64_t, int>> live;  // object kind -> handle -> creates - destroys
+  std::map<uint8_t, int> created;
+  for (const HostCall& call : image.calls) {
+    if (call.kind != format::RecordKind::kObjectLifecycle) continue;
+    const format::ObjectLifecycleRecord& r = call.lifecycle;
+    EXPECT_NE(r.handle, 0u) << call.api;
+    EXPECT_TRUE(format::is_amd_device(r.device)) << call.api;
+    const bool create = r.action == static_cast<uint8_t>(format::LifecycleAction::kCreate);
+    live[r.object][r.handle] += create ? 1 : -1;
+    if (create) ++created[r.object];
+    if (create && r.object == static_cast<uint8_t>(format::ObjectKind::kStream))
+      EXPECT_EQ(r.flags, 1u) << "hipStreamNonBlocking";
+  }
+  EXPECT_EQ(created[static_cast<uint8_t>(format::ObjectKind::kStream)], 2);
+  EXPECT_EQ(created[static_cast<uint8_t>(format::ObjectKind::kEvent)], 1);
+  EXPECT_EQ(created[static_cast<uint8_t>(format::ObjectKind::kModule)], 1);
+  for (const auto& [object, handles] : live)
+    for (const auto& [handle, balance] : handles) EXPECT_EQ(balance, 0) << "object kind " << int(object);
   EXPECT_TRUE(image.lost.empty());
 }
 
