@@ -83,15 +83,23 @@ TEST(HipTraining, EveryKernelCopyAndMemsetIsNamedTimedAndOnAnAmdDevice) {
   // a module loaded at run time.
   const std::map<std::string, int> kernels = image.launches_by_kernel();
   EXPECT_EQ(kernels.count(kMatmul) ? kernels.at(kMatmul) : 0, 3 * steps);
-  EXPECT_EQ(image.launch_count("bias_relu"), 3 * steps);
+  EXPECT_EQ(image.launch_count("bias_relu"), 3 * steps + 2);  // + hipExtLaunchKernel, cooperative
   EXPECT_EQ(image.launch_count("softmax_loss"), steps);
   EXPECT_EQ(image.launch_count("backward"), 3 * steps);
   EXPECT_EQ(image.launch_count("sgd_update"), 3 * steps);
   EXPECT_EQ(kernels.count("scale") ? kernels.at("scale") : 0, steps);
+  std::map<std::string, int> launch_apis;
   for (const Operation* launch : image.launches()) {
     EXPECT_FALSE(launch->kernel.empty()) << launch->api;
-    EXPECT_TRUE(launch->api == "hipLaunchKernel" || launch->api == "hipModuleLaunchKernel") << launch->api;
+    ++launch_apis[launch->api];
+    if (launch->api == "hipExtLaunchKernel") EXPECT_NE(launch->launch.launch_flags & format::kLaunchExtended, 0u);
+    if (launch->api == "hipLaunchCooperativeKernel")
+      EXPECT_NE(launch->launch.launch_flags & format::kLaunchCooperative, 0u);
   }
+  EXPECT_EQ(launch_apis["hipModuleLaunchKernel"], steps);
+  EXPECT_EQ(launch_apis["hipExtLaunchKernel"], 1);
+  EXPECT_EQ(launch_apis["hipLaunchCooperativeKernel"], 1);
+  EXPECT_EQ(launch_apis["hipLaunchKernel"], 13 * steps);  // 3 matmul, 3 bias_relu, softmax, 3 backward, 3 sgd
   expect_timed_on_amd(image);
   // The modelled cost shows: every matmul lasted at least 200 us.
   for (const Operation* launch : image.launches()) {
@@ -140,6 +148,7 @@ TEST(HipTraining, EveryKernelCopyAndMemsetIsNamedTimedAndOnAnAmdDevice) {
   EXPECT_EQ(calls["hipStreamWaitEvent"], steps);
   EXPECT_EQ(calls["hipModuleLoad"], 1);
   EXPECT_EQ(calls["hipStreamCreateWithFlags"], 2);
+  EXPECT_EQ(calls["hipEventElapsedTime"], 1);
   for (const auto& [id, api] : image.apis) {
     const std::string name = image.string(api.name_string);
     if (name.rfind("hip", 0) == 0 || name.rfind("__hip", 0) == 0)
@@ -162,7 +171,7 @@ TEST(HipTraining, EveryKernelCopyAndMemsetIsNamedTimedAndOnAnAmdDevice) {
       EXPECT_EQ(r.flags, 1u) << "hipStreamNonBlocking";
   }
   EXPECT_EQ(created[static_cast<uint8_t>(format::ObjectKind::kStream)], 2);
-  EXPECT_EQ(created[static_cast<uint8_t>(format::ObjectKind::kEvent)], 1);
+  EXPECT_EQ(created[static_cast<uint8_t>(format::ObjectKind::kEvent)], 3);
   EXPECT_EQ(created[static_cast<uint8_t>(format::ObjectKind::kModule)], 1);
   for (const auto& [object, handles] : live)
     for (const auto& [handle, balance] : handles) EXPECT_EQ(balance, 0) << "object kind " << int(object);

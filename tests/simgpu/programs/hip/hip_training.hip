@@ -17,6 +17,7 @@
 //   --graph      captures one step (copy in, forward, loss out, backward) into
 //                a graph with hipStreamBeginCapture in global mode, and
 //                replays it with hipGraphLaunch --steps times
+#include <hip/hip_ext.h>
 #include <hip/hip_runtime.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,6 +202,26 @@ float run_loop(int steps, const char* module_path) {
     total += *host_loss;
   }
   CHECK(hipStreamSynchronize(update));
+  // Two more launch paths once per run: AMD's extension with its own
+  // start/stop events, and a cooperative launch.
+  {
+    hipEvent_t start, stop;
+    CHECK(hipEventCreate(&start));
+    CHECK(hipEventCreate(&stop));
+    hipExtLaunchKernelGGL(bias_relu, dim3((elements + threads - 1) / threads), dim3(threads), 0, compute, start, stop,
+                          0, grad, bias, elements);
+    CHECK(hipGetLastError());
+    int count = elements;
+    void* args[] = {&grad, &bias, &count};
+    CHECK(hipLaunchCooperativeKernel(reinterpret_cast<const void*>(&bias_relu), dim3(4), dim3(threads), args, 0,
+                                     compute));
+    CHECK(hipEventSynchronize(stop));
+    float ms = -1;
+    CHECK(hipEventElapsedTime(&ms, start, stop));
+    if (ms < 0) std::exit(5);
+    CHECK(hipEventDestroy(start));
+    CHECK(hipEventDestroy(stop));
+  }
   CHECK(hipDeviceSynchronize());
   if (module != nullptr) CHECK(hipModuleUnload(module));
   CHECK(hipHostFree(host_batch));
