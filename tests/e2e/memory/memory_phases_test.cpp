@@ -180,8 +180,8 @@ TEST_F(MemoryPhases, EveryCallIsOneRecordUnderTheNameTheProgramCalled) {
   for (const MemoryCall& call : calls) {
     if (call.info || call.span().result == 0) continue;
     ++failed[call.api];
-    EXPECT_EQ(call.span().result, 2) << "CUDA_ERROR_OUT_OF_MEMORY";
-    EXPECT_EQ(call.operation.address, 0u);
+    EXPECT_EQ(+call.span().result, 2) << "CUDA_ERROR_OUT_OF_MEMORY";
+    EXPECT_EQ(+call.operation.address, 0u);
     EXPECT_EQ(std::to_string(call.operation.bytes),
               field_of_line(run_->out, "memory_phases:", call.api == "cudaMalloc" ? "failed_request" : "pinned_failed_request"));
   }
@@ -190,10 +190,10 @@ TEST_F(MemoryPhases, EveryCallIsOneRecordUnderTheNameTheProgramCalled) {
   // Stream-ordered calls carry their stream and their pool's reserved size.
   for (const MemoryCall& call : calls) {
     if (call.api != "cudaMallocAsync") continue;
-    EXPECT_GT(call.operation.stream, 2u) << "a created stream";
-    EXPECT_NE(call.operation.handle, 0u) << "the pool";
-    EXPECT_NE(call.operation.pool_reserved_bytes, format::kPoolReservedUnknown);
-    EXPECT_GE(call.operation.pool_reserved_bytes, call.operation.bytes);
+    EXPECT_GT(+call.operation.stream, 2u) << "a created stream";
+    EXPECT_NE(+call.operation.handle, 0u) << "the pool";
+    EXPECT_NE(+call.operation.pool_reserved_bytes, format::kPoolReservedUnknown);
+    EXPECT_GE(+call.operation.pool_reserved_bytes, +call.operation.bytes);
   }
 }
 

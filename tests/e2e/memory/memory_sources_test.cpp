@@ -63,9 +63,9 @@ TEST(MemorySources, ALibraryReachingTheDriverOnlyThroughCuGetProcAddressIsTraced
     EXPECT_FALSE(call.via_runtime()) << call.api << ": libsimblas never calls the runtime";
     if (call.api == "cuMemAlloc") {
       ++allocs;
-      EXPECT_EQ(call.operation.bytes, 4u << 20) << "the documented 4 MiB workspace";
-      EXPECT_EQ(call.span().result, 0);
-      EXPECT_NE(call.operation.address, 0u);
+      EXPECT_EQ(+call.operation.bytes, 4u << 20) << "the documented 4 MiB workspace";
+      EXPECT_EQ(+call.span().result, 0);
+      EXPECT_NE(+call.operation.address, 0u);
     } else if (call.api == "cuMemFree") {
       ++frees;
     } else {
