@@ -145,6 +145,9 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
   X(CollectiveComm, 128, kEvents, 0, true)             \
   X(Collective, 129, kEvents, 0, true)                 \
   X(CollectiveGroup, 130, kEvents, 0, true)           \
+  X(NvtxDomainDef, 160, kDefinitions, 0, false)         \
+  X(NvtxNameDef, 161, kDefinitions, 0, false)           \
+  X(NvtxEvent, 162, kEvents, 0, true)                  \
   X(StreamCapture, 192, kEvents, 0, true)              \
   X(CapturedNode, 193, kEvents, 0, false)               \
   X(GraphNode, 194, kEvents, 0, false)                  \
@@ -862,6 +865,103 @@ constexpr bool has_api_span(uint16_t kind) {
       return false;
   }
 }
+
+// ---- NVTX -------------------------------------------------------------------
+//
+// The NVTX calls every module of the process makes (the program, PyTorch,
+// NCCL, cuDNN each carry their own NVTX copy and attach to the shim through
+// NVTX_INJECTION64_PATH). Domains and the names NVTX gives to things
+// (registered strings, categories, OS threads, devices, streams, events) are
+// definitions; each mark, push, pop, start and end is an NvtxEvent in its
+// thread's stream. Push/pop ranges nest per thread and domain; start/end
+// ranges are matched by `range_id` and may cross threads.
+
+#pragma pack(push, 1)
+
+// A domain (nvtxDomainCreateA/W). `domain` is the handle events carry; the
+// default domain is 0 and has no definition.
+struct NvtxDomainDefRecord {
+  RecordHeader header;
+  uint32_t name_string;
+  uint64_t domain;
+};
+static_assert(sizeof(NvtxDomainDefRecord) == 16);
+
+enum class NvtxNameKind : uint8_t {
+  kRegisteredString = 1,  // handle: the nvtxStringHandle_t
+  kCategory = 2,          // handle: the category id
+  kOsThread = 3,          // handle: the OS thread id (nvtxNameOsThread)
+  kCudaDevice = 4,        // handle: the device ordinal (nvtxNameCuDevice, nvtxNameCudaDevice)
+  kCudaContext = 5,       // handle: the CUcontext
+  kCudaStream = 6,        // handle: the stream as records carry it (see kStreamLegacy / kStreamPerThread)
+  kCudaEvent = 7,         // handle: the event
+};
+
+// A name NVTX gave to something, from now on (a later definition of the
+// same (kind, domain, handle) renames it).
+struct NvtxNameDefRecord {
+  RecordHeader header;
+  uint8_t kind;  // NvtxNameKind
+  uint8_t reserved[3];
+  uint64_t domain;  // registered strings and categories: their domain; else 0
+  uint64_t handle;
+  uint32_t name_string;
+  uint32_t reserved2;
+};
+static_assert(sizeof(NvtxNameDefRecord) == 32);
+
+enum class NvtxEventType : uint8_t {
+  kMark = 1,
+  kPush = 2,
+  kPop = 3,
+  kStart = 4,
+  kEnd = 5,
+};
+
+enum class NvtxMessageType : uint8_t {
+  kNone = 0,
+  kInline = 1,      // the record's tail: UTF-8 bytes, no terminator (wide strings converted)
+  kRegistered = 2,  // message_handle: a registered string (NvtxNameDef kRegisteredString)
+};
+
+enum class NvtxPayloadType : uint8_t {
+  kNone = 0,
+  kUint64 = 1,
+  kInt64 = 2,
+  kDouble = 3,
+  kUint32 = 4,
+  kInt32 = 5,
+  kFloat = 6,
+};
+
+enum NvtxEventFlags : uint8_t {
+  kNvtxColor = 1u << 0,      // `color` holds an ARGB colour
+  kNvtxTruncated = 1u << 1,  // the message was cut to fit the record
+  kNvtxUnmatched = 1u << 2,  // a pop with no open push on its thread and domain (the call returned -1)
+};
+
+// One NVTX call. span: the call (begin, end, api, result: the call's return
+// value for push and pop - the nesting depth - else 0); for start/end,
+// `range_id` is the id start returned and end was given.
+struct NvtxEventRecord {
+  RecordHeader header;
+  uint8_t type;          // NvtxEventType
+  uint8_t message_type;  // NvtxMessageType
+  uint8_t payload_type;  // NvtxPayloadType
+  uint8_t flags;         // NvtxEventFlags
+  ApiSpan span;
+  uint64_t domain;       // 0: the default domain
+  uint64_t range_id;
+  uint64_t payload;      // the payload's bits, as payload_type says
+  uint64_t message_handle;
+  uint32_t category;
+  uint32_t color;
+  // tail: the inline message
+};
+static_assert(sizeof(NvtxEventRecord) == 80);
+static_assert(offsetof(NvtxEventRecord, span) == 8);
+
+#pragma pack(pop)
 
 // ---- Call stacks ------------------------------------------------------------
 //

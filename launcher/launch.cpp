@@ -151,6 +151,18 @@ int run_traced(const LaunchOptions& options) {
   // program (or user) that names its own injection library keeps it.
   if (options.gpu_timing != "events" && options.gpu_timing != "none" && std::getenv("CUDA_INJECTION64_PATH") == nullptr)
     environment.emplace_back("CUDA_INJECTION64_PATH", shim.path);
+  // Every module that carries NVTX loads the library named here and calls
+  // its InitializeInjectionNvtx2 (preload/nvtx). A program (or user) that
+  // names its own NVTX tool keeps it, and NVTX is then not recorded.
+  uint32_t domains = 0;
+  if (parse_trace_domains(options.trace_domains.c_str(), domains) && (domains & kTraceNvtx) != 0) {
+    const char* own = std::getenv("NVTX_INJECTION64_PATH");
+    if (own == nullptr || *own == '\0') {
+      environment.emplace_back("NVTX_INJECTION64_PATH", shim.path);
+    } else if (own != shim.path) {
+      say(std::string("NVTX_INJECTION64_PATH is already set (") + own + "): NVTX ranges are not recorded");
+    }
+  }
   if (!options.stacks.empty()) environment.emplace_back(kEnvStacks, options.stacks);
   if (!options.counted_calls.empty()) environment.emplace_back(kEnvCounted, options.counted_calls);
   if (options.stack_depth != 0)

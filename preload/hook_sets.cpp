@@ -12,6 +12,7 @@
 #include "preload/hooks/hook_registry.h"
 #include "preload/nccl/nccl_apis.h"
 #include "preload/nccl/nccl_hooks.h"
+#include "preload/nvtx/nvtx_hooks.h"
 #include "preload/runtime.h"
 #include "preload/stacks/stacks.h"
 
@@ -30,6 +31,8 @@ const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept {
       {kDriver, std::size(kDriver), cuda::cuda_driver_apis()},
       {kRuntime, std::size(kRuntime), cuda::cuda_runtime_apis()},
       {kNccl, std::size(kNccl), nccl::nccl_apis()},
+      // NVTX reaches the shim through its injection tables, not symbols.
+      {nullptr, 0, nvtx::nvtx_apis()},
 #if PROFLAUNCH_HIP
       {kHip, std::size(kHip), hip::hip_apis()},
 #endif

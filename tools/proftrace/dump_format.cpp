@@ -319,6 +319,36 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.num("pitch_or_offset_bytes", r.pitch_or_offset_bytes).hexnum("call_flags", r.flags);
       break;
     }
+    case RecordKind::kNvtxDomainDef: {
+      const auto r = record.as<NvtxDomainDefRecord>();
+      b.hexnum("domain", r.domain).quoted("name", string_of(section, r.name_string));
+      break;
+    }
+    case RecordKind::kNvtxNameDef: {
+      const auto r = record.as<NvtxNameDefRecord>();
+      b.text("kind", nvtx_name_kind_name(r.kind)).hexnum("domain", r.domain).hexnum("handle", r.handle);
+      b.quoted("name", string_of(section, r.name_string));
+      break;
+    }
+    case RecordKind::kNvtxEvent: {
+      const auto r = record.as<NvtxEventRecord>();
+      span_fields(b, r.span, section);
+      b.text("type", nvtx_event_type_name(r.type)).hexnum("domain", r.domain);
+      if (r.type == static_cast<uint8_t>(NvtxEventType::kStart) || r.type == static_cast<uint8_t>(NvtxEventType::kEnd))
+        b.num("range_id", r.range_id);
+      if (r.category != 0) b.num("category", r.category);
+      if (r.flags & kNvtxColor) b.hexnum("color", r.color);
+      if (r.payload_type != 0) b.text("payload", nvtx_payload_text(r.payload_type, r.payload));
+      if (r.message_type == static_cast<uint8_t>(NvtxMessageType::kInline)) {
+        const std::string_view message = nvtx_inline_message(record.data, record.bytes);
+        b.num("message_bytes", message.size()).quoted("message", message);
+      } else if (r.message_type == static_cast<uint8_t>(NvtxMessageType::kRegistered)) {
+        b.hexnum("registered", r.message_handle);
+      }
+      if (r.flags & kNvtxTruncated) b.text("truncated", "yes");
+      if (r.flags & kNvtxUnmatched) b.text("unmatched", "yes");
+      break;
+    }
     case RecordKind::kMemoryInfo: {
       const auto r = record.as<MemoryInfoRecord>();
       span_fields(b, r.span, section);
@@ -328,6 +358,7 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
   }
   if (const auto fixed = fixed_record_bytes(record.kind); fixed && record.bytes > *fixed &&
                                                           record.record_kind() != RecordKind::kStringDef &&
+                                                          record.record_kind() != RecordKind::kNvtxEvent &&
                                                           !has_stack_tail(record.kind))
     b.num("extra_bytes", record.bytes - *fixed);
 }

@@ -1,5 +1,7 @@
 #include "tools/proftrace/record_text.h"
 
+#include <cstring>
+
 #include <cinttypes>
 #include <cstdio>
 
@@ -105,6 +107,57 @@ std::string gpu_activity_kind_name(uint8_t kind) {
     case GpuActivityKind::kGraph: return "graph";
   }
   return unknown(kind);
+}
+
+std::string nvtx_event_type_name(uint8_t type) {
+  switch (static_cast<NvtxEventType>(type)) {
+    case NvtxEventType::kMark: return "mark";
+    case NvtxEventType::kPush: return "push";
+    case NvtxEventType::kPop: return "pop";
+    case NvtxEventType::kStart: return "start";
+    case NvtxEventType::kEnd: return "end";
+  }
+  return "type#" + std::to_string(type);
+}
+
+std::string nvtx_name_kind_name(uint8_t kind) {
+  switch (static_cast<NvtxNameKind>(kind)) {
+    case NvtxNameKind::kRegisteredString: return "registered-string";
+    case NvtxNameKind::kCategory: return "category";
+    case NvtxNameKind::kOsThread: return "os-thread";
+    case NvtxNameKind::kCudaDevice: return "cuda-device";
+    case NvtxNameKind::kCudaContext: return "cuda-context";
+    case NvtxNameKind::kCudaStream: return "cuda-stream";
+    case NvtxNameKind::kCudaEvent: return "cuda-event";
+  }
+  return "kind#" + std::to_string(kind);
+}
+
+std::string nvtx_payload_text(uint8_t payload_type, uint64_t bits) {
+  switch (static_cast<NvtxPayloadType>(payload_type)) {
+    case NvtxPayloadType::kNone: return "";
+    case NvtxPayloadType::kUint64: return std::to_string(bits);
+    case NvtxPayloadType::kInt64: return std::to_string(static_cast<int64_t>(bits));
+    case NvtxPayloadType::kUint32: return std::to_string(static_cast<uint32_t>(bits));
+    case NvtxPayloadType::kInt32: return std::to_string(static_cast<int32_t>(static_cast<uint32_t>(bits)));
+    case NvtxPayloadType::kDouble: {
+      double value;
+      std::memcpy(&value, &bits, sizeof value);
+      return std::to_string(value);
+    }
+    case NvtxPayloadType::kFloat: {
+      float value;
+      const uint32_t low = static_cast<uint32_t>(bits);
+      std::memcpy(&value, &low, sizeof value);
+      return std::to_string(value);
+    }
+  }
+  return "";
+}
+
+std::string_view nvtx_inline_message(const uint8_t* record, uint16_t bytes) {
+  if (bytes <= sizeof(NvtxEventRecord)) return {};
+  return {reinterpret_cast<const char*>(record) + sizeof(NvtxEventRecord), bytes - sizeof(NvtxEventRecord)};
 }
 
 std::string device_label(int32_t device) {

@@ -18,6 +18,12 @@ std::string api_domain_name(uint8_t domain);           // "driver", "runtime", .
 std::string gpu_activity_kind_name(uint8_t kind);
 // GpuTimingSource: "events", "cupti", "rocprofiler"; 0 is "none".
 std::string gpu_timing_source_name(uint8_t source);
+std::string nvtx_event_type_name(uint8_t type);       // "mark", "push", "pop", "start", "end"
+std::string nvtx_name_kind_name(uint8_t kind);        // "registered-string", "category", "os-thread", ...
+// An NvtxEvent's payload as text ("" when it has none).
+std::string nvtx_payload_text(uint8_t payload_type, uint64_t bits);
+// The inline message of an NvtxEvent record (its tail), "" when none.
+std::string_view nvtx_inline_message(const uint8_t* record, uint16_t bytes);
 // "GPU 0", or "AMD GPU 0" for a HIP device (format::kAmdDeviceBase + ordinal).
 std::string device_label(int32_t device);
 std::string graph_node_type_name(uint8_t type);          // CUgraphNodeType

@@ -46,9 +46,27 @@ std::string_view SectionModel::function_name(uint64_t handle, uint64_t at_ns) co
 }
 
 std::string_view SectionModel::thread_name(uint32_t tid) const {
+  const std::string_view named = nvtx_name(format::NvtxNameKind::kOsThread, 0, tid);
+  if (!named.empty()) return named;
   auto found = threads.find(tid);
   if (found == threads.end() || found->second.empty()) return {};
   return string(found->second.back().name_string);
+}
+
+std::string_view SectionModel::nvtx_domain_name(uint64_t domain) const {
+  auto found = nvtx_domains.find(domain);
+  return found == nvtx_domains.end() ? std::string_view() : string(found->second);
+}
+
+std::string_view SectionModel::nvtx_name(format::NvtxNameKind kind, uint64_t domain, uint64_t handle) const {
+  auto found = nvtx_names.find({static_cast<uint8_t>(kind), domain, handle});
+  return found == nvtx_names.end() ? std::string_view() : string(found->second);
+}
+
+std::string SectionModel::nvtx_message(const format::NvtxEventRecord& event, std::string_view inline_text) const {
+  if (event.message_type == static_cast<uint8_t>(format::NvtxMessageType::kRegistered))
+    return std::string(nvtx_name(format::NvtxNameKind::kRegisteredString, event.domain, event.message_handle));
+  return std::string(inline_text);
 }
 
 SectionModel& TraceModel::section(uint64_t section_id, size_t input_index) {
@@ -115,6 +133,16 @@ void DefinitionsCollector::on_record(const RecordView& record) {
       break;
     }
     case RecordKind::kSectionEnd: section.end = record.as<SectionEndRecord>(); break;
+    case RecordKind::kNvtxDomainDef: {
+      const auto def = record.as<NvtxDomainDefRecord>();
+      section.nvtx_domains[def.domain] = def.name_string;
+      break;
+    }
+    case RecordKind::kNvtxNameDef: {
+      const auto def = record.as<NvtxNameDefRecord>();
+      section.nvtx_names[{def.kind, def.domain, def.handle}] = def.name_string;
+      break;
+    }
     default: section.stacks.add(record); break;  // stack definitions; events are not for this pass
   }
 }

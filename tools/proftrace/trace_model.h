@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ struct SectionModel {
   std::map<uint32_t, std::vector<format::ThreadInfoRecord>> threads;  // sorted by since_ns
   std::map<int32_t, format::DeviceInfoRecord> devices;
   std::optional<format::SectionEndRecord> end;
+  // NVTX: domain names by handle; names NVTX gave, by (NvtxNameKind, domain, handle).
+  std::unordered_map<uint64_t, uint32_t> nvtx_domains;
+  std::map<std::tuple<uint8_t, uint64_t, uint64_t>, uint32_t> nvtx_names;
   symbols::SectionStacks stacks;  // call stacks, modules, symbol table (tools/symbols)
 
   std::string_view string(uint32_t id) const;  // "" for 0 or unknown ids
@@ -40,8 +44,15 @@ struct SectionModel {
   std::string api_name(uint16_t api) const;
   // Mangled name of `handle` as defined at `at_ns`, or "" when undefined.
   std::string_view function_name(uint64_t handle, uint64_t at_ns) const;
-  // The latest name given to `tid`, or "".
+  // The latest name given to `tid` (by nvtxNameOsThread, else the
+  // thread's own), or "".
   std::string_view thread_name(uint32_t tid) const;
+  // A domain's name ("" for the default domain or an unknown one).
+  std::string_view nvtx_domain_name(uint64_t domain) const;
+  // The name NVTX gave to (kind, domain, handle), or "".
+  std::string_view nvtx_name(format::NvtxNameKind kind, uint64_t domain, uint64_t handle) const;
+  // An NvtxEvent's message: its inline text or its registered string.
+  std::string nvtx_message(const format::NvtxEventRecord& event, std::string_view inline_text) const;
   bool complete() const { return end.has_value(); }
 };
 

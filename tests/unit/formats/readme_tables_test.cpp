@@ -183,6 +183,17 @@ std::map<std::string, StructFact> facts_from_code() {
        SPAN_FIELDS(CollectiveGroupRecord), FIELD(CollectiveGroupRecord, group_id),
        FIELD(CollectiveGroupRecord, stream), FIELD(CollectiveGroupRecord, members),
        FIELD(CollectiveGroupRecord, reserved)});
+  facts["NvtxDomainDef"] = record<NvtxDomainDefRecord>(
+      {FIELD(NvtxDomainDefRecord, header), FIELD(NvtxDomainDefRecord, name_string), FIELD(NvtxDomainDefRecord, domain)});
+  facts["NvtxNameDef"] = record<NvtxNameDefRecord>(
+      {FIELD(NvtxNameDefRecord, header), FIELD(NvtxNameDefRecord, kind), FIELD(NvtxNameDefRecord, reserved),
+       FIELD(NvtxNameDefRecord, domain), FIELD(NvtxNameDefRecord, handle), FIELD(NvtxNameDefRecord, name_string),
+       FIELD(NvtxNameDefRecord, reserved2)});
+  facts["NvtxEvent"] = record<NvtxEventRecord>(
+      {FIELD(NvtxEventRecord, header), FIELD(NvtxEventRecord, type), FIELD(NvtxEventRecord, message_type),
+       FIELD(NvtxEventRecord, payload_type), FIELD(NvtxEventRecord, flags), SPAN_FIELDS(NvtxEventRecord),
+       FIELD(NvtxEventRecord, domain), FIELD(NvtxEventRecord, range_id), FIELD(NvtxEventRecord, payload),
+       FIELD(NvtxEventRecord, message_handle), FIELD(NvtxEventRecord, category), FIELD(NvtxEventRecord, color)});
   facts["MemoryOperation"] = record<MemoryOperationRecord>(
       {FIELD(MemoryOperationRecord, header), FIELD(MemoryOperationRecord, device),
        SPAN_FIELDS(MemoryOperationRecord), FIELD(MemoryOperationRecord, address),

@@ -52,6 +52,8 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   define(noisy_record<PythonStackDefRecord>(random));
   define(noisy_record<ModuleDefRecord>(random));
   define(noisy_record<SymbolDefRecord>(random));
+  define(noisy_record<NvtxDomainDefRecord>(random));
+  define(noisy_record<NvtxNameDefRecord>(random));
 
   const uint32_t tid = 4242;
   auto event = [&](auto record) {
@@ -80,6 +82,7 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<GraphNodeRecord>(random));
   event(noisy_record<GraphExecRecord>(random));
   event(noisy_record<GraphLaunchRecord>(random));
+  event(noisy_record<NvtxEventRecord>(random));
   const uint32_t string_id = trace.string(section, "void kernel<float>(float*)");
 
   std::string error;

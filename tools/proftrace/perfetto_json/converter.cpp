@@ -7,6 +7,7 @@
 #include "tools/proftrace/perfetto_json/stack_args.h"
 #include "tools/proftrace/perfetto_json/track_layout.h"
 #include "tools/proftrace/progress.h"
+#include "tools/proftrace/record_text.h"
 
 namespace proflaunch::tools::perfetto_json {
 
@@ -138,6 +139,10 @@ class EventsVisitor : public RecordVisitor {
         slices_.memory_info(section, record.tid, record.as<MemoryInfoRecord>(), stack);
         memory_.on_record(record);
         break;
+      case RecordKind::kNvtxEvent:
+        slices_.nvtx_event(section, record.tid, record.as<NvtxEventRecord>(),
+                           nvtx_inline_message(record.data, record.bytes));
+        break;
       default: break;  // definitions, ThreadBatch
     }
   }
@@ -201,6 +206,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
     bytes_before += input.reader->file_bytes();
   }
   join.finish();
+  slices.finish_nvtx();
   memory.finish();
   events.end();
   progress.finish();

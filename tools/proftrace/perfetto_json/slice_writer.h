@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string_view>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +36,8 @@ struct SliceStats {
   uint64_t gpu_overlaps_adjusted = 0;    // start moved to keep one stream's slices nested
   uint64_t api_overlaps_adjusted = 0;    // same on a host thread
   uint64_t flows_dropped_backwards = 0;  // GPU work timed before its call began: no arrow
+  uint64_t nvtx_ranges = 0;
+  uint64_t nvtx_marks = 0;
 };
 
 class SliceWriter {
@@ -76,6 +81,16 @@ class SliceWriter {
                   CallStackRef stack = {});
   void stream_capture(SectionContext& section, uint32_t tid, const format::StreamCaptureRecord& record,
                       CallStackRef stack = {});
+
+  // NVTX (nvtx_slices.cpp): a push/pop range is an X slice on its thread's
+  // NVTX track of its domain (TrackLayout::nvtx_track), a start/end range an
+  // async slice of its process (they may cross threads), a mark an instant.
+  void nvtx_event(SectionContext& section, uint32_t tid, const format::NvtxEventRecord& record,
+                  std::string_view inline_message);
+  // Ranges still open when the input ended (the program exited or died
+  // inside them): written up to their section's last NVTX event, with
+  // "open_at_end": true.
+  void finish_nvtx();
 
   // A launch, copy or memset whose GPU work is not in the trace.
   void operation_alone(const HostOperation& operation);
@@ -143,6 +158,21 @@ class SliceWriter {
   void remember_collective_label(uint64_t key, std::string label);
   const std::string* collective_label(uint64_t key) const;
   const std::string* collective_label_for(const SectionContext& section, uint64_t correlation_id) const;
+
+  struct OpenNvtxRange {
+    SectionContext* section;
+    uint32_t tid;
+    uint64_t begin_ns;
+    format::NvtxEventRecord record;  // the push or start
+    std::string name;
+  };
+  void write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end);
+  void write_nvtx_args(JsonWriter& w, const SectionContext& section, const format::NvtxEventRecord& record);
+  // Open push ranges per (section, tid, domain), innermost last; start
+  // ranges per (section, range id); the last NVTX time per section.
+  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<OpenNvtxRange>> nvtx_pushed_;
+  std::map<std::pair<uint64_t, uint64_t>, OpenNvtxRange> nvtx_started_;
+  std::unordered_map<uint64_t, uint64_t> nvtx_last_ns_;
 };
 
 }  // namespace proflaunch::tools::perfetto_json

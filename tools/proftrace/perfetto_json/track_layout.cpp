@@ -202,6 +202,21 @@ void TrackLayout::write_host_metadata() {
   }
 }
 
+uint32_t TrackLayout::nvtx_track(SectionContext& section, uint32_t tid, uint64_t domain) {
+  const uint64_t section_id = section.model != nullptr ? section.model->section_id : section.pid;
+  auto [it, inserted] = nvtx_tracks_.try_emplace({section_id, tid, domain}, 0);
+  if (!inserted) return it->second;
+  it->second = next_nvtx_tid_++;
+  std::string domain_name = section.model != nullptr ? std::string(section.model->nvtx_domain_name(domain)) : "";
+  if (domain_name.empty()) domain_name = domain == 0 ? "default" : "domain " + std::to_string(domain);
+  std::string thread = section.model != nullptr ? std::string(section.model->thread_name(tid)) : "";
+  thread += (thread.empty() ? "" : " ") + std::string("(") + std::to_string(tid) + ")";
+  write_name("thread_name", section.pid, it->second, "NVTX " + domain_name + ": " + thread);
+  // Right after the thread's own track (sort index 0; the main thread's is -1).
+  write_sort_index("thread_sort_index", section.pid, it->second, 1);
+  return it->second;
+}
+
 GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
   auto cached = section.gpu_by_device.find(device);
   if (cached != section.gpu_by_device.end()) return *cached->second;

@@ -137,6 +137,10 @@ class TrackLayout {
   GpuPlacement place_gpu_work(SectionContext& section, int32_t device, uint64_t stream,
                               uint32_t launching_tid, int64_t start_ns, int64_t end_ns);
 
+  // The track of a thread's NVTX ranges in one domain, next to the thread:
+  // named "NVTX <domain>: <thread>" when it first comes into use.
+  uint32_t nvtx_track(SectionContext& section, uint32_t tid, uint64_t domain);
+
   // From an ObjectLifecycle stream creation: names the stream's track.
   void note_stream_id(SectionContext& section, uint64_t handle, uint64_t id);
 
@@ -156,6 +160,10 @@ class TrackLayout {
   // (host, device identity) -> GPU process
   std::map<std::pair<std::string, std::string>, std::unique_ptr<GpuProcess>> gpu_processes_;
   uint32_t next_remapped_pid_ = kRemappedPidBase;
+  // NVTX tracks: (section, tid, domain) -> JSON tid, from kNvtxTidBase up.
+  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint32_t> nvtx_tracks_;
+  uint32_t next_nvtx_tid_ = kNvtxTidBase;
+  static constexpr uint32_t kNvtxTidBase = 0x40000000;
 };
 
 }  // namespace proflaunch::tools::perfetto_json

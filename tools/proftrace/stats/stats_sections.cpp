@@ -11,6 +11,8 @@ std::unique_ptr<StatsSection> make_alloc_site_summary();
 std::unique_ptr<StatsSection> make_nccl_collective_summary();
 std::unique_ptr<StatsSection> make_nccl_rank_summary();
 std::unique_ptr<StatsSection> make_graph_summary();
+std::unique_ptr<StatsSection> make_nvtx_summary();
+std::unique_ptr<StatsSection> make_nvtx_gpu_summary();
 
 std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
   std::vector<std::unique_ptr<StatsSection>> sections;
@@ -21,6 +23,8 @@ std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
   sections.push_back(make_nccl_collective_summary());
   sections.push_back(make_nccl_rank_summary());
   sections.push_back(make_graph_summary());
+  sections.push_back(make_nvtx_summary());
+  sections.push_back(make_nvtx_gpu_summary());
   return sections;
 }
 

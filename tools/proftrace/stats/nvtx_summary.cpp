@@ -1,0 +1,249 @@
+// nvtx: host time per NVTX range name (push/pop and start/end ranges, by
+// domain). nvtx-gpu: each range's GPU projection, as nsys projects NVTX onto
+// the GPU: from the start of the first to the end of the last GPU work
+// (kernels, copies, memsets, graph launches) that the range's thread
+// launched inside it (a start/end range: its starting thread), per range
+// name. Both stream: state per open range and per launch still waiting for
+// its GPU time (bounded, as gpu-kernels' join), never per event.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/proftrace/record_text.h"
+#include "tools/proftrace/stats/duration_summary.h"
+#include "tools/proftrace/stats/stats_section.h"
+
+namespace proflaunch::tools::stats {
+namespace {
+
+using namespace format;
+
+constexpr size_t kJoinWindow = size_t{1} << 17;
+
+std::string range_label(const SectionModel& section, const NvtxEventRecord& record, std::string_view inline_text) {
+  std::string name = section.nvtx_message(record, inline_text);
+  if (name.empty()) name = "(unnamed)";
+  const std::string_view domain = section.nvtx_domain_name(record.domain);
+  if (!domain.empty()) return std::string(domain) + ": " + name;
+  return record.domain == 0 ? name : "domain " + std::to_string(record.domain) + ": " + name;
+}
+
+// The ranges of a trace as they open and close: what both sections share.
+class RangeTracker {
+ public:
+  struct Open {
+    uint64_t id;
+    std::string label;
+    uint64_t begin_ns;
+    uint32_t tid;
+  };
+  // Returns a range that closed (label, begin, end) through `closed`.
+  template <typename Closed>
+  void on_event(const SectionModel& section, uint32_t tid, const RecordView& record, Closed&& closed) {
+    const auto event = record.as<NvtxEventRecord>();
+    const uint64_t s = section.section_id;
+    switch (static_cast<NvtxEventType>(event.type)) {
+      case NvtxEventType::kPush:
+        pushed_[{s, tid, event.domain}].push_back(
+            Open{next_id_++, range_label(section, event, nvtx_inline_message(record.data, record.bytes)),
+                 event.span.end_ns, tid});
+        break;
+      case NvtxEventType::kPop: {
+        auto it = pushed_.find({s, tid, event.domain});
+        if (it == pushed_.end() || it->second.empty()) break;
+        const Open open = it->second.back();
+        it->second.pop_back();
+        closed(open, event.span.begin_ns, s);
+        break;
+      }
+      case NvtxEventType::kStart:
+        started_[{s, event.range_id}] =
+            Open{next_id_++, range_label(section, event, nvtx_inline_message(record.data, record.bytes)),
+                 event.span.end_ns, tid};
+        break;
+      case NvtxEventType::kEnd: {
+        auto it = started_.find({s, event.range_id});
+        if (it == started_.end()) break;
+        const Open open = it->second;
+        started_.erase(it);
+        closed(open, event.span.begin_ns, s);
+        break;
+      }
+      case NvtxEventType::kMark: break;
+    }
+  }
+  // Ids of the ranges open now on `tid` of section `s` (pushed, or started there).
+  template <typename Visit>
+  void open_on_thread(uint64_t s, uint32_t tid, Visit&& visit) const {
+    for (auto it = pushed_.lower_bound({s, tid, 0}); it != pushed_.end() && std::get<0>(it->first) == s &&
+                                                     std::get<1>(it->first) == tid;
+         ++it)
+      for (const Open& open : it->second) visit(open.id);
+    for (const auto& [key, open] : started_)
+      if (key.first == s && open.tid == tid) visit(open.id);
+  }
+  size_t still_open() const {
+    size_t n = started_.size();
+    for (const auto& [key, stack] : pushed_) n += stack.size();
+    return n;
+  }
+
+ private:
+  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<Open>> pushed_;
+  std::map<std::pair<uint64_t, uint64_t>, Open> started_;
+  uint64_t next_id_ = 1;
+};
+
+Table duration_table(const std::string& title, const std::map<std::string, DurationSummary>& by_label) {
+  Table table;
+  table.title = title;
+  table.columns = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
+                   "Range"};
+  uint64_t grand_total = 0;
+  for (const auto& [label, summary] : by_label) grand_total += summary.total_ns;
+  std::vector<std::pair<std::string, DurationSummary>> sorted(by_label.begin(), by_label.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.total_ns > b.second.total_ns; });
+  for (const auto& [label, s] : sorted)
+    table.rows.push_back({format_percent(grand_total ? double(s.total_ns) / double(grand_total) : 0),
+                          format_ns(s.total_ns), std::to_string(s.count), format_ns(static_cast<uint64_t>(s.mean_ns)),
+                          format_ns(s.min_ns), format_ns(s.max_ns), format_ns(static_cast<uint64_t>(s.stddev_ns())),
+                          label});
+  return table;
+}
+
+class NvtxSummary final : public StatsSection {
+ public:
+  std::string name() const override { return "nvtx"; }
+  void on_record(const SectionModel& section, const RecordView& record) override {
+    if (record.record_kind() != RecordKind::kNvtxEvent) return;
+    tracker_.on_event(section, record.tid, record, [&](const RangeTracker::Open& open, uint64_t end_ns, uint64_t) {
+      by_label_[open.label].add(end_ns > open.begin_ns ? end_ns - open.begin_ns : 0);
+    });
+  }
+  Table finish(const TraceModel&) override {
+    Table table = duration_table("NVTX ranges: host time per range (domain: name)", by_label_);
+    if (table.rows.empty()) return table;
+    table.notes.push_back("push/pop ranges on their thread; start/end ranges from start to end, on any thread");
+    if (const size_t open = tracker_.still_open(); open != 0)
+      table.notes.push_back(std::to_string(open) + " ranges still open at the end (exit or crash) are not counted");
+    return table;
+  }
+
+ private:
+  RangeTracker tracker_;
+  std::map<std::string, DurationSummary> by_label_;
+};
+
+class NvtxGpuSummary final : public StatsSection {
+ public:
+  std::string name() const override { return "nvtx-gpu"; }
+
+  void on_record(const SectionModel& section, const RecordView& record) override {
+    const uint64_t s = section.section_id;
+    switch (record.record_kind()) {
+      case RecordKind::kNvtxEvent:
+        tracker_.on_event(section, record.tid, record, [&](const RangeTracker::Open& open, uint64_t, uint64_t) {
+          auto it = projections_.find(open.id);
+          if (it == projections_.end()) {
+            ++without_gpu_work_;
+            return;
+          }
+          it->second.closed = true;
+          it->second.label = open.label;
+          settle(open.id);
+        });
+        break;
+      case RecordKind::kKernelLaunch: launched(s, record.tid, record.as<KernelLaunchRecord>().span); break;
+      case RecordKind::kMemoryCopy: launched(s, record.tid, record.as<MemoryCopyRecord>().span); break;
+      case RecordKind::kMemorySet: launched(s, record.tid, record.as<MemorySetRecord>().span); break;
+      case RecordKind::kGraphLaunch: launched(s, record.tid, record.as<GraphLaunchRecord>().span); break;
+      case RecordKind::kGpuActivity: {
+        const auto gpu = record.as<GpuActivityRecord>();
+        auto it = waiting_.find({s, gpu.correlation_id});
+        if (it == waiting_.end()) return;
+        for (uint64_t id : it->second) {
+          Projection& p = projections_[id];
+          p.start_ns = std::min(p.start_ns, gpu.start_ns);
+          p.end_ns = std::max(p.end_ns, gpu.end_ns);
+          --p.pending;
+          settle(id);
+        }
+        waiting_.erase(it);
+        break;
+      }
+      default: break;
+    }
+  }
+
+  Table finish(const TraceModel&) override {
+    // Launches whose GPU time never came: their ranges settle without them.
+    for (auto& [key, ids] : waiting_)
+      for (uint64_t id : ids) {
+        --projections_[id].pending;
+        settle(id);
+      }
+    waiting_.clear();
+    Table table = duration_table("NVTX ranges projected onto the GPU: first GPU start to last GPU end of the work "
+                                 "each range launched",
+                                 by_label_);
+    if (table.rows.empty()) return table;
+    if (without_gpu_work_ != 0)
+      table.notes.push_back(std::to_string(without_gpu_work_) + " ranges launched no GPU work (not listed)");
+    return table;
+  }
+
+ private:
+  struct Projection {
+    uint64_t start_ns = UINT64_MAX;
+    uint64_t end_ns = 0;
+    uint32_t pending = 0;
+    bool closed = false;
+    std::string label;
+  };
+
+  void launched(uint64_t s, uint32_t tid, const ApiSpan& span) {
+    if (span.flags & kApiCaptured) return;  // did not run now
+    std::vector<uint64_t> ids;
+    tracker_.open_on_thread(s, tid, [&](uint64_t id) { ids.push_back(id); });
+    if (ids.empty()) return;
+    for (uint64_t id : ids) ++projections_[id].pending;
+    waiting_[{s, span.correlation_id}] = ids;
+    order_.push_back({s, span.correlation_id});
+    if (order_.size() > kJoinWindow) {  // the oldest launch gives up waiting
+      auto it = waiting_.find(order_.front());
+      if (it != waiting_.end()) {
+        for (uint64_t id : it->second) {
+          --projections_[id].pending;
+          settle(id);
+        }
+        waiting_.erase(it);
+      }
+      order_.pop_front();
+    }
+  }
+
+  void settle(uint64_t id) {
+    auto it = projections_.find(id);
+    if (it == projections_.end() || !it->second.closed || it->second.pending != 0) return;
+    const Projection& p = it->second;
+    if (p.end_ns >= p.start_ns && p.start_ns != UINT64_MAX) by_label_[p.label].add(p.end_ns - p.start_ns);
+    else ++without_gpu_work_;
+    projections_.erase(it);
+  }
+
+  RangeTracker tracker_;
+  std::unordered_map<uint64_t, Projection> projections_;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>> waiting_;
+  std::deque<std::pair<uint64_t, uint64_t>> order_;
+  std::map<std::string, DurationSummary> by_label_;
+  uint64_t without_gpu_work_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<StatsSection> make_nvtx_summary() { return std::make_unique<NvtxSummary>(); }
+std::unique_ptr<StatsSection> make_nvtx_gpu_summary() { return std::make_unique<NvtxGpuSummary>(); }
+
+}  // namespace proflaunch::tools::stats
