@@ -106,13 +106,24 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
       found->second.pop_back();
       break;
     }
-    case NvtxEventType::kStart:
-      nvtx_started_[{key, record.range_id}] =
-          OpenNvtxRange{&section, tid, record.span.end_ns, record, range_name(section, record, inline_message)};
+    case NvtxEventType::kStart: {
+      const OpenNvtxRange open{&section, tid, record.span.end_ns, record, range_name(section, record, inline_message)};
+      // Records of different threads are not in time order in the file:
+      // an end read first waits here for its start.
+      if (auto early = nvtx_ended_early_.find({key, record.range_id}); early != nvtx_ended_early_.end()) {
+        write_nvtx_range(open, std::max(early->second, open.begin_ns), false);
+        nvtx_ended_early_.erase(early);
+        break;
+      }
+      nvtx_started_[{key, record.range_id}] = open;
       break;
+    }
     case NvtxEventType::kEnd: {
       auto found = nvtx_started_.find({key, record.range_id});
-      if (found == nvtx_started_.end()) break;
+      if (found == nvtx_started_.end()) {
+        nvtx_ended_early_[{key, record.range_id}] = record.span.begin_ns;
+        break;
+      }
       write_nvtx_range(found->second, record.span.begin_ns, false);
       nvtx_started_.erase(found);
       break;

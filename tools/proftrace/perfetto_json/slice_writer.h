@@ -172,6 +172,7 @@ class SliceWriter {
   // ranges per (section, range id); the last NVTX time per section.
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<OpenNvtxRange>> nvtx_pushed_;
   std::map<std::pair<uint64_t, uint64_t>, OpenNvtxRange> nvtx_started_;
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> nvtx_ended_early_;  // an end read before its start
   std::unordered_map<uint64_t, uint64_t> nvtx_last_ns_;
 };
 

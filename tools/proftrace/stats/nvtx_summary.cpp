@@ -38,6 +38,7 @@ class RangeTracker {
     std::string label;
     uint64_t begin_ns;
     uint32_t tid;
+    uint64_t end_ns = 0;  // a start range whose end was read first (another thread's)
   };
   // Returns a range that closed (label, begin, end) through `closed`.
   template <typename Closed>
@@ -58,14 +59,25 @@ class RangeTracker {
         closed(open, event.span.begin_ns, s);
         break;
       }
-      case NvtxEventType::kStart:
-        started_[{s, event.range_id}] =
-            Open{next_id_++, range_label(section, event, nvtx_inline_message(record.data, record.bytes)),
-                 event.span.end_ns, tid};
+      case NvtxEventType::kStart: {
+        Open open{next_id_++, range_label(section, event, nvtx_inline_message(record.data, record.bytes)),
+                  event.span.end_ns, tid};
+        // Records of different threads are not in time order in the file:
+        // the end may have come first. The range then closes once its
+        // thread's records pass its end (settle_started).
+        if (auto early = ended_early_.find({s, event.range_id}); early != ended_early_.end()) {
+          open.end_ns = std::max(early->second, open.begin_ns);
+          ended_early_.erase(early);
+        }
+        started_[{s, event.range_id}] = open;
         break;
+      }
       case NvtxEventType::kEnd: {
         auto it = started_.find({s, event.range_id});
-        if (it == started_.end()) break;
+        if (it == started_.end()) {
+          ended_early_[{s, event.range_id}] = event.span.begin_ns;
+          break;
+        }
         const Open open = it->second;
         started_.erase(it);
         closed(open, event.span.begin_ns, s);
@@ -74,18 +86,35 @@ class RangeTracker {
       case NvtxEventType::kMark: break;
     }
   }
-  // Ids of the ranges open now on `tid` of section `s` (pushed, or started there).
+  // Ids of the ranges open at `at_ns` on `tid` of section `s` (pushed, or
+  // started there).
   template <typename Visit>
-  void open_on_thread(uint64_t s, uint32_t tid, Visit&& visit) const {
+  void open_on_thread(uint64_t s, uint32_t tid, uint64_t at_ns, Visit&& visit) const {
     for (auto it = pushed_.lower_bound({s, tid, 0}); it != pushed_.end() && std::get<0>(it->first) == s &&
                                                      std::get<1>(it->first) == tid;
          ++it)
       for (const Open& open : it->second) visit(open.id);
     for (const auto& [key, open] : started_)
-      if (key.first == s && open.tid == tid) visit(open.id);
+      if (key.first == s && open.tid == tid && (open.end_ns == 0 || at_ns <= open.end_ns)) visit(open.id);
+  }
+  // Closes the start ranges whose end is known and before `before_ns` (all
+  // of them with UINT64_MAX).
+  template <typename Closed>
+  void settle_started(uint64_t before_ns, Closed&& closed) {
+    for (auto it = started_.begin(); it != started_.end();) {
+      if (it->second.end_ns != 0 && it->second.end_ns < before_ns) {
+        const Open open = it->second;
+        const uint64_t s = it->first.first;
+        it = started_.erase(it);
+        closed(open, open.end_ns, s);
+      } else {
+        ++it;
+      }
+    }
   }
   size_t still_open() const {
-    size_t n = started_.size();
+    size_t n = 0;
+    for (const auto& [key, open] : started_) n += open.end_ns == 0;
     for (const auto& [key, stack] : pushed_) n += stack.size();
     return n;
   }
@@ -93,6 +122,7 @@ class RangeTracker {
  private:
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<Open>> pushed_;
   std::map<std::pair<uint64_t, uint64_t>, Open> started_;
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> ended_early_;  // (section, range id) -> end
   uint64_t next_id_ = 1;
 };
 
@@ -118,9 +148,11 @@ class NvtxSummary final : public StatsSection {
   std::string name() const override { return "nvtx"; }
   void on_record(const SectionModel& section, const RecordView& record) override {
     if (record.record_kind() != RecordKind::kNvtxEvent) return;
-    tracker_.on_event(section, record.tid, record, [&](const RangeTracker::Open& open, uint64_t end_ns, uint64_t) {
+    auto closed = [&](const RangeTracker::Open& open, uint64_t end_ns, uint64_t) {
       by_label_[open.label].add(end_ns > open.begin_ns ? end_ns - open.begin_ns : 0);
-    });
+    };
+    tracker_.on_event(section, record.tid, record, closed);
+    tracker_.settle_started(UINT64_MAX, closed);  // host time needs no later records
   }
   Table finish(const TraceModel&) override {
     Table table = duration_table("NVTX ranges: host time per range (domain: name)", by_label_);
@@ -140,20 +172,27 @@ class NvtxGpuSummary final : public StatsSection {
  public:
   std::string name() const override { return "nvtx-gpu"; }
 
+ private:
+  auto closed_callback() {
+    return [this](const RangeTracker::Open& open, uint64_t, uint64_t) {
+      auto it = projections_.find(open.id);
+      if (it == projections_.end()) {
+        ++without_gpu_work_;
+        return;
+      }
+      it->second.closed = true;
+      it->second.label = open.label;
+      settle(open.id);
+    };
+  }
+
+ public:
+
   void on_record(const SectionModel& section, const RecordView& record) override {
     const uint64_t s = section.section_id;
     switch (record.record_kind()) {
       case RecordKind::kNvtxEvent:
-        tracker_.on_event(section, record.tid, record, [&](const RangeTracker::Open& open, uint64_t, uint64_t) {
-          auto it = projections_.find(open.id);
-          if (it == projections_.end()) {
-            ++without_gpu_work_;
-            return;
-          }
-          it->second.closed = true;
-          it->second.label = open.label;
-          settle(open.id);
-        });
+        tracker_.on_event(section, record.tid, record, closed_callback());
         break;
       case RecordKind::kKernelLaunch: launched(s, record.tid, record.as<KernelLaunchRecord>().span); break;
       case RecordKind::kMemoryCopy: launched(s, record.tid, record.as<MemoryCopyRecord>().span); break;
@@ -178,6 +217,7 @@ class NvtxGpuSummary final : public StatsSection {
   }
 
   Table finish(const TraceModel&) override {
+    tracker_.settle_started(UINT64_MAX, closed_callback());
     // Launches whose GPU time never came: their ranges settle without them.
     for (auto& [key, ids] : waiting_)
       for (uint64_t id : ids) {
@@ -205,8 +245,9 @@ class NvtxGpuSummary final : public StatsSection {
 
   void launched(uint64_t s, uint32_t tid, const ApiSpan& span) {
     if (span.flags & kApiCaptured) return;  // did not run now
+    tracker_.settle_started(span.begin_ns, closed_callback());
     std::vector<uint64_t> ids;
-    tracker_.open_on_thread(s, tid, [&](uint64_t id) { ids.push_back(id); });
+    tracker_.open_on_thread(s, tid, span.begin_ns, [&](uint64_t id) { ids.push_back(id); });
     if (ids.empty()) return;
     for (uint64_t id : ids) ++projections_[id].pending;
     waiting_[{s, span.correlation_id}] = ids;
