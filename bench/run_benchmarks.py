@@ -36,6 +36,8 @@ Performance section quotes this script's output and says how it was made.
      call stacks off and on
   m  added cost per hipLaunchKernel (AMD), GPU timing off, call stacks off,
      over a null libamdhip64.so.5 (the shim alone): next to figure a
+  n  added cost per NVTX range (push + pop): the shim as NVTX's tool against
+     NVTX without a tool
 
 PROFLAUNCH_BENCH_FIGURES=ci meson compile -C build bench runs only figures c
 and i (any letters; default all).
@@ -241,6 +243,34 @@ def hip_launch_overhead(args, rounds=3):
     return statistics.median(untraced_all), statistics.median(traced_all), statistics.median(deltas)
 
 
+def nvtx_range_ns(args, traced, parts_dir):
+    """Median ns per NVTX range (push + pop), figure n."""
+    env = dict(os.environ)
+    env.pop("NVTX_INJECTION64_PATH", None)
+    if traced:
+        env.update(LD_PRELOAD=args.shim, NVTX_INJECTION64_PATH=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir,
+                   PROFLAUNCH_GPU_TIMING="none", PROFLAUNCH_STACKS="none")
+    out = run([args.nvtx_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+               "--benchmark_report_aggregates_only=true"], env=env).stdout
+    for entry in json.loads(out)["benchmarks"]:
+        if entry.get("aggregate_name") == "median":
+            return entry["real_time"] if entry["time_unit"] == "ns" else entry["real_time"] * 1000
+    raise SystemExit("bench: no median in the NVTX loop's output")
+
+
+def nvtx_overhead(args, rounds=3):
+    """Figure n: median over rounds of (traced - untraced) per NVTX range."""
+    untraced_all, traced_all, deltas = [], [], []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as parts:
+            untraced = nvtx_range_ns(args, False, parts)
+            traced = nvtx_range_ns(args, True, parts)
+        untraced_all.append(untraced)
+        traced_all.append(traced)
+        deltas.append(traced - untraced)
+    return statistics.median(untraced_all), statistics.median(traced_all), statistics.median(deltas)
+
+
 def nccl_call_ns(args, traced, parts_dir):
     """Median ns per call of each NCCL benchmark, over the null libnccl.so.2."""
     env = dict(os.environ, LD_LIBRARY_PATH=args.null_nccl_dir)
@@ -274,7 +304,7 @@ def main():
     for name in ("shim", "launcher", "proftrace", "launch_loop", "alloc_loop", "writer_throughput",
                  "synthetic_trace", "synthetic_memory_trace", "training_loop", "null_driver_dir",
                  "sim_library_path", "stack_capture", "python_stacks_lib", "python_stack_bench",
-                 "nccl_call_loop", "null_nccl_dir", "hip_launch_loop", "null_hip_dir"):
+                 "nccl_call_loop", "null_nccl_dir", "hip_launch_loop", "null_hip_dir", "nvtx_loop"):
         parser.add_argument("--" + name.replace("_", "-"), required=True)
     parser.add_argument("--python3", nargs="*", default=[], help="the interpreters of figure g")
     parser.add_argument("--repetitions", type=int, default=10)
@@ -284,7 +314,7 @@ def main():
     parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
     # PROFLAUNCH_BENCH_FIGURES=ci (for example) runs figures c and i only.
-    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklm")
+    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmn")
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
     print("| # | what | figure |")
@@ -305,6 +335,11 @@ def main():
         u, t, d = hip_launch_overhead(args)
         print(f"| m | hipLaunchKernel overhead, GPU timing off, stacks off, null libamdhip64 (shim alone) | "
               f"+{d:.1f} ns per launch (untraced {u:.1f} ns, traced {t:.1f} ns) |")
+
+    if "n" in figures:
+        u, t, d = nvtx_overhead(args)
+        print(f"| n | an NVTX range (nvtxRangePushA + nvtxRangePop) recorded by the shim, stacks off | "
+              f"+{d:.1f} ns per range (untraced {u:.1f} ns: no NVTX tool; traced {t:.1f} ns) |")
 
     if "k" in figures:
         u, t, d = launch_overhead(args, args.null_driver_dir, "none", benchmark="BM_CountedCall")

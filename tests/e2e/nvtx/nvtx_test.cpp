@@ -223,6 +223,10 @@ TEST(Nvtx, RangesAreSlicesOnTheirThreadsAndTheTablesAnswer) {
   EXPECT_EQ(module, 4);
   EXPECT_EQ(workers, 4);
   EXPECT_EQ(open_at_end, 1);
+  // The stream the program named carries its copies and memsets under that name.
+  bool named_stream = false;
+  for (const auto& [key, name] : track_names) named_stream = named_stream || name.rfind("copy stream (pid ", 0) == 0;
+  EXPECT_TRUE(named_stream);
   EXPECT_EQ(async_begin, 1);
   EXPECT_EQ(async_end, 1);
 

@@ -228,6 +228,12 @@ GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
     auto gpu = std::make_unique<GpuProcess>();
     gpu->pid = kGpuPidBase + static_cast<uint32_t>(gpu_processes_.size());
     std::string name = device_label(device);
+    if (section.model != nullptr && !format::is_amd_device(device)) {
+      // A name the program gave the device (nvtxNameCudaDeviceA, nvtxNameCuDeviceA).
+      const std::string_view named =
+          section.model->nvtx_name(NvtxNameKind::kCudaDevice, 0, static_cast<uint64_t>(device));
+      if (!named.empty()) name += " \"" + std::string(named) + "\"";
+    }
     if (section.model != nullptr) {
       auto info = section.model->devices.find(device);
       if (info != section.model->devices.end()) {
@@ -256,6 +262,11 @@ std::string TrackLayout::stream_track_name(SectionContext& section, uint64_t str
                                            uint32_t launching_tid) {
   const std::string process =
       " (pid " + std::to_string(section.model != nullptr ? section.model->pid() : section.pid) + ")";
+  // A name the program gave the stream (nvtxNameCudaStreamA, nvtxNameCuStreamA).
+  if (section.model != nullptr) {
+    const std::string_view named = section.model->nvtx_name(NvtxNameKind::kCudaStream, 0, stream);
+    if (!named.empty()) return std::string(named) + process;
+  }
   if (stream == kStreamLegacy) return "Default stream" + process;
   if (stream == kStreamPerThread)
     return "Per-thread default stream, tid " + std::to_string(launching_tid) + process;
