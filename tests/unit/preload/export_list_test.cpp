@@ -58,6 +58,7 @@ TEST(ExportList, LibproflaunchExportsExactlyItsHooks) {
   std::set<std::string> expected = kProcessHooks;
   expected.insert({"dlsym", "dlvsym", "dlopen", "dlclose"});
   expected.insert("InitializeInjection");  // a real driver's injection entry point (preload/cuda/cupti)
+  expected.insert("InitializeInjectionNvtx2");  // each NVTX module's (preload/nvtx)
   EXPECT_EQ(others, expected);
   EXPECT_GT(cuda_hooks, 0u);
 }
