@@ -216,59 +216,47 @@ def python_stacks(args, python3):
     return json.loads(out)
 
 
-def hip_launch_ns(args, traced, parts_dir):
-    """Median ns per hipLaunchKernel over the null libamdhip64 (figure m)."""
-    env = dict(os.environ, LD_LIBRARY_PATH=args.null_hip_dir)
-    if traced:
-        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING="none",
-                   PROFLAUNCH_STACKS="none")
-    out = run([args.hip_launch_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+def benchmark_median_ns(binary, env, repetitions):
+    """Median ns per iteration of the one benchmark in `binary` (Google Benchmark JSON)."""
+    out = run([binary, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
                "--benchmark_report_aggregates_only=true"], env=env).stdout
     for entry in json.loads(out)["benchmarks"]:
         if entry.get("aggregate_name") == "median":
             return entry["real_time"] if entry["time_unit"] == "ns" else entry["real_time"] * 1000
-    raise SystemExit("bench: no median in the HIP launch loop's output")
+    raise SystemExit(f"bench: no median in {binary}'s output")
 
 
-def hip_launch_overhead(args, rounds=3):
-    """Figure m: median over rounds of (traced - untraced) per hipLaunchKernel."""
+def alternating_overhead(measure, rounds=3):
+    """Median over rounds of (traced - untraced), alternating the two;
+    `measure(traced, parts_dir)` returns ns per iteration."""
     untraced_all, traced_all, deltas = [], [], []
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as parts:
-            untraced = hip_launch_ns(args, False, parts)
-            traced = hip_launch_ns(args, True, parts)
+            untraced = measure(False, parts)
+            traced = measure(True, parts)
         untraced_all.append(untraced)
         traced_all.append(traced)
         deltas.append(traced - untraced)
     return statistics.median(untraced_all), statistics.median(traced_all), statistics.median(deltas)
 
 
+def hip_launch_ns(args, traced, parts_dir):
+    """Figure m: ns per hipLaunchKernel over the null libamdhip64."""
+    env = dict(os.environ, LD_LIBRARY_PATH=args.null_hip_dir)
+    if traced:
+        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING="none",
+                   PROFLAUNCH_STACKS="none")
+    return benchmark_median_ns(args.hip_launch_loop, env, args.repetitions)
+
+
 def nvtx_range_ns(args, traced, parts_dir):
-    """Median ns per NVTX range (push + pop), figure n."""
+    """Figure n: ns per NVTX range (push + pop), without a tool or with the shim as the tool."""
     env = dict(os.environ)
     env.pop("NVTX_INJECTION64_PATH", None)
     if traced:
         env.update(LD_PRELOAD=args.shim, NVTX_INJECTION64_PATH=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir,
                    PROFLAUNCH_GPU_TIMING="none", PROFLAUNCH_STACKS="none")
-    out = run([args.nvtx_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
-               "--benchmark_report_aggregates_only=true"], env=env).stdout
-    for entry in json.loads(out)["benchmarks"]:
-        if entry.get("aggregate_name") == "median":
-            return entry["real_time"] if entry["time_unit"] == "ns" else entry["real_time"] * 1000
-    raise SystemExit("bench: no median in the NVTX loop's output")
-
-
-def nvtx_overhead(args, rounds=3):
-    """Figure n: median over rounds of (traced - untraced) per NVTX range."""
-    untraced_all, traced_all, deltas = [], [], []
-    for _ in range(rounds):
-        with tempfile.TemporaryDirectory() as parts:
-            untraced = nvtx_range_ns(args, False, parts)
-            traced = nvtx_range_ns(args, True, parts)
-        untraced_all.append(untraced)
-        traced_all.append(traced)
-        deltas.append(traced - untraced)
-    return statistics.median(untraced_all), statistics.median(traced_all), statistics.median(deltas)
+    return benchmark_median_ns(args.nvtx_loop, env, args.repetitions)
 
 
 def nccl_call_ns(args, traced, parts_dir):
@@ -332,12 +320,12 @@ def main():
               f"(untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
     if "m" in figures:
-        u, t, d = hip_launch_overhead(args)
+        u, t, d = alternating_overhead(lambda traced, parts: hip_launch_ns(args, traced, parts))
         print(f"| m | hipLaunchKernel overhead, GPU timing off, stacks off, null libamdhip64 (shim alone) | "
               f"+{d:.1f} ns per launch (untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
     if "n" in figures:
-        u, t, d = nvtx_overhead(args)
+        u, t, d = alternating_overhead(lambda traced, parts: nvtx_range_ns(args, traced, parts))
         print(f"| n | an NVTX range (nvtxRangePushA + nvtxRangePop) recorded by the shim, stacks off | "
               f"+{d:.1f} ns per range (untraced {u:.1f} ns: no NVTX tool; traced {t:.1f} ns) |")
 

@@ -261,6 +261,25 @@ struct HipMemsetRow {
   }
 };
 
+// What a call row records around the real call when it submits no GPU
+// work: the span on the calling thread's device, the record (`fill` adds
+// the row's fields, given the result), and its stack at `point` (none: 0).
+template <typename Record, typename Hook, typename CallReal, typename Fill>
+hipError_t record_call(CallReal&& call_real, uint16_t flags, uint8_t point, Fill&& fill) {
+  const int ordinal = current_device();
+  DriverCall call(Hook::api, Operation::kOther, flags);
+  const hipError_t result = call_real();
+  call.returned();
+  if (auto* record = emit<Record>()) {
+    call.finish(record->span, static_cast<int32_t>(result));
+    record->device = recorded_device(ordinal);
+    fill(*record, result);
+    commit();
+    if (point != 0) stacks::attach_stacks(call.correlation(), static_cast<format::StackPoint>(point));
+  }
+  return result;
+}
+
 // Memory obtained or given back, into the memory model (proftrace memory).
 struct HipMemoryRow {
   void** out;             // acquire: where the call writes the address
@@ -276,26 +295,19 @@ struct HipMemoryRow {
     ReentrancyGuard guard;
     if (!guard.outermost() || !memory_recording()) return call_real();
     const HipMemoryRow row = describe();
-    const int ordinal = current_device();
-    DriverCall call(Hook::api, Operation::kOther, cuda::variant_flags(Hook::per_thread, row.stream != nullptr));
-    const hipError_t result = call_real();
-    call.returned();
-    if (auto* record = emit<format::MemoryOperationRecord>()) {
-      call.finish(record->span, static_cast<int32_t>(result));
-      record->device = recorded_device(ordinal);
-      record->address = row.action == format::MemoryAction::kAcquire
-                            ? (result == hipSuccess && row.out != nullptr ? reinterpret_cast<uint64_t>(*row.out) : 0)
-                            : reinterpret_cast<uint64_t>(row.released);
-      record->bytes = row.action == format::MemoryAction::kAcquire ? row.bytes : 0;
-      record->stream = row.kind == format::AllocationKind::kPool ? stream_id(row.stream, Hook::per_thread) : 0;
-      record->pool_reserved_bytes = format::kPoolReservedUnknown;
-      record->flags = row.flags;
-      record->kind = static_cast<uint8_t>(row.kind);
-      record->action = static_cast<uint8_t>(row.action);
-      commit();
-      stacks::attach_stacks(call.correlation(), format::StackPoint::kMemory);
-    }
-    return result;
+    return record_call<format::MemoryOperationRecord, Hook>(
+        call_real, cuda::variant_flags(Hook::per_thread, row.stream != nullptr),
+        static_cast<uint8_t>(format::StackPoint::kMemory), [&](auto& record, hipError_t result) {
+          record.address = row.action == format::MemoryAction::kAcquire
+                               ? (result == hipSuccess && row.out != nullptr ? reinterpret_cast<uint64_t>(*row.out) : 0)
+                               : reinterpret_cast<uint64_t>(row.released);
+          record.bytes = row.action == format::MemoryAction::kAcquire ? row.bytes : 0;
+          record.stream = row.kind == format::AllocationKind::kPool ? stream_id(row.stream, Hook::per_thread) : 0;
+          record.pool_reserved_bytes = format::kPoolReservedUnknown;
+          record.flags = row.flags;
+          record.kind = static_cast<uint8_t>(row.kind);
+          record.action = static_cast<uint8_t>(row.action);
+        });
   }
 };
 
@@ -310,22 +322,15 @@ struct HipSyncRow {
     ReentrancyGuard guard;
     if (!guard.outermost() || !hip_recording()) return call_real();
     const HipSyncRow row = describe();
-    const int ordinal = current_device();
-    DriverCall call(Hook::api, Operation::kOther, cuda::variant_flags(Hook::per_thread, false));
-    const hipError_t result = call_real();
-    call.returned();
-    if (auto* record = emit<format::SynchronizeRecord>()) {
-      call.finish(record->span, static_cast<int32_t>(result));
-      record->device = recorded_device(ordinal);
-      record->stream = row.target == format::SyncTarget::kStream || row.target == format::SyncTarget::kStreamWaitEvent
-                           ? stream_id(row.stream, Hook::per_thread)
-                           : 0;
-      record->event = reinterpret_cast<uint64_t>(row.event);
-      record->target = static_cast<uint8_t>(row.target);
-      commit();
-      stacks::attach_stacks(call.correlation(), format::StackPoint::kSync);
-    }
-    return result;
+    return record_call<format::SynchronizeRecord, Hook>(
+        call_real, cuda::variant_flags(Hook::per_thread, false), static_cast<uint8_t>(format::StackPoint::kSync),
+        [&](auto& record, hipError_t) {
+          const bool on_stream =
+              row.target == format::SyncTarget::kStream || row.target == format::SyncTarget::kStreamWaitEvent;
+          record.stream = on_stream ? stream_id(row.stream, Hook::per_thread) : 0;
+          record.event = reinterpret_cast<uint64_t>(row.event);
+          record.target = static_cast<uint8_t>(row.target);
+        });
   }
 };
 
@@ -343,23 +348,16 @@ struct HipLifecycleRow {
     ReentrancyGuard guard;
     if (!guard.outermost() || !hip_recording()) return call_real();
     const HipLifecycleRow row = describe();
-    const int ordinal = current_device();
-    DriverCall call(Hook::api, Operation::kOther, cuda::variant_flags(Hook::per_thread, false));
-    const hipError_t result = call_real();
-    call.returned();
-    if (auto* record = emit<format::ObjectLifecycleRecord>()) {
-      call.finish(record->span, static_cast<int32_t>(result));
-      record->device = recorded_device(ordinal);
-      record->handle = reinterpret_cast<uint64_t>(
-          row.action == format::LifecycleAction::kCreate ? (result == hipSuccess && row.created ? *row.created : nullptr)
-                                                         : row.destroyed);
-      record->flags = row.flags;
-      record->priority = row.priority;
-      record->object = static_cast<uint8_t>(row.object);
-      record->action = static_cast<uint8_t>(row.action);
-      commit();
-    }
-    return result;
+    return record_call<format::ObjectLifecycleRecord, Hook>(
+        call_real, cuda::variant_flags(Hook::per_thread, false), 0, [&](auto& record, hipError_t result) {
+          const bool create = row.action == format::LifecycleAction::kCreate;
+          record.handle = reinterpret_cast<uint64_t>(
+              create ? (result == hipSuccess && row.created != nullptr ? *row.created : nullptr) : row.destroyed);
+          record.flags = row.flags;
+          record.priority = row.priority;
+          record.object = static_cast<uint8_t>(row.object);
+          record.action = static_cast<uint8_t>(row.action);
+        });
   }
 };
 
