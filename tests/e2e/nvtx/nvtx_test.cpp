@@ -33,20 +33,22 @@ struct Dumped {
   std::string text;
 };
 
+// The value of ` name=` in a dump line: a quoted string (unescaped) or a bare word.
 std::string field(const std::string& line, const std::string& name) {
-  const std::regex quoted(" " + name + "=(\"(?:[^\"\\\\]|\\\\.)*\")");
-  std::smatch m;
-  if (std::regex_search(line, m, quoted)) {
-    std::string value;
-    const std::string raw = m[1].str();
-    for (size_t i = 1; i + 1 < raw.size(); ++i) {
-      if (raw[i] == '\\' && i + 2 < raw.size()) ++i;
-      value += raw[i];
+  const std::string key = " " + name + "=";
+  const size_t at = line.find(key);
+  if (at == std::string::npos) return "";
+  size_t i = at + key.size();
+  std::string value;
+  if (i < line.size() && line[i] == '"') {
+    for (++i; i < line.size() && line[i] != '"'; ++i) {
+      if (line[i] == '\\' && i + 1 < line.size()) ++i;
+      value += line[i];
     }
     return value;
   }
-  const std::regex plain(" " + name + "=([^ ]*)");
-  return std::regex_search(line, m, plain) ? m[1].str() : "";
+  while (i < line.size() && line[i] != ' ') value += line[i++];
+  return value;
 }
 
 Dumped dump(const std::string& trace) {
