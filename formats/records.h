@@ -895,6 +895,7 @@ enum class NvtxNameKind : uint8_t {
   kCudaContext = 5,       // handle: the CUcontext
   kCudaStream = 6,        // handle: the stream as records carry it (see kStreamLegacy / kStreamPerThread)
   kCudaEvent = 7,         // handle: the event
+  kSyncUser = 8,          // handle: a user synchronization object (nvtxDomainSyncUserCreate)
 };
 
 // A name NVTX gave to something, from now on (a later definition of the
@@ -916,6 +917,11 @@ enum class NvtxEventType : uint8_t {
   kPop = 3,
   kStart = 4,
   kEnd = 5,
+  // A user synchronization object (the SYNC module): range_id is its handle.
+  kSyncAcquireStart = 6,
+  kSyncAcquireFailed = 7,
+  kSyncAcquireSuccess = 8,
+  kSyncReleasing = 9,
 };
 
 enum class NvtxMessageType : uint8_t {

@@ -4,11 +4,14 @@
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtCuda.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
+#include <nvtx3/nvToolsExtSync.h>
 
 #include <atomic>
 #include <cstring>
 #include <cwchar>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "preload/cuda/api_call.h"
 #include "preload/definitions.h"
@@ -40,7 +43,11 @@ using format::NvtxEventType;
   X(3012, nvtxDomainRangeStartEx) \
   X(3013, nvtxDomainRangeEnd)    \
   X(3014, nvtxDomainRangePushEx) \
-  X(3015, nvtxDomainRangePop)
+  X(3015, nvtxDomainRangePop)    \
+  X(3016, nvtxDomainSyncUserAcquireStart) \
+  X(3017, nvtxDomainSyncUserAcquireFailed) \
+  X(3018, nvtxDomainSyncUserAcquireSuccess) \
+  X(3019, nvtxDomainSyncUserReleasing)
 
 enum class Api : uint16_t {
 #define PROFLAUNCH_NVTX_ENUM(id, name) name = id,
@@ -304,6 +311,28 @@ void end(Api api, uint64_t domain, nvtxRangeId_t id) noexcept {
   record(e, begin);
 }
 
+// A user synchronization object's event; the object's domain is kept with
+// its handle (the SYNC calls pass only the handle).
+std::mutex g_sync_mutex;
+std::unordered_map<uint64_t, uint64_t>* g_sync_domains;
+
+uint64_t sync_domain(uint64_t handle) noexcept {
+  std::lock_guard lock(g_sync_mutex);
+  if (g_sync_domains == nullptr) return 0;
+  auto it = g_sync_domains->find(handle);
+  return it == g_sync_domains->end() ? 0 : it->second;
+}
+
+void sync_event(Api api, NvtxEventType type, nvtxSyncUser_t handle) noexcept {
+  ReentrancyGuard guard;
+  if (!guard.outermost() || !recording()) return;
+  const uint64_t begin = now_ticks();
+  Event e{type, api};
+  e.range_id = reinterpret_cast<uint64_t>(handle);
+  e.domain = sync_domain(e.range_id);
+  record(e, begin);
+}
+
 // ---- names (definitions)
 
 void define_name(format::NvtxNameKind kind, uint64_t domain, uint64_t handle, std::string_view name) noexcept {
@@ -413,6 +442,39 @@ nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) {
   return define_domain(name != nullptr ? wide_name(name) : std::string());
 }
 void NVTX_API DomainDestroy(nvtxDomainHandle_t) {}
+
+nvtxSyncUser_t NVTX_API SyncUserCreate(nvtxDomainHandle_t d, const nvtxSyncUserAttributes_t* a) {
+  const uint64_t handle = new_handle();
+  try {
+    std::lock_guard lock(g_sync_mutex);
+    if (g_sync_domains == nullptr) g_sync_domains = new std::unordered_map<uint64_t, uint64_t>();
+    (*g_sync_domains)[handle] = domain_id(d);
+  } catch (...) {
+  }
+  if (a != nullptr && a->size >= offsetof(nvtxSyncUserAttributes_t, message) + sizeof(a->message)) {
+    if (a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != nullptr)
+      define_name(format::NvtxNameKind::kSyncUser, domain_id(d), handle, a->message.ascii);
+    else if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE && a->message.unicode != nullptr)
+      define_name(format::NvtxNameKind::kSyncUser, domain_id(d), handle, wide_name(a->message.unicode));
+  }
+  return reinterpret_cast<nvtxSyncUser_t>(handle);
+}
+void NVTX_API SyncUserDestroy(nvtxSyncUser_t handle) {
+  std::lock_guard lock(g_sync_mutex);
+  if (g_sync_domains != nullptr) g_sync_domains->erase(reinterpret_cast<uint64_t>(handle));
+}
+void NVTX_API SyncUserAcquireStart(nvtxSyncUser_t h) {
+  sync_event(Api::nvtxDomainSyncUserAcquireStart, NvtxEventType::kSyncAcquireStart, h);
+}
+void NVTX_API SyncUserAcquireFailed(nvtxSyncUser_t h) {
+  sync_event(Api::nvtxDomainSyncUserAcquireFailed, NvtxEventType::kSyncAcquireFailed, h);
+}
+void NVTX_API SyncUserAcquireSuccess(nvtxSyncUser_t h) {
+  sync_event(Api::nvtxDomainSyncUserAcquireSuccess, NvtxEventType::kSyncAcquireSuccess, h);
+}
+void NVTX_API SyncUserReleasing(nvtxSyncUser_t h) {
+  sync_event(Api::nvtxDomainSyncUserReleasing, NvtxEventType::kSyncReleasing, h);
+}
 void NVTX_API Initialize(const void*) {}
 
 // CUDA driver and runtime names: streams as records carry them.
@@ -544,6 +606,15 @@ extern "C" PROFLAUNCH_EXPORT int InitializeInjectionNvtx2(const void* (*getExpor
   fill(callbacks, NVTX_CB_MODULE_CORE, kCore, std::size(kCore));
   fill(callbacks, NVTX_CB_MODULE_CORE2, kCore2, std::size(kCore2));
   fill(callbacks, NVTX_CB_MODULE_CUDA, kCuda, std::size(kCuda));
+  static const Slot kSync[] = {
+      {NVTX_CBID_SYNC_DomainSyncUserCreate, fp(SyncUserCreate)},
+      {NVTX_CBID_SYNC_DomainSyncUserDestroy, fp(SyncUserDestroy)},
+      {NVTX_CBID_SYNC_DomainSyncUserAcquireStart, fp(SyncUserAcquireStart)},
+      {NVTX_CBID_SYNC_DomainSyncUserAcquireFailed, fp(SyncUserAcquireFailed)},
+      {NVTX_CBID_SYNC_DomainSyncUserAcquireSuccess, fp(SyncUserAcquireSuccess)},
+      {NVTX_CBID_SYNC_DomainSyncUserReleasing, fp(SyncUserReleasing)},
+  };
   fill(callbacks, NVTX_CB_MODULE_CUDART, kCudaRt, std::size(kCudaRt));
+  fill(callbacks, NVTX_CB_MODULE_SYNC, kSync, std::size(kSync));
   return 1;
 }

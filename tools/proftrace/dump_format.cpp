@@ -336,6 +336,7 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.text("type", nvtx_event_type_name(r.type)).hexnum("domain", r.domain);
       if (r.type == static_cast<uint8_t>(NvtxEventType::kStart) || r.type == static_cast<uint8_t>(NvtxEventType::kEnd))
         b.num("range_id", r.range_id);
+      if (r.type >= static_cast<uint8_t>(NvtxEventType::kSyncAcquireStart)) b.hexnum("sync", r.range_id);
       if (r.category != 0) b.num("category", r.category);
       if (r.flags & kNvtxColor) b.hexnum("color", r.color);
       if (r.payload_type != 0) b.text("payload", nvtx_payload_text(r.payload_type, r.payload));

@@ -116,6 +116,10 @@ std::string nvtx_event_type_name(uint8_t type) {
     case NvtxEventType::kPop: return "pop";
     case NvtxEventType::kStart: return "start";
     case NvtxEventType::kEnd: return "end";
+    case NvtxEventType::kSyncAcquireStart: return "sync-acquire-start";
+    case NvtxEventType::kSyncAcquireFailed: return "sync-acquire-failed";
+    case NvtxEventType::kSyncAcquireSuccess: return "sync-acquire-success";
+    case NvtxEventType::kSyncReleasing: return "sync-releasing";
   }
   return "type#" + std::to_string(type);
 }
@@ -129,6 +133,7 @@ std::string nvtx_name_kind_name(uint8_t kind) {
     case NvtxNameKind::kCudaContext: return "cuda-context";
     case NvtxNameKind::kCudaStream: return "cuda-stream";
     case NvtxNameKind::kCudaEvent: return "cuda-event";
+    case NvtxNameKind::kSyncUser: return "sync-user";
   }
   return "kind#" + std::to_string(kind);
 }

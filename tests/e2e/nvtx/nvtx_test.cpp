@@ -126,6 +126,11 @@ TEST(Nvtx, EveryModuleThreadAndKindOfCallIsRecorded) {
   EXPECT_TRUE(has_definition(d, "kind=os-thread", "nvtx worker 0"));
   EXPECT_TRUE(has_definition(d, "kind=os-thread", "nvtx worker 1"));
   EXPECT_TRUE(has_definition(d, "kind=cuda-stream", "copy stream"));
+  EXPECT_TRUE(has_definition(d, "kind=sync-user", "queue lock"));
+  EXPECT_EQ(count_type(d, "sync-acquire-start"), 2);
+  EXPECT_EQ(count_type(d, "sync-acquire-success"), 1);
+  EXPECT_EQ(count_type(d, "sync-acquire-failed"), 1);
+  EXPECT_EQ(count_type(d, "sync-releasing"), 1);
 
   int unmatched = 0, module_pushes = 0, nested = 0;
   std::map<uint32_t, int> pushes_by_tid;
@@ -203,7 +208,7 @@ TEST(Nvtx, RangesAreSlicesOnTheirThreadsAndTheTablesAnswer) {
     if (ph == "b" && e["name"].str() == "whole run") ++async_begin;
     if (ph == "e" && e["name"].str() == "whole run") ++async_end;
   }
-  int steps = 0, module = 0, workers = 0;
+  int steps = 0, module = 0, workers = 0, acquired = 0;
   for (const auto& [key, n] : slices) {
     const std::string track = key.substr(0, key.find('|'));
     const std::string name = key.substr(key.find('|') + 1);
@@ -211,6 +216,10 @@ TEST(Nvtx, RangesAreSlicesOnTheirThreadsAndTheTablesAnswer) {
     if (name.rfind("step ", 0) == 0) {
       steps += n;
       EXPECT_EQ(track.find("NVTX default: e2e_nvtx_ranges"), 0u) << track;
+    }
+    if (name == "acquire queue lock") {
+      acquired += n;
+      EXPECT_EQ(track.find("NVTX nvtx_module: "), 0u) << track;
     }
     if (name == "module step") {
       module += n;
@@ -224,6 +233,7 @@ TEST(Nvtx, RangesAreSlicesOnTheirThreadsAndTheTablesAnswer) {
   EXPECT_EQ(steps, kSteps);
   EXPECT_EQ(module, 4);
   EXPECT_EQ(workers, 4);
+  EXPECT_EQ(acquired, 2) << "one successful and one failed acquisition";
   EXPECT_EQ(open_at_end, 1);
   // The stream the program named carries its copies and memsets under that name.
   bool named_stream = false;

@@ -128,6 +128,39 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
       nvtx_started_.erase(found);
       break;
     }
+    case NvtxEventType::kSyncAcquireStart:
+      nvtx_acquiring_[{key, tid, record.range_id}] = record.span.begin_ns;
+      break;
+    case NvtxEventType::kSyncAcquireSuccess:
+    case NvtxEventType::kSyncAcquireFailed: {
+      // The wait: "acquire <object>" on the thread's NVTX track.
+      auto found = nvtx_acquiring_.find({key, tid, record.range_id});
+      if (found == nvtx_acquiring_.end()) break;
+      const uint32_t track = layout_.nvtx_track(section, tid, record.domain);
+      const std::string_view object =
+          section.model != nullptr ? section.model->nvtx_name(NvtxNameKind::kSyncUser, record.domain, record.range_id)
+                                   : std::string_view();
+      const int64_t begin = layout_.timeline_ns(section, found->second);
+      const int64_t end = layout_.timeline_ns(section, record.span.end_ns);
+      JsonWriter& w = out_.next_event();
+      w.raw("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
+      w.quoted("acquire " + (object.empty() ? hex(record.range_id) : std::string(object)));
+      w.raw(",\"pid\":");
+      w.number(section.pid);
+      w.raw(",\"tid\":");
+      w.number(track);
+      w.raw(",\"ts\":");
+      w.microseconds(begin);
+      w.raw(",\"dur\":");
+      w.microseconds(difference_ns(end, begin));
+      w.raw(",\"args\":{\"acquired\":");
+      w.raw(record.type == static_cast<uint8_t>(NvtxEventType::kSyncAcquireSuccess) ? "true" : "false");
+      w.raw("}}");
+      nvtx_acquiring_.erase(found);
+      ++stats_.nvtx_ranges;
+      break;
+    }
+    case NvtxEventType::kSyncReleasing: break;  // its release is the end of the holder's work: no slice
     case NvtxEventType::kMark: {
       const uint32_t track = layout_.nvtx_track(section, tid, record.domain);
       JsonWriter& w = out_.next_event();

@@ -173,6 +173,8 @@ class SliceWriter {
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<OpenNvtxRange>> nvtx_pushed_;
   std::map<std::pair<uint64_t, uint64_t>, OpenNvtxRange> nvtx_started_;
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> nvtx_ended_early_;  // an end read before its start
+  // Acquisitions of user synchronization objects in progress: (section, tid, handle) -> start.
+  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint64_t> nvtx_acquiring_;
   std::unordered_map<uint64_t, uint64_t> nvtx_last_ns_;
 };
 

@@ -83,7 +83,7 @@ class RangeTracker {
         closed(open, event.span.begin_ns, s);
         break;
       }
-      case NvtxEventType::kMark: break;
+      default: break;  // marks, synchronization objects
     }
   }
   // Ids of the ranges open at `at_ns` on `tid` of section `s` (pushed, or

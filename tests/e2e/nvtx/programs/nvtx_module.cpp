@@ -4,6 +4,7 @@
 // a push/pop range around each call. Loaded by nvtx_ranges (linked) and by
 // the Python test (ctypes).
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtSync.h>
 
 namespace {
 
@@ -36,4 +37,21 @@ extern "C" __attribute__((visibility("default"))) int nvtx_module_work(int calls
     nvtxDomainRangePop(domain());
   }
   return total;
+}
+
+// A user synchronization object (NVTX's SYNC module): acquired once,
+// released, then an acquisition that fails.
+extern "C" __attribute__((visibility("default"))) void nvtx_module_sync() {
+  nvtxSyncUserAttributes_t attributes = {};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_SYNCUSER_ATTRIB_STRUCT_SIZE;
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attributes.message.ascii = "queue lock";
+  nvtxSyncUser_t lock = nvtxDomainSyncUserCreate(domain(), &attributes);
+  nvtxDomainSyncUserAcquireStart(lock);
+  nvtxDomainSyncUserAcquireSuccess(lock);
+  nvtxDomainSyncUserReleasing(lock);
+  nvtxDomainSyncUserAcquireStart(lock);
+  nvtxDomainSyncUserAcquireFailed(lock);
+  nvtxDomainSyncUserDestroy(lock);
 }

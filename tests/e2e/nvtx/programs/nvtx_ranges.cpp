@@ -2,7 +2,8 @@
 // GPU work on the simulated CUDA stack:
 //  - "step N" push/pop ranges around copies and memsets, with a nested
 //    "forward" range, a coloured mark with a double payload;
-//  - a library module (libnvtx_module.so) with its own NVTX state and domain;
+//  - a library module (libnvtx_module.so) with its own NVTX state and domain,
+//    and a user synchronization object there (acquired, released, failed);
 //  - two worker threads named with nvtxNameOsThreadA, each with its own ranges;
 //  - a start/end range started on the main thread and ended on a worker;
 //  - a pop with nothing pushed (NVTX returns -1);
@@ -29,6 +30,7 @@
 #include <thread>
 
 extern "C" int nvtx_module_work(int calls);
+extern "C" void nvtx_module_sync();
 
 #define CHECK(call)                                                                  \
   do {                                                                               \
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
   }
   std::printf("nvtx_ranges: %d steps\n", steps);
   std::printf("nvtx_ranges: module total %d\n", nvtx_module_work(4));
+  nvtx_module_sync();
 
   std::thread workers[2];
   for (int w = 0; w < 2; ++w) {
