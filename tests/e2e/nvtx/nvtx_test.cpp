@@ -195,9 +195,17 @@ TEST(Nvtx, RangesAreSlicesOnTheirThreadsAndTheTablesAnswer) {
       track_names[{e["pid"].as_int(), e["tid"].as_int()}] = e["args"]["name"].str();
   std::map<std::string, int> slices;  // "<track name>|<slice name>"
   int open_at_end = 0, async_begin = 0, async_end = 0;
+  std::map<std::string, int> projected;  // GPU projections, by range name
   for (const testing::JsonValue& e : json["traceEvents"].items) {
     if (!e.has("cat") || e["cat"].str() != "nvtx") continue;
     const std::string ph = e["ph"].str();
+    if (ph == "X" && e["args"].has("projection")) {
+      // nsys's projection: on an "NVTX GPU ranges" track of the device.
+      const std::string& track = track_names[{e["pid"].as_int(), e["tid"].as_int()}];
+      EXPECT_EQ(track.rfind("NVTX GPU ranges: e2e_nvtx_ranges", 0), 0u) << track;
+      ++projected[e["name"].str()];
+      continue;
+    }
     if (ph == "X") {
       ++slices[track_names[{e["pid"].as_int(), e["tid"].as_int()}] + "|" + e["name"].str()];
       if (e["args"].has("open_at_end")) {
@@ -234,6 +242,10 @@ TEST(Nvtx, RangesAreSlicesOnTheirThreadsAndTheTablesAnswer) {
   EXPECT_EQ(module, 4);
   EXPECT_EQ(workers, 4);
   EXPECT_EQ(acquired, 2) << "one successful and one failed acquisition";
+  // Only the ranges that launched GPU work are projected onto the GPU.
+  const std::map<std::string, int> expected_projected = {
+      {"step 0", 1}, {"step 1", 1}, {"step 2", 1}, {"forward", kSteps}, {"whole run", 1}};
+  EXPECT_EQ(projected, expected_projected);
   EXPECT_EQ(open_at_end, 1);
   // The stream the program named carries its copies and memsets under that name.
   bool named_stream = false;

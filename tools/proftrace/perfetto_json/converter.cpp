@@ -152,6 +152,7 @@ class EventsVisitor : public RecordVisitor {
  private:
   // Captured work did not run: it has no GPU side to wait for.
   void add_operation(const HostOperation& op) {
+    slices_.nvtx_note_operation(*op.section, op.tid, op.span());
     if (op.span().flags & kApiCaptured) slices_.operation_alone(op);
     else join_.add(op);
   }

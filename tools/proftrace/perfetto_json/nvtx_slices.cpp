@@ -42,6 +42,10 @@ void SliceWriter::write_nvtx_args(JsonWriter& w, const SectionContext& section, 
 }
 
 void SliceWriter::write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end) {
+  if (auto projection = nvtx_projections_.find(open.id); projection != nvtx_projections_.end()) {
+    projection->second.closed = true;
+    nvtx_projection_settle(open.id);
+  }
   SectionContext& section = *open.section;
   const int64_t begin = layout_.timeline_ns(section, open.begin_ns);
   const int64_t end = layout_.timeline_ns(section, end_ns);
@@ -96,8 +100,8 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
   if (record.span.end_ns > last) last = record.span.end_ns;
   switch (static_cast<NvtxEventType>(record.type)) {
     case NvtxEventType::kPush:
-      nvtx_pushed_[{key, tid, record.domain}].push_back(
-          OpenNvtxRange{&section, tid, record.span.end_ns, record, range_name(section, record, inline_message)});
+      nvtx_pushed_[{key, tid, record.domain}].push_back(OpenNvtxRange{
+          &section, tid, record.span.end_ns, record, range_name(section, record, inline_message), nvtx_next_id_++});
       break;
     case NvtxEventType::kPop: {
       auto found = nvtx_pushed_.find({key, tid, record.domain});
@@ -107,7 +111,8 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
       break;
     }
     case NvtxEventType::kStart: {
-      const OpenNvtxRange open{&section, tid, record.span.end_ns, record, range_name(section, record, inline_message)};
+      const OpenNvtxRange open{&section, tid, record.span.end_ns, record, range_name(section, record, inline_message),
+                               nvtx_next_id_++};
       // Records of different threads are not in time order in the file:
       // an end read first waits here for its start.
       if (auto early = nvtx_ended_early_.find({key, record.range_id}); early != nvtx_ended_early_.end()) {
@@ -191,6 +196,86 @@ void SliceWriter::finish_nvtx() {
     write_nvtx_range(open, std::max(last, open.begin_ns), true);
   }
   nvtx_started_.clear();
+  // Every operation has been joined by now: what is still pending never
+  // got its GPU side.
+  std::vector<uint64_t> remaining;
+  for (auto& [id, projection] : nvtx_projections_) {
+    projection.pending = 0;
+    projection.closed = true;
+    remaining.push_back(id);
+  }
+  for (uint64_t id : remaining) nvtx_projection_settle(id);
+  nvtx_waiting_.clear();
+}
+
+void SliceWriter::nvtx_note_operation(SectionContext& section, uint32_t tid, const ApiSpan& span) {
+  if (nvtx_pushed_.empty() && nvtx_started_.empty()) return;
+  const uint64_t key = section_key(section);
+  std::vector<uint64_t> ids;
+  auto note = [&](const OpenNvtxRange& open) {
+    NvtxProjection& projection = nvtx_projections_[open.id];
+    if (projection.section == nullptr) {
+      projection.section = open.section;
+      projection.tid = open.tid;
+      projection.name = open.name;
+    }
+    ++projection.pending;
+    ids.push_back(open.id);
+  };
+  for (auto it = nvtx_pushed_.lower_bound({key, tid, 0});
+       it != nvtx_pushed_.end() && std::get<0>(it->first) == key && std::get<1>(it->first) == tid; ++it)
+    for (const OpenNvtxRange& open : it->second) note(open);
+  for (const auto& [started_key, open] : nvtx_started_)
+    if (started_key.first == key && open.tid == tid) note(open);
+  if (!ids.empty()) nvtx_waiting_[{key, span.correlation_id}] = std::move(ids);
+}
+
+void SliceWriter::nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity) {
+  if (nvtx_waiting_.empty()) return;
+  auto it = nvtx_waiting_.find({section_key(*operation.section), operation.span().correlation_id});
+  if (it == nvtx_waiting_.end()) return;
+  for (uint64_t id : it->second) {
+    auto found = nvtx_projections_.find(id);
+    if (found == nvtx_projections_.end()) continue;
+    NvtxProjection& projection = found->second;
+    if (activity != nullptr) {
+      auto [span, inserted] = projection.by_device.try_emplace(activity->activity.device,
+                                                                activity->activity.start_ns, activity->activity.end_ns);
+      if (!inserted) {
+        span->second.first = std::min(span->second.first, activity->activity.start_ns);
+        span->second.second = std::max(span->second.second, activity->activity.end_ns);
+      }
+    }
+    if (projection.pending > 0) --projection.pending;
+    nvtx_projection_settle(id);
+  }
+  nvtx_waiting_.erase(it);
+}
+
+void SliceWriter::nvtx_projection_settle(uint64_t id) {
+  auto found = nvtx_projections_.find(id);
+  if (found == nvtx_projections_.end() || !found->second.closed || found->second.pending != 0) return;
+  const NvtxProjection& projection = found->second;
+  for (const auto& [device, span] : projection.by_device) {
+    SectionContext& section = *projection.section;
+    const GpuPlacement track = layout_.nvtx_gpu_track(section, device, projection.tid);
+    const int64_t begin = layout_.timeline_ns(section, span.first);
+    const int64_t end = layout_.timeline_ns(section, span.second);
+    JsonWriter& w = out_.next_event();
+    w.raw("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
+    w.quoted(projection.name);
+    w.raw(",\"pid\":");
+    w.number(track.pid);
+    w.raw(",\"tid\":");
+    w.number(track.tid);
+    w.raw(",\"ts\":");
+    w.microseconds(begin);
+    w.raw(",\"dur\":");
+    w.microseconds(difference_ns(end, begin));
+    w.raw(",\"args\":{\"projection\":\"first GPU start to last GPU end of the work the range launched\"}}");
+    ++stats_.nvtx_gpu_ranges;
+  }
+  nvtx_projections_.erase(found);
 }
 
 }  // namespace proflaunch::tools::perfetto_json

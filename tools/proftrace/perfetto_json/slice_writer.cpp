@@ -289,6 +289,7 @@ void SliceWriter::stream_capture(SectionContext& section, uint32_t tid, const St
 
 void SliceWriter::operation_alone(const HostOperation& op) {
   write_operation(op, place_api(*op.section, op.tid, op.span()), 0);
+  nvtx_operation_done(op, nullptr);
 }
 
 void SliceWriter::gpu_work_alone(const DeviceActivity& activity) {
@@ -296,6 +297,7 @@ void SliceWriter::gpu_work_alone(const DeviceActivity& activity) {
 }
 
 void SliceWriter::joined(const HostOperation& op, const DeviceActivity& activity) {
+  nvtx_operation_done(op, &activity);
   const ApiPlacement api = place_api(*op.section, op.tid, op.span());
   const GpuWork gpu = place_gpu(&op, activity);
   uint64_t flow_id = 0;

@@ -38,6 +38,7 @@ struct SliceStats {
   uint64_t flows_dropped_backwards = 0;  // GPU work timed before its call began: no arrow
   uint64_t nvtx_ranges = 0;
   uint64_t nvtx_marks = 0;
+  uint64_t nvtx_gpu_ranges = 0;  // GPU projections of NVTX ranges
 };
 
 class SliceWriter {
@@ -87,6 +88,9 @@ class SliceWriter {
   // async slice of its process (they may cross threads), a mark an instant.
   void nvtx_event(SectionContext& section, uint32_t tid, const format::NvtxEventRecord& record,
                   std::string_view inline_message);
+  // A launch, copy, memset or graph launch read while NVTX ranges are open
+  // on its thread: those ranges wait for its GPU time (their projection).
+  void nvtx_note_operation(SectionContext& section, uint32_t tid, const format::ApiSpan& span);
   // Ranges still open when the input ended (the program exited or died
   // inside them): written up to their section's last NVTX event, with
   // "open_at_end": true.
@@ -165,7 +169,19 @@ class SliceWriter {
     uint64_t begin_ns;
     format::NvtxEventRecord record;  // the push or start
     std::string name;
+    uint64_t id = 0;  // for its GPU projection
   };
+  // A range's GPU projection per device, while its work is being joined.
+  struct NvtxProjection {
+    SectionContext* section = nullptr;
+    uint32_t tid = 0;
+    std::string name;
+    std::map<int32_t, std::pair<uint64_t, uint64_t>> by_device;  // device -> (first start, last end)
+    uint32_t pending = 0;  // operations whose GPU side has not been seen
+    bool closed = false;
+  };
+  void nvtx_projection_settle(uint64_t id);
+  void nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity);
   void write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end);
   void write_nvtx_args(JsonWriter& w, const SectionContext& section, const format::NvtxEventRecord& record);
   // Open push ranges per (section, tid, domain), innermost last; start
@@ -175,6 +191,9 @@ class SliceWriter {
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> nvtx_ended_early_;  // an end read before its start
   // Acquisitions of user synchronization objects in progress: (section, tid, handle) -> start.
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint64_t> nvtx_acquiring_;
+  std::unordered_map<uint64_t, NvtxProjection> nvtx_projections_;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>> nvtx_waiting_;  // (section, correlation) -> range ids
+  uint64_t nvtx_next_id_ = 1;
   std::unordered_map<uint64_t, uint64_t> nvtx_last_ns_;
 };
 

@@ -217,6 +217,22 @@ uint32_t TrackLayout::nvtx_track(SectionContext& section, uint32_t tid, uint64_t
   return it->second;
 }
 
+GpuPlacement TrackLayout::nvtx_gpu_track(SectionContext& section, int32_t device, uint32_t tid) {
+  const uint64_t section_id = section.model != nullptr ? section.model->section_id : section.pid;
+  auto [it, inserted] = nvtx_gpu_tracks_.try_emplace({device, section_id, tid}, GpuPlacement{});
+  if (!inserted) return it->second;
+  GpuProcess& gpu = gpu_process(section, device);
+  it->second.pid = gpu.pid;
+  it->second.tid = gpu.next_tid++;
+  std::string thread = section.model != nullptr ? std::string(section.model->thread_name(tid)) : "";
+  write_name("thread_name", gpu.pid, it->second.tid,
+             "NVTX GPU ranges: " + thread + (thread.empty() ? "" : " ") + "(" + std::to_string(tid) + ", pid " +
+                 std::to_string(section.model != nullptr ? section.model->pid() : section.pid) + ")");
+  // Above the streams of their process.
+  write_sort_index("thread_sort_index", gpu.pid, it->second.tid, static_cast<int64_t>(section.display_order) * 10000 - 1);
+  return it->second;
+}
+
 GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
   auto cached = section.gpu_by_device.find(device);
   if (cached != section.gpu_by_device.end()) return *cached->second;

@@ -141,6 +141,10 @@ class TrackLayout {
   // named "NVTX <domain>: <thread>" when it first comes into use.
   uint32_t nvtx_track(SectionContext& section, uint32_t tid, uint64_t domain);
 
+  // The "NVTX GPU ranges" track of a host thread's ranges in a device's GPU
+  // process (nsys's NVTX projection): named when it first comes into use.
+  GpuPlacement nvtx_gpu_track(SectionContext& section, int32_t device, uint32_t tid);
+
   // From an ObjectLifecycle stream creation: names the stream's track.
   void note_stream_id(SectionContext& section, uint64_t handle, uint64_t id);
 
@@ -162,6 +166,7 @@ class TrackLayout {
   uint32_t next_remapped_pid_ = kRemappedPidBase;
   // NVTX tracks: (section, tid, domain) -> JSON tid, from kNvtxTidBase up.
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint32_t> nvtx_tracks_;
+  std::map<std::tuple<int32_t, uint64_t, uint32_t>, GpuPlacement> nvtx_gpu_tracks_;
   uint32_t next_nvtx_tid_ = kNvtxTidBase;
   static constexpr uint32_t kNvtxTidBase = 0x40000000;
 };
