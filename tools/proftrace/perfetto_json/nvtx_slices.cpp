@@ -25,6 +25,22 @@ std::string range_name(const SectionContext& section, const NvtxEventRecord& rec
 
 }  // namespace
 
+JsonWriter& SliceWriter::begin_nvtx_slice(const std::string& name, uint32_t pid, uint32_t tid, int64_t begin,
+                                          int64_t end) {
+  JsonWriter& w = out_.next_event();
+  w.raw("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
+  w.quoted(name);
+  w.raw(",\"pid\":");
+  w.number(pid);
+  w.raw(",\"tid\":");
+  w.number(tid);
+  w.raw(",\"ts\":");
+  w.microseconds(begin);
+  w.raw(",\"dur\":");
+  w.microseconds(difference_ns(end, begin));
+  return w;
+}
+
 void SliceWriter::write_nvtx_args(JsonWriter& w, const SectionContext& section, const NvtxEventRecord& record) {
   w.raw(",\"args\":{\"domain\":");
   std::string domain = section.model != nullptr ? std::string(section.model->nvtx_domain_name(record.domain)) : "";
@@ -53,17 +69,7 @@ void SliceWriter::write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, b
   if (open.record.type == static_cast<uint8_t>(NvtxEventType::kPush)) {
     // The track first: naming a new one writes an event of its own.
     const uint32_t track = layout_.nvtx_track(section, open.tid, open.record.domain);
-    JsonWriter& w = out_.next_event();
-    w.raw("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
-    w.quoted(open.name);
-    w.raw(",\"pid\":");
-    w.number(section.pid);
-    w.raw(",\"tid\":");
-    w.number(track);
-    w.raw(",\"ts\":");
-    w.microseconds(begin);
-    w.raw(",\"dur\":");
-    w.microseconds(difference_ns(end, begin));
+    JsonWriter& w = begin_nvtx_slice(open.name, section.pid, track, begin, end);
     write_nvtx_args(w, section, open.record);
     if (open_at_end) w.raw(",\"open_at_end\":true");
     w.raw("}}");
@@ -147,17 +153,8 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
                                    : std::string_view();
       const int64_t begin = layout_.timeline_ns(section, found->second);
       const int64_t end = layout_.timeline_ns(section, record.span.end_ns);
-      JsonWriter& w = out_.next_event();
-      w.raw("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
-      w.quoted("acquire " + (object.empty() ? hex(record.range_id) : std::string(object)));
-      w.raw(",\"pid\":");
-      w.number(section.pid);
-      w.raw(",\"tid\":");
-      w.number(track);
-      w.raw(",\"ts\":");
-      w.microseconds(begin);
-      w.raw(",\"dur\":");
-      w.microseconds(difference_ns(end, begin));
+      JsonWriter& w = begin_nvtx_slice("acquire " + (object.empty() ? hex(record.range_id) : std::string(object)),
+                                       section.pid, track, begin, end);
       w.raw(",\"args\":{\"acquired\":");
       w.raw(record.type == static_cast<uint8_t>(NvtxEventType::kSyncAcquireSuccess) ? "true" : "false");
       w.raw("}}");
@@ -261,17 +258,7 @@ void SliceWriter::nvtx_projection_settle(uint64_t id) {
     const GpuPlacement track = layout_.nvtx_gpu_track(section, device, projection.tid);
     const int64_t begin = layout_.timeline_ns(section, span.first);
     const int64_t end = layout_.timeline_ns(section, span.second);
-    JsonWriter& w = out_.next_event();
-    w.raw("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
-    w.quoted(projection.name);
-    w.raw(",\"pid\":");
-    w.number(track.pid);
-    w.raw(",\"tid\":");
-    w.number(track.tid);
-    w.raw(",\"ts\":");
-    w.microseconds(begin);
-    w.raw(",\"dur\":");
-    w.microseconds(difference_ns(end, begin));
+    JsonWriter& w = begin_nvtx_slice(projection.name, track.pid, track.tid, begin, end);
     w.raw(",\"args\":{\"projection\":\"first GPU start to last GPU end of the work the range launched\"}}");
     ++stats_.nvtx_gpu_ranges;
   }

@@ -183,6 +183,10 @@ class SliceWriter {
   void nvtx_projection_settle(uint64_t id);
   void nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity);
   void write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end);
+  // Writes `{"ph":"X","cat":"nvtx",...,"dur":...` (timeline ns); the caller
+  // adds the args and closes it. The track must exist already (naming a new
+  // one writes an event of its own).
+  JsonWriter& begin_nvtx_slice(const std::string& name, uint32_t pid, uint32_t tid, int64_t begin, int64_t end);
   void write_nvtx_args(JsonWriter& w, const SectionContext& section, const format::NvtxEventRecord& record);
   // Open push ranges per (section, tid, domain), innermost last; start
   // ranges per (section, range id); the last NVTX time per section.
