@@ -135,6 +135,7 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
   X(ApiCount, 41, kEvents, 0, false)                    \
   X(GpuTimingInfo, 42, kEvents, 0, false)               \
   X(UnattributedGpuWork, 43, kEvents, 0, false)         \
+  X(CaptureWindow, 44, kEvents, 0, false)               \
   X(MemoryOperation, 64, kEvents, 0, true)             \
   X(MemoryInfo, 65, kEvents, 0, true)                  \
   X(CallStack, 96, kEvents, 0, false)                   \
@@ -342,6 +343,11 @@ enum ApiFlags : uint16_t {
   // being captured and did not run (no GpuActivity follows). A
   // CapturedNode record right after the call's record names the node.
   kApiCaptured = 1u << 4,
+  // Written when a capture window opened, not when the call happened: the
+  // object it made (a memory block, a communicator) was alive before the
+  // window and still is. Its times are the window's start; it is state, not
+  // a call, and API tables leave it out.
+  kApiCarried = 1u << 5,
 };
 
 // A host API call that is not itself one of the operations below.
@@ -554,6 +560,40 @@ struct GpuTimingInfoRecord {
 static_assert(sizeof(GpuTimingInfoRecord) == 20);
 
 enum class GpuTimingRequest : uint8_t { kNone = 0, kEvents = 1, kCupti = 2, kAuto = 3 };
+
+// Capture windows (proflaunch --capture-range, --steps, --delay, --duration):
+// the spans of time in which the process recorded. A section with no
+// CaptureWindow record recorded throughout. Outside a window nothing is
+// written; at a window's start the memory blocks and communicators alive
+// then are written as records flagged kApiCarried. A window with no end
+// record in its section lasted until the section ended.
+struct CaptureWindowRecord {
+  RecordHeader header;
+  uint32_t index;        // 0, 1, ... in the order windows opened in the process
+  uint64_t at_ns;
+  uint8_t action;        // CaptureWindowAction
+  uint8_t trigger;       // CaptureTrigger: what opened (begin) or closed (end) it
+  uint16_t reserved;
+  uint32_t name_string;  // StringDef: the NVTX range or kernel of the trigger; else 0
+  uint32_t step;         // steps: the first step in the window (begin), the last (end); else 0
+  uint32_t reserved2;
+};
+static_assert(sizeof(CaptureWindowRecord) == 32);
+
+enum class CaptureWindowAction : uint8_t { kBegin = 1, kEnd = 2 };
+
+enum class CaptureTrigger : uint8_t {
+  kStart = 1,        // the process started with a window open (--duration alone)
+  kDelay = 2,        // --delay elapsed
+  kDuration = 3,     // --duration elapsed (end)
+  kProfilerApi = 4,  // cuProfilerStart / cuProfilerStop (and the runtime's)
+  kNvtxRange = 5,    // the NVTX range of --capture-range=nvtx:... began / ended
+  kStep = 6,         // --steps: the first active step began / the last one ended
+  kExit = 7,         // the process ended with the window open (end)
+  kFork = 8,         // a fork child starts inside its parent's window (begin)
+  kExec = 9,         // the section ended at exec with the window open (end)
+  kRequest = 10,     // proflaunch ctl start / stop
+};
 
 // Device work that no hooked call accounts for (the GPU-time backend saw it;
 // no launch, copy or memset the hooks recorded submitted it): launched by a

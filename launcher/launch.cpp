@@ -154,22 +154,36 @@ int run_traced(const LaunchOptions& options) {
   // Every module that carries NVTX loads the library named here and calls
   // its InitializeInjectionNvtx2 (preload/nvtx). A program (or user) that
   // names its own NVTX tool keeps it, and NVTX is then not recorded.
+  // Capture windows opened by NVTX ranges need it whatever --trace says.
   uint32_t domains = 0;
-  if (parse_trace_domains(options.trace_domains.c_str(), domains) && (domains & kTraceNvtx) != 0) {
+  const bool nvtx_capture = options.capture_range.rfind("nvtx:", 0) == 0 ||
+                            (!options.steps.empty() && options.step_range.rfind("kernel:", 0) != 0);
+  if ((parse_trace_domains(options.trace_domains.c_str(), domains) && (domains & kTraceNvtx) != 0) || nvtx_capture) {
     const char* own = std::getenv("NVTX_INJECTION64_PATH");
     if (own == nullptr || *own == '\0') {
       environment.emplace_back("NVTX_INJECTION64_PATH", shim.path);
     } else if (own != shim.path) {
-      say(std::string("NVTX_INJECTION64_PATH is already set (") + own + "): NVTX ranges are not recorded");
+      say(std::string("NVTX_INJECTION64_PATH is already set (") + own + "): NVTX ranges are not recorded" +
+          (nvtx_capture ? ", and no NVTX range can open a capture window" : ""));
     }
   }
+  const std::pair<const char*, const std::string*> capture[] = {
+      {kEnvCaptureRange, &options.capture_range}, {kEnvCaptureRepeat, &options.capture_range_repeat},
+      {kEnvDelay, &options.delay},                {kEnvDuration, &options.duration},
+      {kEnvSteps, &options.steps},                {kEnvStepRange, &options.step_range},
+  };
+  for (const auto& [variable, value] : capture)
+    if (!value->empty()) environment.emplace_back(variable, *value);
+  if (options.idle) environment.emplace_back(kEnvIdle, "1");
   if (!options.stacks.empty()) environment.emplace_back(kEnvStacks, options.stacks);
   if (!options.counted_calls.empty()) environment.emplace_back(kEnvCounted, options.counted_calls);
   if (options.stack_depth != 0)
     environment.emplace_back(kEnvStackDepth, std::to_string(options.stack_depth));
   // Settings inherited from an outer traced process are not ours.
-  const std::vector<std::string> unset = {kEnvExecParent, kEnvBufferSize, kEnvFlushInterval, kEnvVerbose,
-                                          kEnvStacks,     kEnvStackDepth, kEnvCounted};
+  const std::vector<std::string> unset = {kEnvExecParent, kEnvBufferSize,    kEnvFlushInterval, kEnvVerbose,
+                                          kEnvStacks,     kEnvStackDepth,    kEnvCounted,       kEnvCaptureRange,
+                                          kEnvCaptureRepeat, kEnvDelay,      kEnvDuration,      kEnvSteps,
+                                          kEnvStepRange,  kEnvIdle};
 
   const int exec_errno = child.release(environment, unset);
   if (exec_errno != 0) {

@@ -21,6 +21,15 @@ struct LaunchOptions {
   unsigned flush_interval_ms = 0;   // 0: the shim's default
   bool verbose = false;
   bool quiet = false;
+  // When to record (preload/capture/capture_spec.h): the options' text,
+  // passed on verbatim; empty: not given. Checked by main() before the run.
+  std::string capture_range;
+  std::string capture_range_repeat;
+  std::string delay;
+  std::string duration;
+  std::string steps;
+  std::string step_range;
+  bool idle = false;
 };
 
 // Returns the exit code for the launcher: the program's, 128 + signal when it

@@ -96,6 +96,24 @@ int main(int argc, char** argv) {
   app.add_flag("--no-symbols", no_symbols,
                "do not append the symbol table at the end (proftrace then looks names up in "
                "the program's files, which must still be there)");
+  auto* capture = app.add_option_group("Capture windows", "record only part of the run (default: all of it)");
+  capture->add_option("--capture-range", launch.capture_range,
+                      "record only between cudaProfilerStart and cudaProfilerStop (cudaProfilerApi), or "
+                      "inside each occurrence of an NVTX range (nvtx:NAME or nvtx:NAME@DOMAIN)");
+  capture->add_option("--capture-range-repeat", launch.capture_range_repeat,
+                      "how many such windows to record (default 1; 0: every one)");
+  capture->add_option("--delay", launch.delay,
+                      "record nothing for this long after the program starts (e.g. 30s, 500ms, 2m)");
+  capture->add_option("--duration", launch.duration,
+                      "close each window after this long (alone: record from the start, or from --delay, "
+                      "for this long)");
+  capture->add_option("--steps", launch.steps,
+                      "WAIT:WARMUP:ACTIVE[:REPEAT]: record the ACTIVE steps of each cycle, as "
+                      "torch.profiler.schedule (REPEAT 0 or absent: every cycle). E.g. --steps=100:0:6:1 "
+                      "records steps 100-105");
+  capture->add_option("--step-range", launch.step_range,
+                      "what one step is: an NVTX range NAME[@DOMAIN] (each occurrence), or kernel:NAME "
+                      "(from one launch of the kernel to the next)");
   app.add_flag("-v,--verbose", launch.verbose, "one line per traced process on stderr");
   app.add_flag("-q,--quiet", launch.quiet, "no summary line at the end");
   app.add_option("--join", join_output,
@@ -118,6 +136,23 @@ int main(int argc, char** argv) {
       return 2;
     }
     return proflaunch::launcher::run_join({join_output, launch.force, launch.quiet, launch.symbols});
+  }
+  {
+    proflaunch::CaptureOptions capture_options;
+    auto given = [](const std::string& text) { return text.empty() ? nullptr : text.c_str(); };
+    capture_options.capture_range = given(launch.capture_range);
+    capture_options.capture_range_repeat = given(launch.capture_range_repeat);
+    capture_options.delay = given(launch.delay);
+    capture_options.duration = given(launch.duration);
+    capture_options.steps = given(launch.steps);
+    capture_options.step_range = given(launch.step_range);
+    capture_options.idle = launch.idle;
+    proflaunch::CaptureSpec spec;
+    char error[400];
+    if (!proflaunch::parse_capture_options(capture_options, spec, error, sizeof error)) {
+      std::fprintf(stderr, "proflaunch: %s\n", error);
+      return 2;
+    }
   }
   if (launch.command.empty()) {
     std::fprintf(stderr, "proflaunch: no program given\nusage: proflaunch [options] -- program "

@@ -299,6 +299,22 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context, Conf
       complain(kEnvExecParent, text, "expected <pid>:<hex section>; ignored");
   }
 
+  {
+    CaptureOptions options;
+    options.capture_range = get(kEnvCaptureRange);
+    options.capture_range_repeat = get(kEnvCaptureRepeat);
+    options.delay = get(kEnvDelay);
+    options.duration = get(kEnvDuration);
+    options.steps = get(kEnvSteps);
+    options.step_range = get(kEnvStepRange);
+    if (const char* idle = get(kEnvIdle); idle != nullptr) parse_bool(idle, options.idle);
+    char error[320];
+    if (!parse_capture_options(options, config.capture, error, sizeof error)) {
+      complain("PROFLAUNCH_CAPTURE_*", error, "recording the whole run");
+      config.capture = CaptureSpec{};
+    }
+  }
+
   // Rank variables: torchrun, then MPI and Slurm equivalents. Garbage is ignored
   // quietly: these belong to the job, not to us.
   const char* const rank_names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};

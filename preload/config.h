@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "preload/capture/capture_spec.h"
+
 namespace proflaunch {
 
 // Trace domains (PROFLAUNCH_TRACE). The hooks consult these; the core only
@@ -56,6 +58,8 @@ struct Config {
   int32_t rank = -1;
   int32_t local_rank = -1;
   int32_t world_size = -1;
+  // When to record (PROFLAUNCH_CAPTURE_*, PROFLAUNCH_DELAY, ...): capture_spec.h.
+  CaptureSpec capture;
 };
 
 // Environment variable names, shared with the launcher.

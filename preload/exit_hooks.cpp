@@ -22,7 +22,7 @@ ExitFunction* g_real_exit = nullptr;
 ExitFunction* g_real_Exit = nullptr;
 
 [[noreturn]] void exit_now(ExitFunction* real, int status) {
-  if (runtime::recording() && runtime::owns_this_process()) runtime::finish();
+  if (runtime::active() && runtime::owns_this_process()) runtime::finish();
   if (real != nullptr) real(status);
   for (;;) syscall(SYS_exit_group, status);
 }

@@ -45,7 +45,7 @@ void start_hook_sets(const Config& config) noexcept {
   cuda::select_gpu_timing(config.gpu_timing);
   size_t count = 0;
   const hooks::HookLibrary* libraries = hooked_libraries(&count);
-  hooks::install_hooks(libraries, count, runtime::recording(), config);
+  hooks::install_hooks(libraries, count, runtime::active(), config);
   stacks::start_stacks(config);
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "preload/capture/capture_control.h"
 #include "preload/clock.h"
 #include "preload/crash_signals.h"
 #include "preload/definitions.h"
@@ -50,11 +51,13 @@ void set_section(const SectionIdentity& section) {
 // child: take them all first, and release them on both sides. The writer
 // holds each only for short copies, never while writing.
 //
-// Lock order, everywhere: definitions, section, registry, writer control.
+// Lock order, everywhere: capture, live set, definitions, section, registry,
+// writer control.
 // No code holds one of them while taking one earlier in this list.
 void prepare_fork() {
   g_fork_locked = g_state.load(std::memory_order_acquire) != State::kOff;
   if (!g_fork_locked) return;
+  capture::lock_before_fork();
   definitions_lock_before_fork();
   g_section_mutex.lock();
   registry_lock_before_fork();
@@ -67,6 +70,7 @@ void after_fork_in_parent() {
   registry_unlock_after_fork_in_parent();
   g_section_mutex.unlock();
   definitions_unlock_after_fork();
+  capture::unlock_after_fork_in_parent();
 }
 
 void after_fork_in_child() {
@@ -78,6 +82,7 @@ void after_fork_in_child() {
   g_section_mutex.unlock();
   definitions_unlock_after_fork();
   definitions_begin_section();
+  capture::after_fork_in_child();
 }
 
 }  // namespace
@@ -135,24 +140,42 @@ bool start(const Config& config) noexcept {
     pthread_atfork(prepare_fork, after_fork_in_parent, after_fork_in_child);
   install_crash_handlers();
 
-  g_state.store(State::kRecording, std::memory_order_release);
+  // Outside a capture window from the start unless the whole run is recorded.
+  const bool paused = capture::starts_paused(g_config.capture);
+  g_state.store(paused ? State::kPaused : State::kRecording, std::memory_order_release);
+  capture::start(g_config.capture);
   return true;
 }
 
-void finish() noexcept {
+bool pause_recording() noexcept {
   State expected = State::kRecording;
-  if (!g_state.compare_exchange_strong(expected, State::kFinished)) return;
-  if (!owns_this_process()) return;
+  return g_state.compare_exchange_strong(expected, State::kPaused, std::memory_order_acq_rel);
+}
+
+bool resume_recording() noexcept {
+  State expected = State::kPaused;
+  return g_state.compare_exchange_strong(expected, State::kRecording, std::memory_order_acq_rel);
+}
+
+void finish() noexcept {
+  if (!active() || !owns_this_process()) return;
+  capture::before_section_end(format::CaptureTrigger::kExit);
+  State expected = state();
+  while ((expected == State::kRecording || expected == State::kPaused) &&
+         !g_state.compare_exchange_weak(expected, State::kFinished)) {
+  }
+  if (expected != State::kRecording && expected != State::kPaused) return;
   writer_flush_and_wait(FlushGoal::kStop, kExitFlushTimeoutMs);
 }
 
 void before_exec() noexcept {
-  if (!recording() || !owns_this_process()) return;
+  if (!active() || !owns_this_process()) return;
+  capture::before_section_end(format::CaptureTrigger::kExec);
   writer_flush_and_wait(FlushGoal::kEndSection, kExecFlushTimeoutMs);
 }
 
 void after_failed_exec() noexcept {
-  if (!recording() || !owns_this_process() || !writer_section_ended()) return;
+  if (!active() || !owns_this_process() || !writer_section_ended()) return;
   SectionIdentity next;
   {
     std::lock_guard<std::mutex> lock(g_section_mutex);

@@ -23,6 +23,11 @@ enum class State : uint8_t {
   kOff,        // not configured, or the configuration cannot work: pass-through
   kRecording,
   kFinished,   // exit in progress or done
+  // Outside a capture window (capture/capture_control.h): hooks pass
+  // through as when off, but the shim stays set up and keeps the state it
+  // needs to record correctly when the next window opens (kernel names,
+  // handed-out entry points, live memory, communicators, NVTX definitions).
+  kPaused,
 };
 
 // Read on every hook: inline. Written by start() only, before recording.
@@ -30,7 +35,20 @@ extern Config g_config;
 inline const Config& config() noexcept { return g_config; }
 extern std::atomic<State> g_state;  // read through state(); written by runtime.cpp only
 inline State state() noexcept { return g_state.load(std::memory_order_acquire); }
+// Whether hooks record now (inside a capture window).
 inline bool recording() noexcept { return state() == State::kRecording; }
+// Whether the shim is set up and following the program: recording, or
+// paused between capture windows. What must stay right across windows
+// (names, entry points, allocations) is kept while active.
+inline bool active() noexcept {
+  const State s = state();
+  return s == State::kRecording || s == State::kPaused;
+}
+
+// Capture windows (only capture_control.cpp): kPaused <-> kRecording.
+// False when the state was not the expected one (the process is exiting).
+bool pause_recording() noexcept;
+bool resume_recording() noexcept;
 
 // The current section (copied: it changes after fork and after a failed exec).
 SectionIdentity section() noexcept;

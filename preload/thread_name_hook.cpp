@@ -31,7 +31,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_setname_np(pthread
   using namespace proflaunch;
   if (g_real_setname == nullptr) return ENOSYS;
   const int result = g_real_setname(thread, name);
-  if (result != 0 || !runtime::recording()) return result;
+  if (result != 0 || !runtime::active()) return result;
   ReentrancyGuard guard;
   if (!guard.outermost()) return result;
   uint32_t tid = 0;

@@ -405,7 +405,7 @@ bool writer_ensure_started() noexcept {
   const SectionIdentity section = runtime::section();
   std::lock_guard<std::mutex> lock(g_control.mutex);
   if (g_control.running.load(std::memory_order_relaxed)) return true;
-  if (g_control.start_failed || !runtime::recording()) return false;
+  if (g_control.start_failed || !runtime::active()) return false;
 
   auto* writer = new (std::nothrow) Writer();
   if (writer == nullptr || !writer->init(section)) {

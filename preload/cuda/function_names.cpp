@@ -3,11 +3,13 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 
+#include "preload/capture/capture_control.h"
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/definitions.h"
@@ -102,6 +104,24 @@ void name_kernel_function(uint64_t function, CUkernel kernel) noexcept {
   if (driver.kernel_get_name != nullptr) driver.kernel_get_name(&name, kernel);
   if (name == nullptr && driver.func_get_name != nullptr) driver.func_get_name(&name, reinterpret_cast<CUfunction>(function));
   if (name != nullptr) name_function(function, name);
+}
+
+bool is_step_kernel(uint64_t handle) noexcept {
+  // Few kernels are launched between two steps; a small table of verdicts
+  // (handle | 1 when it is the step kernel), searched linearly, is enough.
+  constexpr size_t kVerdicts = 1024;
+  static std::atomic<uint64_t> verdicts[kVerdicts];
+  static std::atomic<size_t> used{0};
+  const size_t n = std::min(used.load(std::memory_order_acquire), kVerdicts);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t v = verdicts[i].load(std::memory_order_relaxed);
+    if ((v & ~uint64_t{1}) == handle) return (v & 1) != 0;
+  }
+  const char* name = driver_name_of(handle);
+  const bool match = capture::kernel_name_matches(name);
+  const size_t slot = used.fetch_add(1, std::memory_order_acq_rel);
+  if (slot < kVerdicts) verdicts[slot].store(handle | (match ? 1 : 0), std::memory_order_release);
+  return match;
 }
 
 void ensure_host_function_named(uint64_t address) noexcept {

@@ -15,6 +15,10 @@ namespace proflaunch::cuda {
 // Hot path: a probe of a lock-free set; the cold path names the handle.
 void ensure_function_named(uint64_t handle) noexcept;
 
+// Whether a launched function is the kernel of --step-range=kernel:NAME
+// (its name asked once per handle).
+bool is_step_kernel(uint64_t handle) noexcept;
+
 // cuKernelGetFunction: the function is named like its kernel.
 void name_kernel_function(uint64_t function, CUkernel kernel) noexcept;
 

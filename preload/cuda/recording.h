@@ -19,4 +19,11 @@ inline bool cuda_hooks_recording() noexcept {
   return runtime::recording() && (trace_domains() & (kTraceCuda | kTraceMemory)) != 0;
 }
 
+// Whether those hooks follow the program, inside a capture window or
+// between two (runtime::active): entry points handed out and kernel names
+// learnt between windows are needed by the next one.
+inline bool cuda_hooks_active() noexcept {
+  return runtime::active() && (trace_domains() & (kTraceCuda | kTraceMemory)) != 0;
+}
+
 }  // namespace proflaunch::cuda

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "preload/capture/live_set.h"
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/definitions.h"
@@ -23,8 +24,8 @@ using cuda::DriverCall;
 using cuda::Operation;
 
 inline bool hip_recording() noexcept { return cuda::cuda_domain_recording(); }
-inline bool memory_recording() noexcept {
-  return runtime::recording() && (trace_domains() & (kTraceCuda | kTraceMemory)) != 0;
+inline bool memory_active() noexcept {
+  return runtime::active() && (trace_domains() & (kTraceCuda | kTraceMemory)) != 0;
 }
 
 inline uint64_t stream_id(hipStream_t stream, bool per_thread) noexcept {
@@ -293,21 +294,40 @@ struct HipMemoryRow {
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !memory_recording()) return call_real();
+    if (!guard.outermost() || !memory_active()) return call_real();
     const HipMemoryRow row = describe();
+    // Between capture windows: only the live set (capture/live_set.h).
+    if (!runtime::recording()) {
+      if (!capture::follows_memory()) return call_real();
+      const int ordinal = current_device();
+      const hipError_t result = call_real();
+      format::MemoryOperationRecord record{};
+      record.span.result = static_cast<int32_t>(result);
+      record.span.api = Hook::api;
+      record.device = recorded_device(ordinal);
+      row.fill<Hook>(record, result);
+      capture::note_memory_operation(record);
+      return result;
+    }
     return record_call<format::MemoryOperationRecord, Hook>(
         call_real, cuda::variant_flags(Hook::per_thread, row.stream != nullptr),
         static_cast<uint8_t>(format::StackPoint::kMemory), [&](auto& record, hipError_t result) {
-          record.address = row.action == format::MemoryAction::kAcquire
-                               ? (result == hipSuccess && row.out != nullptr ? reinterpret_cast<uint64_t>(*row.out) : 0)
-                               : reinterpret_cast<uint64_t>(row.released);
-          record.bytes = row.action == format::MemoryAction::kAcquire ? row.bytes : 0;
-          record.stream = row.kind == format::AllocationKind::kPool ? stream_id(row.stream, Hook::per_thread) : 0;
-          record.pool_reserved_bytes = format::kPoolReservedUnknown;
-          record.flags = row.flags;
-          record.kind = static_cast<uint8_t>(row.kind);
-          record.action = static_cast<uint8_t>(row.action);
+          row.fill<Hook>(record, result);
+          capture::note_memory_operation(record);
         });
+  }
+
+  template <typename Hook>
+  void fill(format::MemoryOperationRecord& record, hipError_t result) const noexcept {
+    record.address = action == format::MemoryAction::kAcquire
+                         ? (result == hipSuccess && out != nullptr ? reinterpret_cast<uint64_t>(*out) : 0)
+                         : reinterpret_cast<uint64_t>(released);
+    record.bytes = action == format::MemoryAction::kAcquire ? bytes : 0;
+    record.stream = kind == format::AllocationKind::kPool ? stream_id(stream, Hook::per_thread) : 0;
+    record.pool_reserved_bytes = format::kPoolReservedUnknown;
+    record.flags = flags;
+    record.kind = static_cast<uint8_t>(kind);
+    record.action = static_cast<uint8_t>(action);
   }
 };
 

@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include "preload/capture/capture_control.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/nccl/comm_registry.h"
 #include "preload/nccl/nccl_call.h"
@@ -41,6 +42,7 @@ void* real_ncclGetLastError;
 
 void record_comm(NcclApi api, uint64_t begin, ncclResult_t result, format::CommAction action, const void* comm,
                  const CommInfo* info, uint64_t comm_id, uint64_t parent_comm_id) {
+  if (!runtime::recording()) return;
   if (auto* record = emit<format::CollectiveCommRecord>()) {
     record->device = info != nullptr ? info->device : -1;
     record->span = {begin, now_ticks(), next_correlation_id(), static_cast<int32_t>(result),
@@ -54,6 +56,23 @@ void record_comm(NcclApi api, uint64_t begin, ncclResult_t result, format::CommA
     record->library = static_cast<uint8_t>(info != nullptr ? info->library : format::CollectiveLibrary::kUnknown);
     commit();
   }
+}
+
+// A capture window opens: each live communicator, as it was made.
+void carry_live_comms(void (*carry)(const void* record, uint16_t bytes)) {
+  for_each_comm([&](const CommInfo& info) {
+    format::CollectiveCommRecord record{};
+    record.header = format::header_for<format::CollectiveCommRecord>();
+    record.device = info.device;
+    record.span.api = static_cast<uint16_t>(NcclApi::ncclCommInitRank);
+    record.comm = reinterpret_cast<uint64_t>(info.comm.load(std::memory_order_acquire));
+    record.comm_id = info.comm_id;
+    record.rank = info.rank;
+    record.nranks = info.nranks;
+    record.action = static_cast<uint8_t>(format::CommAction::kInit);
+    record.library = static_cast<uint8_t>(info.library);
+    carry(&record, sizeof record);
+  });
 }
 
 // NCCL or RCCL: the file the real function lives in (RCCL's librccl.so
@@ -77,12 +96,13 @@ CommInfo* remember(ncclComm_t comm, uint64_t comm_id, CUcontext context) {
   if (auto* cu_device = PROFLAUNCH_NCCL_REAL(ncclCommCuDevice)) cu_device(comm, &device);
   const format::CollectiveLibrary library = library_of(reinterpret_cast<const void*>(count));
   if (library == format::CollectiveLibrary::kRccl && device >= 0) device += format::kAmdDeviceBase;
+  capture::add_carry_listener(&carry_live_comms);
   return register_comm(comm, comm_id, rank, nranks, device, context, library);
 }
 
 template <typename CallReal>
 ncclResult_t traced_init(NcclApi api, ncclComm_t* comm, const ncclUniqueId& id, CallReal&& call_real) {
-  if (!nccl_recording()) return call_real();
+  if (!nccl_active()) return call_real();
   NcclCallScope scope;
   const uint64_t begin = now_ticks();
   const ncclResult_t result = call_real();
@@ -99,7 +119,7 @@ ncclResult_t traced_init(NcclApi api, ncclComm_t* comm, const ncclUniqueId& id, 
 
 template <typename CallReal>
 ncclResult_t traced_end(NcclApi api, format::CommAction action, ncclComm_t comm, CallReal&& call_real) {
-  if (!nccl_recording()) return call_real();
+  if (!nccl_active()) return call_real();
   NcclCallScope scope;
   const uint64_t begin = now_ticks();
   // Copied before the real call frees the communicator.
@@ -145,7 +165,7 @@ PROFLAUNCH_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nran
 
 PROFLAUNCH_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devices) {
   PROFLAUNCH_NCCL_REAL_OR(ncclCommInitAll, ncclSystemError);
-  if (!pn::nccl_recording()) return real(comms, ndev, devices);
+  if (!pn::nccl_active()) return real(comms, ndev, devices);
   pn::NcclCallScope scope;
   const uint64_t begin = proflaunch::now_ticks();
   const ncclResult_t result = real(comms, ndev, devices);
@@ -169,7 +189,7 @@ PROFLAUNCH_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, cons
 PROFLAUNCH_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                                              ncclConfig_t* config) {
   PROFLAUNCH_NCCL_REAL_OR(ncclCommSplit, ncclSystemError);
-  if (!pn::nccl_recording()) return real(comm, color, key, newcomm, config);
+  if (!pn::nccl_active()) return real(comm, color, key, newcomm, config);
   pn::NcclCallScope scope;
   const uint64_t begin = proflaunch::now_ticks();
   pn::CommInfo* parent = pn::find_comm(comm);

@@ -25,6 +25,8 @@ uint64_t fnv1a(const void* data, size_t bytes, uint64_t seed) noexcept {
   return hash;
 }
 
+CommInfo* comm_slot(size_t index) noexcept { return index < kSlots ? &g_slots[index] : nullptr; }
+
 CommInfo* find_comm(const void* comm) noexcept {
   if (comm == nullptr) return nullptr;
   const size_t home = home_slot(comm);

@@ -42,6 +42,16 @@ CommInfo* register_comm(const void* comm, uint64_t comm_id, int32_t rank, int32_
 
 void forget_comm(const void* comm) noexcept;
 
+// Calls `visit` for every live communicator.
+template <typename Visit>
+void for_each_comm(Visit&& visit) noexcept;
+CommInfo* comm_slot(size_t index) noexcept;  // null past the last slot
+template <typename Visit>
+void for_each_comm(Visit&& visit) noexcept {
+  for (size_t i = 0; CommInfo* slot = comm_slot(i); ++i)
+    if (slot->comm.load(std::memory_order_acquire) != nullptr && slot->alive.load(std::memory_order_acquire)) visit(*slot);
+}
+
 // FNV-1a, 64-bit: the communicator ids.
 uint64_t fnv1a(const void* data, size_t bytes, uint64_t seed = 0xcbf29ce484222325ull) noexcept;
 

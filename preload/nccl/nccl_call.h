@@ -20,6 +20,11 @@ extern __thread __attribute__((tls_model("initial-exec"))) uint32_t tls_nccl_dep
 inline bool nccl_recording() noexcept {
   return runtime::recording() && (trace_domains() & kTraceNccl) != 0 && !inside_profiler() && tls_nccl_depth == 0;
 }
+// Communicators are followed between capture windows too (runtime::active):
+// a window's collectives need the communicator made before it.
+inline bool nccl_active() noexcept {
+  return runtime::active() && (trace_domains() & kTraceNccl) != 0 && !inside_profiler() && tls_nccl_depth == 0;
+}
 
 class NcclCallScope {
  public:

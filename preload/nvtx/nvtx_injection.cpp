@@ -13,6 +13,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "preload/capture/capture_control.h"
 #include "preload/cuda/api_call.h"
 #include "preload/definitions.h"
 #include "preload/emit.h"
@@ -62,6 +63,11 @@ const hooks::ApiTableEntry kApis[] = {
 };
 
 bool recording() noexcept { return runtime::recording() && (trace_domains() & kTraceNvtx) != 0; }
+// Between capture windows: definitions are kept (a later window's ranges use
+// them), and the range that opens a window (--capture-range=nvtx:..., NVTX
+// steps) is watched for.
+bool active() noexcept { return runtime::active() && (trace_domains() & kTraceNvtx) != 0; }
+bool watching() noexcept { return capture::armed(capture::kArmedNvtx) && runtime::active(); }
 
 // ---- handles the shim gives out
 
@@ -256,33 +262,49 @@ void mark(Api api, uint64_t domain, Fill&& fill) noexcept {
   record(e, begin);
 }
 
+// A range that opens a capture window (or begins a step) does so before its
+// own record, so that it is in the window.
+void watch_begin(const Event& e, uint64_t key, bool push) noexcept {
+  const uint64_t registered =
+      e.message_type == static_cast<uint8_t>(format::NvtxMessageType::kRegistered) ? e.message_handle : 0;
+  if (capture::nvtx_matches(e.domain, std::string_view(e.text != nullptr ? e.text : "", e.text_bytes), registered))
+    capture::nvtx_range_begun(e.domain, key, push);
+}
+
 template <typename Fill>
 int push(Api api, uint64_t domain, Fill&& fill) noexcept {
   int& depth = depth_of(domain);
   const int level = depth++;
   ReentrancyGuard guard;
-  if (!guard.outermost() || !recording()) return level;
+  if (!guard.outermost()) return level;
+  const bool watch = watching();
+  if (!watch && !recording()) return level;
   const uint64_t begin = now_ticks();
   Event e{NvtxEventType::kPush, api};
   e.domain = domain;
   e.result = level;
   std::string storage;
   fill(e, storage);
-  record(e, begin);
+  if (watch) watch_begin(e, capture::push_key(level), true);
+  if (recording()) record(e, begin);
   return level;
 }
 
+// A range that closes a window does so after its own record.
 int pop(Api api, uint64_t domain) noexcept {
   int& depth = depth_of(domain);
   const int level = depth > 0 ? --depth : -1;
   ReentrancyGuard guard;
-  if (!guard.outermost() || !recording()) return level;
-  const uint64_t begin = now_ticks();
-  Event e{NvtxEventType::kPop, api};
-  e.domain = domain;
-  e.result = level;
-  if (level < 0) e.flags |= format::kNvtxUnmatched;
-  record(e, begin);
+  if (!guard.outermost()) return level;
+  if (recording()) {
+    const uint64_t begin = now_ticks();
+    Event e{NvtxEventType::kPop, api};
+    e.domain = domain;
+    e.result = level;
+    if (level < 0) e.flags |= format::kNvtxUnmatched;
+    record(e, begin);
+  }
+  if (level >= 0 && watching()) capture::nvtx_range_ended(domain, capture::push_key(level), true);
   return level;
 }
 
@@ -290,25 +312,31 @@ template <typename Fill>
 nvtxRangeId_t start(Api api, uint64_t domain, Fill&& fill) noexcept {
   const uint64_t id = g_next_range.fetch_add(1, std::memory_order_relaxed);
   ReentrancyGuard guard;
-  if (!guard.outermost() || !recording()) return id;
+  if (!guard.outermost()) return id;
+  const bool watch = watching();
+  if (!watch && !recording()) return id;
   const uint64_t begin = now_ticks();
   Event e{NvtxEventType::kStart, api};
   e.domain = domain;
   e.range_id = id;
   std::string storage;
   fill(e, storage);
-  record(e, begin);
+  if (watch) watch_begin(e, id, false);
+  if (recording()) record(e, begin);
   return id;
 }
 
 void end(Api api, uint64_t domain, nvtxRangeId_t id) noexcept {
   ReentrancyGuard guard;
-  if (!guard.outermost() || !recording()) return;
-  const uint64_t begin = now_ticks();
-  Event e{NvtxEventType::kEnd, api};
-  e.domain = domain;
-  e.range_id = id;
-  record(e, begin);
+  if (!guard.outermost()) return;
+  if (recording()) {
+    const uint64_t begin = now_ticks();
+    Event e{NvtxEventType::kEnd, api};
+    e.domain = domain;
+    e.range_id = id;
+    record(e, begin);
+  }
+  if (watching()) capture::nvtx_range_ended(domain, id, false);
 }
 
 // A user synchronization object's event; the object's domain is kept with
@@ -336,7 +364,7 @@ void sync_event(Api api, NvtxEventType type, nvtxSyncUser_t handle) noexcept {
 // ---- names (definitions)
 
 void define_name(format::NvtxNameKind kind, uint64_t domain, uint64_t handle, std::string_view name) noexcept {
-  if (!recording()) return;
+  if (!active()) return;
   format::NvtxNameDefRecord r{};
   r.header = format::header_for<format::NvtxNameDefRecord>();
   r.kind = static_cast<uint8_t>(kind);
@@ -418,17 +446,25 @@ void NVTX_API DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t category, const
 }
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t d, const char* text) {
   const uint64_t handle = new_handle();
-  if (text != nullptr) define_name(format::NvtxNameKind::kRegisteredString, domain_id(d), handle, text);
+  if (text != nullptr) {
+    define_name(format::NvtxNameKind::kRegisteredString, domain_id(d), handle, text);
+    capture::nvtx_string_registered(domain_id(d), handle, text);
+  }
   return reinterpret_cast<nvtxStringHandle_t>(handle);
 }
 nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t* text) {
   const uint64_t handle = new_handle();
-  if (text != nullptr) define_name(format::NvtxNameKind::kRegisteredString, domain_id(d), handle, wide_name(text));
+  if (text != nullptr) {
+    const std::string name = wide_name(text);
+    define_name(format::NvtxNameKind::kRegisteredString, domain_id(d), handle, name);
+    capture::nvtx_string_registered(domain_id(d), handle, name);
+  }
   return reinterpret_cast<nvtxStringHandle_t>(handle);
 }
 nvtxDomainHandle_t define_domain(std::string_view name) {
   const uint64_t handle = new_handle();
-  if (recording()) {
+  capture::nvtx_domain_created(handle, name);
+  if (active()) {
     format::NvtxDomainDefRecord r{};
     r.header = format::header_for<format::NvtxDomainDefRecord>();
     r.domain = handle;

@@ -41,6 +41,6 @@ extern "C" __attribute__((visibility("hidden"))) void* proflaunch_route_dlopen(c
     real = proflaunch::intercept::find_libc_symbol("dlopen");
     g_real_dlopen.store(real, std::memory_order_release);
   }
-  if ((mode & RTLD_DEEPBIND) != 0 && proflaunch::runtime::recording()) warn_deepbind(file);
+  if ((mode & RTLD_DEEPBIND) != 0 && proflaunch::runtime::active()) warn_deepbind(file);
   return real;
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "tools/proftrace/capture_windows.h"
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/perfetto_json/converter.h"
 #include "tools/proftrace/trace_model.h"
@@ -36,6 +37,8 @@ void print_summary(const ConvertCommand& command, const perfetto_json::ConvertRe
                  "proftrace: note: %" PRIu64 " GPU operations were launched by a path the hooks do not see; "
                  "they are shown as \"unattributed\" slices on their streams\n",
                  result.slices.unattributed_slices);
+  if (const std::string covered = describe_windows(result.windows); !covered.empty())
+    std::fprintf(err, "proftrace: the trace covers %s\n", covered.c_str());
   if (result.slices.lost_records > 0)
     std::fprintf(err, "proftrace: warning: %" PRIu64 " records were lost while tracing (shown as LOST markers)\n",
                  result.slices.lost_records);

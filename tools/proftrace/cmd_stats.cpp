@@ -4,6 +4,9 @@
 
 #include <set>
 
+#include <algorithm>
+
+#include "tools/proftrace/capture_windows.h"
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/table_output.h"
@@ -40,21 +43,30 @@ int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err) {
     }
     TraceModel model;
     load_definitions(inputs, model);
+    // What the trace covers is said even when the capture-windows table is not asked for.
+    CaptureWindowCollector windows;
     for (auto& input : inputs) {
       struct Feed : RecordVisitor {
         const TraceModel* model;
         std::vector<std::unique_ptr<stats::StatsSection>>* sections;
+        CaptureWindowCollector* windows;
         void on_record(const RecordView& record) override {
           const SectionModel* section = model->find(record.section_id);
           if (section == nullptr) return;
+          windows->on_record(*section, record);
           for (auto& s : *sections) s->on_record(*section, record);
         }
       } feed;
       feed.model = &model;
       feed.sections = &sections;
+      feed.windows = &windows;
       input.events_report = input.reader->read(feed, ChunkSelection::kEventsOnly);
     }
     const bool damaged = report_recovery(inputs, /*combine_two_passes=*/true, err);
+    const bool windows_table = std::any_of(sections.begin(), sections.end(),
+                                           [](const auto& s) { return s->name() == "capture-windows"; });
+    if (const std::string covered = describe_windows(windows.finish(model)); !covered.empty() && !windows_table)
+      std::fprintf(err, "proftrace: note: the trace covers %s\n", covered.c_str());
 
     for (auto& section : sections) {
       const stats::Table table = section->finish(model);

@@ -208,6 +208,15 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.quoted("reason", string_of(section, r.reason_string)).num("at_ns", r.at_ns);
       break;
     }
+    case RecordKind::kCaptureWindow: {
+      const auto r = record.as<CaptureWindowRecord>();
+      b.num("index", r.index).num("at_ns", r.at_ns);
+      b.text("action", r.action == static_cast<uint8_t>(CaptureWindowAction::kBegin) ? "begin" : "end");
+      b.quoted("trigger", capture_trigger_name(r.trigger));
+      if (r.name_string != 0) b.quoted("name", string_of(section, r.name_string));
+      if (r.trigger == static_cast<uint8_t>(CaptureTrigger::kStep)) b.num("step", r.step);
+      break;
+    }
     case RecordKind::kUnattributedGpuWork: {
       const auto r = record.as<UnattributedGpuWorkRecord>();
       b.num("device", r.device).text("kind", gpu_activity_kind_name(r.kind));

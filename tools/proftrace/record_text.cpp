@@ -87,6 +87,22 @@ std::string lost_reason_name(uint32_t reason) {
   return unknown(reason);
 }
 
+std::string capture_trigger_name(uint8_t trigger) {
+  switch (static_cast<CaptureTrigger>(trigger)) {
+    case CaptureTrigger::kStart: return "start";
+    case CaptureTrigger::kDelay: return "delay";
+    case CaptureTrigger::kDuration: return "duration";
+    case CaptureTrigger::kProfilerApi: return "profiler API";
+    case CaptureTrigger::kNvtxRange: return "NVTX range";
+    case CaptureTrigger::kStep: return "step";
+    case CaptureTrigger::kExit: return "exit";
+    case CaptureTrigger::kFork: return "fork";
+    case CaptureTrigger::kExec: return "exec";
+    case CaptureTrigger::kRequest: return "request";
+  }
+  return unknown(trigger);
+}
+
 std::string api_domain_name(uint8_t domain) {
   switch (static_cast<ApiDomain>(domain)) {
     case ApiDomain::kOther: return "other";

@@ -4,6 +4,7 @@
 // runtime call is the one recorded: api_call.h).
 #pragma once
 
+#include "preload/capture/capture_control.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/rows/row_support.h"
 
@@ -35,8 +36,26 @@ struct ContextChangeRow {
   }
 };
 
+// cuProfilerStart / cuProfilerStop (the runtime's reach them): recorded
+// like any call, and with --capture-range=cudaProfilerApi they open and
+// close capture windows, the start before its record, the stop after.
+struct ProfilerRow {
+  bool start;
+
+  template <typename Hook, typename Describe, typename CallReal>
+  static auto run(Describe&& describe, CallReal&& call_real) {
+    const bool trigger = capture::armed(capture::kArmedProfilerApi) && !inside_profiler();
+    const ProfilerRow row = describe();
+    if (trigger && row.start) capture::profiler_api(true);
+    const auto result = ApiCallRow::run<Hook>(describe, call_real);
+    if (trigger && !row.start) capture::profiler_api(false);
+    return result;
+  }
+};
+
 namespace rows {
 inline ApiCallRow api_call() noexcept { return {}; }
+inline ProfilerRow profiler(bool start) noexcept { return {start}; }
 inline ContextChangeRow context_change() noexcept { return {}; }
 }  // namespace rows
 

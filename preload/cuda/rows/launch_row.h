@@ -5,6 +5,7 @@
 // which are GPU-stream work with a duration of their own.
 #pragma once
 
+#include "preload/capture/capture_control.h"
 #include "preload/cuda/function_names.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/cuda/stream_operation.h"
@@ -25,7 +26,14 @@ struct LaunchRow {
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !cuda_domain_recording()) return call_real();
+    if (!guard.outermost()) return call_real();
+    // --step-range=kernel:NAME: a launch of the step kernel is a step
+    // boundary, seen before the launch is (or is not) recorded.
+    if (__builtin_expect(capture::armed(capture::kArmedKernelStep), 0)) {
+      const LaunchRow row = describe();
+      if (!row.host_function() && is_step_kernel(row.function)) capture::kernel_step();
+    }
+    if (!cuda_domain_recording()) return call_real();
     const LaunchRow row = describe();
     if (row.host_function()) ensure_host_function_named(row.function);
     else ensure_function_named(row.function);

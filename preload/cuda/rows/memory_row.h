@@ -3,13 +3,15 @@
 // pinned and registered host memory, the virtual memory management API that
 // growing allocators use, and cuMemGetInfo. One MemoryOperation record per
 // call, failed calls included (a failed allocation is the event people most
-// need to see), in the `memory` trace domain. The hooks keep no allocation
-// table: a free records only its address, and the tools find its size from
-// the matching allocation.
+// need to see), in the `memory` trace domain. A free records only its
+// address, and the tools find its size from the matching allocation. Only
+// when recording is not continuous (capture windows) are the live blocks
+// followed, so that each window starts from them (capture/live_set.h).
 #pragma once
 
 #include <algorithm>
 
+#include "preload/capture/live_set.h"
 #include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/memory_pool_queries.h"
@@ -20,6 +22,9 @@ namespace proflaunch::cuda {
 
 inline bool memory_domain_recording() noexcept {
   return runtime::recording() && (trace_domains() & kTraceMemory) != 0;
+}
+inline bool memory_domain_active() noexcept {
+  return runtime::active() && (trace_domains() & kTraceMemory) != 0;
 }
 
 // An output parameter the call writes: CUdeviceptr is 32 bits wide in the
@@ -77,7 +82,11 @@ struct MemoryRow {
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !memory_domain_recording()) return call_real();
+    if (!guard.outermost() || !memory_domain_active()) return call_real();
+    // Between capture windows nothing is written, but the live set is
+    // followed (capture/live_set.h).
+    const bool writing = runtime::recording();
+    if (!writing && !capture::follows_memory()) return call_real();
     MemoryRow row = describe();
     if (row.pool_lookup == PoolLookup::kFree) row.pool = pool_of_address(row.address);
     CUcontext context = nullptr;
@@ -86,6 +95,17 @@ struct MemoryRow {
     // graph node: its memory is obtained when the graph runs, not now.
     const CUstream runs_on = row.has_stream ? effective_stream(row.stream, Hook::per_thread) : nullptr;
     const bool captured = row.has_stream && stream_may_be_capturing(runs_on);
+    if (!writing) {
+      const CUresult result = call_real();
+      if (captured) return result;
+      row.complete(result, device);
+      format::MemoryOperationRecord record{};
+      record.span.result = result;
+      record.span.api = Hook::api;
+      row.fill<Hook>(record, device, context);
+      capture::note_memory_operation(record);
+      return result;
+    }
     DriverCall call(Hook::api, row.operation(), variant_flags(Hook::per_thread, row.has_stream));
     const CUresult result = call_real();
     call.returned();
@@ -93,22 +113,28 @@ struct MemoryRow {
       call.finish(record->span, result);
       if (captured) record->span.flags |= format::kApiCaptured;
       row.complete(result, device);
-      record->device = row.device == kCurrentContextDevice ? device : row.device;
-      record->address = row.address;
-      record->bytes = row.bytes;
-      record->stream = row.has_stream ? stream_handle(row.stream, Hook::per_thread) : 0;
-      record->handle = row.pool_lookup != PoolLookup::kNone ? reinterpret_cast<uint64_t>(row.pool) : row.handle;
-      record->context = reinterpret_cast<uint64_t>(context);
-      record->pool_reserved_bytes = row.pool_lookup != PoolLookup::kNone ? pool_reserved_bytes(row.pool) : 0;
-      record->pitch_or_offset_bytes = row.pitch_or_offset_bytes;
-      record->flags = row.flags;
-      record->kind = static_cast<uint8_t>(row.kind);
-      record->action = static_cast<uint8_t>(row.action);
+      row.fill<Hook>(*record, device, context);
+      if (!captured) capture::note_memory_operation(*record);
       commit();
       stacks::attach_stacks(call.correlation(), format::StackPoint::kMemory);
       if (captured && result == CUDA_SUCCESS) record_captured_node(call.correlation(), runs_on);
     }
     return result;
+  }
+
+  template <typename Hook>
+  void fill(format::MemoryOperationRecord& record, int current_device_ordinal, CUcontext context) const noexcept {
+    record.device = device == kCurrentContextDevice ? current_device_ordinal : device;
+    record.address = address;
+    record.bytes = bytes;
+    record.stream = has_stream ? stream_handle(stream, Hook::per_thread) : 0;
+    record.handle = pool_lookup != PoolLookup::kNone ? reinterpret_cast<uint64_t>(pool) : handle;
+    record.context = reinterpret_cast<uint64_t>(context);
+    record.pool_reserved_bytes = pool_lookup != PoolLookup::kNone ? pool_reserved_bytes(pool) : 0;
+    record.pitch_or_offset_bytes = pitch_or_offset_bytes;
+    record.flags = flags;
+    record.kind = static_cast<uint8_t>(kind);
+    record.action = static_cast<uint8_t>(action);
   }
 
   // After the call: what its outputs say (nothing when it failed, except the

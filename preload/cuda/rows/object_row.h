@@ -143,7 +143,7 @@ struct NamingRow {
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     const CUresult result = ApiCallRow::run<Hook>(describe, call_real);
-    if (result != CUDA_SUCCESS || inside_profiler() || !cuda_domain_recording()) return result;
+    if (result != CUDA_SUCCESS || inside_profiler() || !cuda_hooks_active()) return result;
     const NamingRow row = describe();
     if (row.output == nullptr || *row.output == nullptr) return result;
     const auto handle = reinterpret_cast<uint64_t>(*row.output);

@@ -71,6 +71,7 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<ApiCountRecord>(random));
   event(noisy_record<GpuTimingInfoRecord>(random));
   event(noisy_record<UnattributedGpuWorkRecord>(random));
+  event(noisy_record<CaptureWindowRecord>(random));
   event(noisy_record<CallStackRecord>(random));
   event(noisy_record<MemoryOperationRecord>(random));
   event(noisy_record<MemoryInfoRecord>(random));

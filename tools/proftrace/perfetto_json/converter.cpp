@@ -119,9 +119,11 @@ class EventsVisitor : public RecordVisitor {
       case RecordKind::kCollective:
         slices_.collective(section, record.tid, record.as<CollectiveRecord>(), stack);
         break;
-      case RecordKind::kCollectiveComm:
-        slices_.collective_comm(section, record.tid, record.as<CollectiveCommRecord>(), stack);
+      case RecordKind::kCollectiveComm: {
+        const auto comm = record.as<CollectiveCommRecord>();
+        if ((comm.span.flags & kApiCarried) == 0) slices_.collective_comm(section, record.tid, comm, stack);
         break;
+      }
       case RecordKind::kCollectiveGroup:
         slices_.collective_group(section, record.tid, record.as<CollectiveGroupRecord>(), stack);
         break;
@@ -131,9 +133,16 @@ class EventsVisitor : public RecordVisitor {
       case RecordKind::kGpuActivity:
         join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
         break;
-      case RecordKind::kMemoryOperation:
-        slices_.memory_operation(section, record.tid, record.as<MemoryOperationRecord>(), stack);
+      case RecordKind::kMemoryOperation: {
+        // A block carried into a capture window is live memory, not a call.
+        const auto operation = record.as<MemoryOperationRecord>();
+        if ((operation.span.flags & kApiCarried) == 0)
+          slices_.memory_operation(section, record.tid, operation, stack);
         memory_.on_record(record);
+        break;
+      }
+      case RecordKind::kCaptureWindow:
+        if (section.model != nullptr) windows_.on_record(*section.model, record);
         break;
       case RecordKind::kMemoryInfo:
         slices_.memory_info(section, record.tid, record.as<MemoryInfoRecord>(), stack);
@@ -148,6 +157,7 @@ class EventsVisitor : public RecordVisitor {
   }
 
   uint64_t records() const { return records_; }
+  const CaptureWindowCollector& windows() const { return windows_; }
 
  private:
   // Captured work did not run: it has no GPU side to wait for.
@@ -167,6 +177,7 @@ class EventsVisitor : public RecordVisitor {
   SectionContext* section_ = nullptr;
   uint64_t records_ = 0;
   CallStackPairing pairing_;
+  CaptureWindowCollector windows_;
 };
 
 }  // namespace
@@ -203,6 +214,9 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
     EventsVisitor visitor(layout, slices, join, memory, progress, writer, bytes_before);
     input.events_report = input.reader->read(visitor, ChunkSelection::kEventsOnly);
     visitor.finish();
+    const std::vector<CaptureWindow> windows = visitor.windows().finish(model);
+    slices.capture_windows(layout, windows);
+    result->windows.insert(result->windows.end(), windows.begin(), windows.end());
     result->records_read += visitor.records();
     bytes_before += input.reader->file_bytes();
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/proftrace/capture_windows.h"
 #include "tools/proftrace/perfetto_json/correlation_join.h"
 #include "tools/proftrace/perfetto_json/slice_writer.h"
 #include "tools/proftrace/trace_model.h"
@@ -36,6 +37,8 @@ struct ConvertResult {
   JoinStats join;
   // Module files that local symbolization of call stacks could not use.
   std::vector<std::string> symbol_problems;
+  // The capture windows the trace covers (empty: the whole run was recorded).
+  std::vector<CaptureWindow> windows;
 };
 
 // Writes the whole JSON document to `out`. Fills each input's events_report.

@@ -147,6 +147,37 @@ void SliceWriter::lost(SectionContext& section, uint32_t tid, const LostRecord& 
   w.raw("}}");
 }
 
+void SliceWriter::capture_windows(TrackLayout& layout, const std::vector<CaptureWindow>& windows) {
+  for (const CaptureWindow& window : windows) {
+    SectionContext& section = layout.section(window.section_id);
+    const uint32_t track = layout.capture_track(section);  // names the track first
+    JsonWriter& w = out_.next_event();
+    const int64_t begin = layout.timeline_ns(section, window.begin_ns);
+    const int64_t end = layout.timeline_ns(section, window.end_ns);
+    w.raw("{\"ph\":\"X\",\"cat\":\"proflaunch\",\"name\":");
+    w.quoted("capture " + window.label());
+    w.raw(",\"pid\":");
+    w.number(section.pid);
+    w.raw(",\"tid\":");
+    w.number(track);
+    w.raw(",\"ts\":");
+    w.microseconds(begin);
+    w.raw(",\"dur\":");
+    w.microseconds(end > begin ? end - begin : 0);
+    w.raw(",\"args\":{");
+    w.raw("\"window\":");
+    w.number(window.index);
+    write_string_arg(w, "opened_by", capture_trigger_name(window.opened_by));
+    write_string_arg(w, "closed_by", window.ended ? capture_trigger_name(window.closed_by) : "end of the process");
+    if (!window.name.empty()) write_string_arg(w, "name", window.name);
+    if (window.steps) {
+      write_number_arg(w, "first_step", window.first_step);
+      write_number_arg(w, "last_step", window.last_step);
+    }
+    w.raw("}}");
+  }
+}
+
 void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& placement, uint64_t flow_id) {
   SectionContext& section = *op.section;
   JsonWriter& w = begin_api_slice(section, placement, op.span(), flow_id,

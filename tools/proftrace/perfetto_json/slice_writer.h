@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "formats/records.h"
+#include "tools/proftrace/capture_windows.h"
 #include "tools/proftrace/perfetto_json/call_stack_pairing.h"
 #include "tools/proftrace/perfetto_json/correlation_join.h"
 #include "tools/proftrace/perfetto_json/event_stream.h"
@@ -88,6 +89,9 @@ class SliceWriter {
   // async slice of its process (they may cross threads), a mark an instant.
   void nvtx_event(SectionContext& section, uint32_t tid, const format::NvtxEventRecord& record,
                   std::string_view inline_message);
+  // Capture windows (capture_windows.h): one slice each on its process's
+  // "Capture windows" track.
+  void capture_windows(TrackLayout& layout, const std::vector<CaptureWindow>& windows);
   // A launch, copy, memset or graph launch read while NVTX ranges are open
   // on its thread: those ranges wait for its GPU time (their projection).
   void nvtx_note_operation(SectionContext& section, uint32_t tid, const format::ApiSpan& span);

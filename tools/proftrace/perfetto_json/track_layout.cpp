@@ -217,6 +217,16 @@ uint32_t TrackLayout::nvtx_track(SectionContext& section, uint32_t tid, uint64_t
   return it->second;
 }
 
+uint32_t TrackLayout::capture_track(SectionContext& section) {
+  const uint64_t section_id = section.model != nullptr ? section.model->section_id : section.pid;
+  auto [it, inserted] = capture_tracks_.try_emplace(section_id, 0);
+  if (!inserted) return it->second;
+  it->second = next_nvtx_tid_++;
+  write_name("thread_name", section.pid, it->second, "Capture windows");
+  write_sort_index("thread_sort_index", section.pid, it->second, -2);  // above the main thread (-1)
+  return it->second;
+}
+
 GpuPlacement TrackLayout::nvtx_gpu_track(SectionContext& section, int32_t device, uint32_t tid) {
   const uint64_t section_id = section.model != nullptr ? section.model->section_id : section.pid;
   auto [it, inserted] = nvtx_gpu_tracks_.try_emplace({device, section_id, tid}, GpuPlacement{});

@@ -145,6 +145,9 @@ class TrackLayout {
   // process (nsys's NVTX projection): named when it first comes into use.
   GpuPlacement nvtx_gpu_track(SectionContext& section, int32_t device, uint32_t tid);
 
+  // The "Capture windows" track of a process, at its top.
+  uint32_t capture_track(SectionContext& section);
+
   // From an ObjectLifecycle stream creation: names the stream's track.
   void note_stream_id(SectionContext& section, uint64_t handle, uint64_t id);
 
@@ -167,6 +170,7 @@ class TrackLayout {
   // NVTX tracks: (section, tid, domain) -> JSON tid, from kNvtxTidBase up.
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint32_t> nvtx_tracks_;
   std::map<std::tuple<int32_t, uint64_t, uint32_t>, GpuPlacement> nvtx_gpu_tracks_;
+  std::map<uint64_t, uint32_t> capture_tracks_;  // section -> JSON tid
   uint32_t next_nvtx_tid_ = kNvtxTidBase;
   static constexpr uint32_t kNvtxTidBase = 0x40000000;
 };

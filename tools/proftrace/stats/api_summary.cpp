@@ -27,6 +27,7 @@ class ApiSummary final : public StatsSection {
     if (!has_api_span(record.kind) || record.bytes < kApiSpanOffset + sizeof(ApiSpan)) return;
     ApiSpan span;
     std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
+    if ((span.flags & kApiCarried) != 0) return;  // state carried into a capture window, not a call
     Entry& entry = by_name_[section.api_name(span.api)];
     // A failed counted call has no duration: it counts as a call and an error.
     if ((span.flags & kApiNoDuration) != 0) ++entry.unmeasured;

@@ -178,6 +178,7 @@ class BytesAllocatedByCallSite final : public StatsSection {
       const auto operation = record.as<MemoryOperationRecord>();
       if (!allocates_memory(operation)) return;
       if (operation.span.flags & kApiCaptured) return;  // allocated when its graph runs
+      if (operation.span.flags & kApiCarried) return;   // allocated before the capture window
       const Correlation key{section.section_id, operation.span.correlation_id};
       bytes_[key] = operation.bytes;
       order_.push_back(key);

@@ -4,6 +4,7 @@
 
 namespace proflaunch::tools::stats {
 
+std::unique_ptr<StatsSection> make_capture_window_summary();
 std::unique_ptr<StatsSection> make_gpu_kernel_summary();
 std::unique_ptr<StatsSection> make_api_summary();
 std::unique_ptr<StatsSection> make_call_site_summary();
@@ -16,6 +17,7 @@ std::unique_ptr<StatsSection> make_nvtx_gpu_summary();
 
 std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
   std::vector<std::unique_ptr<StatsSection>> sections;
+  sections.push_back(make_capture_window_summary());
   sections.push_back(make_gpu_kernel_summary());
   sections.push_back(make_api_summary());
   sections.push_back(make_call_site_summary());

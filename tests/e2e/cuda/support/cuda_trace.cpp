@@ -114,6 +114,8 @@ class Collector : public RecordVisitor {
         break;
       }
       case RecordKind::kGpuActivity: image.gpu_activities.push_back(record.as<GpuActivityRecord>()); break;
+      case RecordKind::kCaptureWindow: image.windows.push_back(record.as<CaptureWindowRecord>()); break;
+      case RecordKind::kMemoryOperation: image.memory.push_back(record.as<MemoryOperationRecord>()); break;
       case RecordKind::kUnattributedGpuWork:
         image.unattributed.push_back(record.as<UnattributedGpuWorkRecord>());
         break;

@@ -72,6 +72,8 @@ struct ProcessImage {
   std::vector<format::GpuActivityRecord> gpu_activities;  // all, joined or not
   std::vector<format::UnattributedGpuWorkRecord> unattributed;  // work no hooked call submitted
   std::vector<format::LostRecord> lost;
+  std::vector<format::CaptureWindowRecord> windows;     // in file order
+  std::vector<format::MemoryOperationRecord> memory;    // in file order
   // ApiCount records: calls counted, not recorded, by API name (and thread).
   std::map<std::string, uint64_t> counted_calls;
   std::map<std::pair<uint32_t, std::string>, uint64_t> counted_calls_by_thread;
