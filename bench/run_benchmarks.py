@@ -38,6 +38,9 @@ Performance section quotes this script's output and says how it was made.
      over a null libamdhip64.so.5 (the shim alone): next to figure a
   n  added cost per NVTX range (push + pop): the shim as NVTX's tool against
      NVTX without a tool
+  o  outside a capture window (recording off): the added cost of a launch
+     (null driver) and of an NVTX range while the shim watches for
+     another one, against untraced
 
 PROFLAUNCH_BENCH_FIGURES=ci meson compile -C build bench runs only figures c
 and i (any letters; default all).
@@ -63,7 +66,7 @@ def run(command, env=None, timeout=600):
 
 
 def launch_loop_ns(args, library_path, traced, timing, parts_dir, stacks="none", benchmark="BM_LaunchKernel",
-                   stderr_out=None):
+                   stderr_out=None, extra_env=None):
     """Median ns per call of `benchmark` in the launch loop (BM_LaunchKernel: cuLaunchKernel).
     With `stderr_out` (a list), the shim runs verbose and its stderr is appended there."""
     env = dict(os.environ, LD_LIBRARY_PATH=library_path, SIMGPU_KERNEL_COSTS="*=0")
@@ -72,6 +75,7 @@ def launch_loop_ns(args, library_path, traced, timing, parts_dir, stacks="none",
                    PROFLAUNCH_STACKS=stacks)
         if stderr_out is not None:
             env["PROFLAUNCH_VERBOSE"] = "1"
+        env.update(extra_env or {})
     result = run([args.launch_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
                   "--benchmark_report_aggregates_only=true", f"--benchmark_filter=^{benchmark}/"], env=env)
     if stderr_out is not None:
@@ -259,6 +263,24 @@ def nvtx_range_ns(args, traced, parts_dir):
     return benchmark_median_ns(args.nvtx_loop, env, args.repetitions)
 
 
+def paused_launch_ns(args, traced, parts_dir):
+    """Figure o: ns per cuLaunchKernel over the null driver outside a capture
+    window (--capture-range=cudaProfilerApi and no cudaProfilerStart)."""
+    return launch_loop_ns(args, args.null_driver_dir, traced, "none", parts_dir,
+                          extra_env={"PROFLAUNCH_CAPTURE_RANGE": "cudaProfilerApi"})
+
+
+def paused_nvtx_range_ns(args, traced, parts_dir):
+    """Figure o: ns per NVTX range outside a capture window while the shim
+    watches for another range (--capture-range=nvtx:never)."""
+    env = dict(os.environ)
+    env.pop("NVTX_INJECTION64_PATH", None)
+    if traced:
+        env.update(LD_PRELOAD=args.shim, NVTX_INJECTION64_PATH=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir,
+                   PROFLAUNCH_GPU_TIMING="none", PROFLAUNCH_STACKS="none", PROFLAUNCH_CAPTURE_RANGE="nvtx:never")
+    return benchmark_median_ns(args.nvtx_loop, env, args.repetitions)
+
+
 def nccl_call_ns(args, traced, parts_dir):
     """Median ns per call of each NCCL benchmark, over the null libnccl.so.2."""
     env = dict(os.environ, LD_LIBRARY_PATH=args.null_nccl_dir)
@@ -302,7 +324,7 @@ def main():
     parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
     # PROFLAUNCH_BENCH_FIGURES=ci (for example) runs figures c and i only.
-    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmn")
+    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmno")
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
     print("| # | what | figure |")
@@ -328,6 +350,14 @@ def main():
         u, t, d = alternating_overhead(lambda traced, parts: nvtx_range_ns(args, traced, parts))
         print(f"| n | an NVTX range (nvtxRangePushA + nvtxRangePop) recorded by the shim, stacks off | "
               f"+{d:.1f} ns per range (untraced {u:.1f} ns: no NVTX tool; traced {t:.1f} ns) |")
+
+    if "o" in figures:
+        u, t, d = alternating_overhead(lambda traced, parts: paused_launch_ns(args, traced, parts))
+        print(f"| o | launch overhead outside a capture window (recording off), null driver | "
+              f"+{d:.1f} ns per launch (untraced {u:.1f} ns, traced {t:.1f} ns) |")
+        u, t, d = alternating_overhead(lambda traced, parts: paused_nvtx_range_ns(args, traced, parts))
+        print(f"| o | an NVTX range outside a capture window, the shim watching for --capture-range=nvtx:NAME | "
+              f"+{d:.1f} ns per range (untraced {u:.1f} ns, traced {t:.1f} ns) |")
 
     if "k" in figures:
         u, t, d = launch_overhead(args, args.null_driver_dir, "none", benchmark="BM_CountedCall")

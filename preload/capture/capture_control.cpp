@@ -19,6 +19,7 @@
 namespace proflaunch::capture {
 
 std::atomic<uint32_t> g_armed{0};
+std::atomic<bool> g_range_in_progress{false};
 
 namespace {
 
@@ -310,8 +311,12 @@ bool nvtx_matches(uint64_t domain, std::string_view text, uint64_t registered_ha
 }
 
 uint64_t push_key(int level) noexcept {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(gettid())) << 32) | static_cast<uint32_t>(level);
+  static thread_local uint32_t tid = 0;  // gettid is a system call: once per thread
+  if (tid == 0) tid = static_cast<uint32_t>(gettid());
+  return (static_cast<uint64_t>(tid) << 32) | static_cast<uint32_t>(level);
 }
+
+bool range_in_progress() noexcept { return g_range_in_progress.load(std::memory_order_acquire); }
 
 void nvtx_range_begun(uint64_t domain, uint64_t key, bool push) noexcept {
   bool changed = false;
@@ -319,6 +324,7 @@ void nvtx_range_begun(uint64_t domain, uint64_t key, bool push) noexcept {
     std::lock_guard lock(g.mutex);
     if (g.spec == nullptr || g.range_active || g.done || !delay_passed_locked()) return;
     g.range_active = true;
+    g_range_in_progress.store(true, std::memory_order_release);
     g.range_push = push;
     g.range_domain = domain;
     g.range_key = key;
@@ -339,6 +345,7 @@ void nvtx_range_ended(uint64_t domain, uint64_t key, bool push) noexcept {
     if (g.spec == nullptr || !g.range_active || g.range_push != push || g.range_domain != domain || g.range_key != key)
       return;
     g.range_active = false;
+    g_range_in_progress.store(false, std::memory_order_release);
     if (g.spec->mode == CaptureMode::kNvtxRange) changed = close_locked(CaptureTrigger::kNvtxRange, 0);
     else if (g.spec->mode == CaptureMode::kSteps) {
       const bool was_open = g.window;

@@ -50,6 +50,9 @@ void nvtx_range_begun(uint64_t domain, uint64_t range_key, bool push) noexcept;
 void nvtx_range_ended(uint64_t domain, uint64_t range_key, bool push) noexcept;
 // The key of a push/pop range: its thread and level.
 uint64_t push_key(int level) noexcept;
+// Whether an armed range has begun and not ended (read before every pop/end).
+extern std::atomic<bool> g_range_in_progress;
+bool range_in_progress() noexcept;
 
 // kernel:NAME steps: whether a kernel's (mangled) name is the step kernel,
 // and a launch of it (a step boundary).

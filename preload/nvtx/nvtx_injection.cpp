@@ -264,11 +264,12 @@ void mark(Api api, uint64_t domain, Fill&& fill) noexcept {
 
 // A range that opens a capture window (or begins a step) does so before its
 // own record, so that it is in the window.
+// `key`: the range id of a start, the level of a push.
 void watch_begin(const Event& e, uint64_t key, bool push) noexcept {
   const uint64_t registered =
       e.message_type == static_cast<uint8_t>(format::NvtxMessageType::kRegistered) ? e.message_handle : 0;
   if (capture::nvtx_matches(e.domain, std::string_view(e.text != nullptr ? e.text : "", e.text_bytes), registered))
-    capture::nvtx_range_begun(e.domain, key, push);
+    capture::nvtx_range_begun(e.domain, push ? capture::push_key(static_cast<int>(key)) : key, push);
 }
 
 template <typename Fill>
@@ -279,13 +280,16 @@ int push(Api api, uint64_t domain, Fill&& fill) noexcept {
   if (!guard.outermost()) return level;
   const bool watch = watching();
   if (!watch && !recording()) return level;
-  const uint64_t begin = now_ticks();
+  uint64_t begin = now_ticks();
   Event e{NvtxEventType::kPush, api};
   e.domain = domain;
   e.result = level;
   std::string storage;
   fill(e, storage);
-  if (watch) watch_begin(e, capture::push_key(level), true);
+  if (watch) {
+    watch_begin(e, static_cast<uint64_t>(level), true);
+    begin = now_ticks();  // a range that opened the window begins inside it
+  }
   if (recording()) record(e, begin);
   return level;
 }
@@ -304,7 +308,8 @@ int pop(Api api, uint64_t domain) noexcept {
     if (level < 0) e.flags |= format::kNvtxUnmatched;
     record(e, begin);
   }
-  if (level >= 0 && watching()) capture::nvtx_range_ended(domain, capture::push_key(level), true);
+  if (level >= 0 && capture::range_in_progress() && watching())
+    capture::nvtx_range_ended(domain, capture::push_key(level), true);
   return level;
 }
 
@@ -315,13 +320,16 @@ nvtxRangeId_t start(Api api, uint64_t domain, Fill&& fill) noexcept {
   if (!guard.outermost()) return id;
   const bool watch = watching();
   if (!watch && !recording()) return id;
-  const uint64_t begin = now_ticks();
+  uint64_t begin = now_ticks();
   Event e{NvtxEventType::kStart, api};
   e.domain = domain;
   e.range_id = id;
   std::string storage;
   fill(e, storage);
-  if (watch) watch_begin(e, id, false);
+  if (watch) {
+    watch_begin(e, id, false);
+    begin = now_ticks();
+  }
   if (recording()) record(e, begin);
   return id;
 }
@@ -336,7 +344,7 @@ void end(Api api, uint64_t domain, nvtxRangeId_t id) noexcept {
     e.range_id = id;
     record(e, begin);
   }
-  if (watching()) capture::nvtx_range_ended(domain, id, false);
+  if (capture::range_in_progress() && watching()) capture::nvtx_range_ended(domain, id, false);
 }
 
 // A user synchronization object's event; the object's domain is kept with

@@ -1,0 +1,240 @@
+// Capture windows end to end: capture_steps (programs/) under proflaunch
+// with --capture-range, --steps, --delay and --duration. A step's copy is
+// 4096 * (step + 1) bytes, so the host-to-device copies in a trace say which
+// steps it holds. Every traced run must print what the untraced run prints.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/cuda/support/traced_run.h"
+
+namespace proflaunch::e2e {
+namespace {
+
+using format::CaptureTrigger;
+using format::CaptureWindowAction;
+
+struct TracedRun {
+  ProcessResult untraced, traced;
+  std::string path;
+  CudaTrace trace;
+};
+
+TracedRun run(const TempDir& dir, const std::vector<std::string>& program_args, const std::vector<std::string>& options,
+        const std::string& name = "capture.trace") {
+  std::vector<std::string> program = {build_path("CAPTURE_STEPS")};
+  program.insert(program.end(), program_args.begin(), program_args.end());
+  TracedRun r;
+  r.untraced = testing::run_process(untraced(program));
+  r.path = dir.path() + "/" + name;
+  r.traced = testing::run_process(traced(r.path, program, options));
+  EXPECT_TRUE(r.untraced.exited_with(0)) << r.untraced.describe();
+  EXPECT_TRUE(r.traced.exited_with(0)) << r.traced.describe();
+  EXPECT_EQ(r.traced.out, r.untraced.out);
+  r.trace = load_trace_or_fail(r.path);
+  return r;
+}
+
+// The steps whose host-to-device copy is in the trace.
+std::set<int> recorded_steps(const CudaTrace& trace) {
+  std::set<int> steps;
+  for (const ProcessImage& image : trace.images)
+    for (const Operation* op : image.copies())
+      if (op->bytes % 4096 == 0 && op->bytes >= 4096) steps.insert(static_cast<int>(op->bytes / 4096) - 1);
+  return steps;
+}
+
+std::vector<format::CaptureWindowRecord> windows(const CudaTrace& trace, CaptureWindowAction action) {
+  std::vector<format::CaptureWindowRecord> out;
+  for (const ProcessImage& image : trace.images)
+    for (const auto& w : image.windows)
+      if (w.action == static_cast<uint8_t>(action)) out.push_back(w);
+  return out;
+}
+
+uint8_t trigger(CaptureTrigger t) { return static_cast<uint8_t>(t); }
+
+// Every recorded call lies inside a window (carried state at its begin).
+void expect_calls_inside_windows(const CudaTrace& trace) {
+  for (const ProcessImage& image : trace.images) {
+    std::vector<std::pair<uint64_t, uint64_t>> spans;
+    for (const auto& w : image.windows) {
+      if (w.action == static_cast<uint8_t>(CaptureWindowAction::kBegin)) spans.push_back({w.at_ns, UINT64_MAX});
+      else if (!spans.empty()) spans.back().second = w.at_ns;
+    }
+    ASSERT_FALSE(spans.empty());
+    for (const SpanRecord& call : image.spans) {
+      const bool inside = std::any_of(spans.begin(), spans.end(), [&](const auto& s) {
+        return call.span.begin_ns >= s.first && call.span.begin_ns <= s.second;
+      });
+      EXPECT_TRUE(inside) << call.api << " at " << call.span.begin_ns << " is outside every window";
+    }
+  }
+}
+
+TEST(Capture, ProfilerApiRecordsOnlyBetweenStartAndStopWithTheLiveSetCarriedIn) {
+  TempDir dir;
+  TracedRun r = run(dir, {"--steps", "7", "--profiler", "2-4"}, {"--capture-range=cudaProfilerApi"});
+  EXPECT_EQ(recorded_steps(r.trace), (std::set<int>{2, 3, 4})) << describe(r.trace);
+  const auto begins = windows(r.trace, CaptureWindowAction::kBegin);
+  const auto ends = windows(r.trace, CaptureWindowAction::kEnd);
+  ASSERT_EQ(begins.size(), 1u);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(begins[0].trigger, trigger(CaptureTrigger::kProfilerApi));
+  EXPECT_EQ(ends[0].trigger, trigger(CaptureTrigger::kProfilerApi));
+  expect_calls_inside_windows(r.trace);
+
+  // Memory: the blocks allocated before the window are carried in at its
+  // start (1 MiB kept, 3 MiB freed in step 3, the loss buffers); the 3 MiB
+  // free inside the window has its block; temporaries only of steps 2-4.
+  ASSERT_EQ(r.trace.images.size(), 1u);
+  const ProcessImage& image = r.trace.images[0];
+  std::multiset<uint64_t> carried, allocated;
+  int frees_of_early = 0;
+  uint64_t early = 0;
+  for (const auto& m : image.memory) {
+    if (m.action != static_cast<uint8_t>(format::MemoryAction::kAcquire)) continue;
+    if (m.span.flags & format::kApiCarried) {
+      carried.insert(m.bytes);
+      EXPECT_EQ(m.span.begin_ns, begins[0].at_ns);
+      if (m.bytes == (3u << 20)) early = m.address;
+    } else {
+      allocated.insert(m.bytes);
+    }
+  }
+  EXPECT_EQ(carried.count(1u << 20), 1u);
+  EXPECT_EQ(carried.count(3u << 20), 1u);
+  EXPECT_EQ(carried.size(), 6u);  // the two blocks, logits, grad, loss, labels
+  EXPECT_EQ(allocated, (std::multiset<uint64_t>{3 * 65536, 4 * 65536, 5 * 65536}));
+  for (const auto& m : image.memory)
+    if (m.action == static_cast<uint8_t>(format::MemoryAction::kRelease) && m.address == early) ++frees_of_early;
+  EXPECT_EQ(frees_of_early, 1);
+  // ... and the memory report finds every freed block.
+  const ProcessResult memory = run_proftrace({"memory", r.path});
+  EXPECT_TRUE(memory.exited_with(0)) << memory.describe();
+  EXPECT_EQ(memory.out.find("unknown"), std::string::npos) << memory.out;
+  EXPECT_NE(memory.out.find("3.0 MiB"), std::string::npos) << memory.out;
+}
+
+TEST(Capture, ProfilerApiRepeatCountsWindows) {
+  TempDir dir;
+  const std::vector<std::string> program = {"--steps", "8", "--profiler", "1-1,3-4,6-6"};
+  EXPECT_EQ(recorded_steps(run(dir, program, {"--capture-range=cudaProfilerApi"}, "one.trace").trace),
+            (std::set<int>{1}));
+  TracedRun two = run(dir, program, {"--capture-range=cudaProfilerApi", "--capture-range-repeat=2"}, "two.trace");
+  EXPECT_EQ(recorded_steps(two.trace), (std::set<int>{1, 3, 4}));
+  EXPECT_EQ(windows(two.trace, CaptureWindowAction::kBegin).size(), 2u);
+  EXPECT_EQ(recorded_steps(run(dir, program, {"--capture-range=cudaProfilerApi", "--capture-range-repeat=0"},
+                               "all.trace").trace),
+            (std::set<int>{1, 3, 4, 6}));
+}
+
+TEST(Capture, NvtxRangeInItsDomainOpensTheWindow) {
+  TempDir dir;
+  TracedRun r = run(dir, {"--steps", "6", "--region", "2-3"}, {"--capture-range=nvtx:region@app"});
+  EXPECT_EQ(recorded_steps(r.trace), (std::set<int>{2, 3}));
+  const auto begins = windows(r.trace, CaptureWindowAction::kBegin);
+  ASSERT_EQ(begins.size(), 1u);
+  EXPECT_EQ(begins[0].trigger, trigger(CaptureTrigger::kNvtxRange));
+  expect_calls_inside_windows(r.trace);
+  // The same name in the default domain is another range: nothing opens.
+  TracedRun other = run(dir, {"--steps", "6", "--region", "2-3"}, {"--capture-range=nvtx:region"}, "default.trace");
+  EXPECT_TRUE(recorded_steps(other.trace).empty());
+  EXPECT_TRUE(windows(other.trace, CaptureWindowAction::kBegin).empty());
+}
+
+TEST(Capture, NvtxStepsFollowTorchProfilerSchedule) {
+  TempDir dir;
+  // wait 1, warmup 1, active 2, two cycles: steps 2-3 and 6-7.
+  TracedRun r = run(dir, {"--steps", "12"}, {"--steps=1:1:2:2", "--step-range=train_step"});
+  EXPECT_EQ(recorded_steps(r.trace), (std::set<int>{2, 3, 6, 7}));
+  const auto begins = windows(r.trace, CaptureWindowAction::kBegin);
+  const auto ends = windows(r.trace, CaptureWindowAction::kEnd);
+  ASSERT_EQ(begins.size(), 2u);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(begins[0].step, 2u);
+  EXPECT_EQ(ends[0].step, 3u);
+  EXPECT_EQ(begins[1].step, 6u);
+  EXPECT_EQ(ends[1].step, 7u);
+  expect_calls_inside_windows(r.trace);
+  // stats and convert say what they cover.
+  const ProcessResult stats = run_proftrace({"stats", "--section", "capture-windows", r.path});
+  EXPECT_NE(stats.out.find("2-3"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("6-7"), std::string::npos) << stats.out;
+  const std::string json = dir.path() + "/steps.json";
+  const ProcessResult convert = run_proftrace({"convert", r.path, "-o", json});
+  EXPECT_TRUE(convert.exited_with(0)) << convert.describe();
+  EXPECT_NE(convert.err.find("2 capture windows"), std::string::npos) << convert.err;
+}
+
+TEST(Capture, KernelStepsBeginAtEachLaunchOfTheKernel) {
+  TempDir dir;
+  TracedRun r = run(dir, {"--steps", "8"},
+              {"--steps=1:1:2:1", "--step-range=kernel:cross_entropy_loss_forward_backward_kernel"});
+  EXPECT_EQ(recorded_steps(r.trace), (std::set<int>{2, 3}));
+  ASSERT_EQ(r.trace.images.size(), 1u);
+  // The window opens before the step kernel's launch is recorded and
+  // closes before the next one's: two launches of it.
+  EXPECT_EQ(r.trace.images[0].launch_count("cross_entropy_loss_forward_backward_kernel"), 2);
+}
+
+TEST(Capture, DelayAndDurationCutTheRunByTime) {
+  TempDir dir;
+  // 10 steps of ~60 ms.
+  TracedRun delayed = run(dir, {"--steps", "10", "--sleep-ms", "60"}, {"--delay=250ms"}, "delay.trace");
+  const std::set<int> late = recorded_steps(delayed.trace);
+  ASSERT_FALSE(late.empty());
+  EXPECT_EQ(late.count(0), 0u);
+  EXPECT_EQ(late.count(9), 1u);
+  EXPECT_EQ(static_cast<int>(late.size()), *late.rbegin() - *late.begin() + 1) << "not one contiguous run";
+  const auto begins = windows(delayed.trace, CaptureWindowAction::kBegin);
+  ASSERT_EQ(begins.size(), 1u);
+  EXPECT_EQ(begins[0].trigger, trigger(CaptureTrigger::kDelay));
+
+  TracedRun limited = run(dir, {"--steps", "10", "--sleep-ms", "60"}, {"--duration=200ms"}, "duration.trace");
+  const std::set<int> early = recorded_steps(limited.trace);
+  ASSERT_FALSE(early.empty());
+  EXPECT_EQ(early.count(0), 1u);
+  EXPECT_EQ(early.count(9), 0u);
+  EXPECT_EQ(static_cast<int>(early.size()), *early.rbegin() + 1) << "not a prefix";
+  const auto ends = windows(limited.trace, CaptureWindowAction::kEnd);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0].trigger, trigger(CaptureTrigger::kDuration));
+}
+
+TEST(Capture, BadOptionsAreRejectedBeforeTheProgramRuns) {
+  TempDir dir;
+  const std::string marker = dir.path() + "/ran";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--capture-range=cudaProfiler"}, "--capture-range"},
+      {{"--capture-range=nvtx:"}, "--capture-range"},
+      {{"--capture-range-repeat=2"}, "--capture-range-repeat"},
+      {{"--capture-range=cudaProfilerApi", "--capture-range-repeat=x"}, "--capture-range-repeat"},
+      {{"--delay=soon"}, "--delay"},
+      {{"--duration=0s"}, "--duration"},
+      {{"--steps=1:2"}, "--steps"},
+      {{"--steps=1:1:0", "--step-range=s"}, "--steps"},
+      {{"--steps=1:1:1"}, "--steps"},
+      {{"--step-range=s"}, "--step-range"},
+      {{"--steps=1:1:1", "--step-range=py:train_step"}, "--step-range"},
+      {{"--steps=0:0:1", "--step-range=s", "--capture-range=cudaProfilerApi"}, "--steps"},
+  };
+  for (const auto& [options, named] : cases) {
+    std::vector<std::string> command = {build_path("PROFLAUNCH_EXE")};
+    command.insert(command.end(), options.begin(), options.end());
+    command.insert(command.end(), {"-o", dir.path() + "/bad.trace", "--", "/usr/bin/touch", marker});
+    testing::RunOptions o;
+    o.argv = command;
+    const ProcessResult result = testing::run_process(o);
+    EXPECT_TRUE(result.exited_with(2)) << options[0] << ": " << result.describe();
+    EXPECT_NE(result.err.find(named), std::string::npos) << result.err;
+    EXPECT_NE(access(marker.c_str(), F_OK), 0) << options[0] << ": the program ran";
+  }
+}
+
+}  // namespace
+}  // namespace proflaunch::e2e

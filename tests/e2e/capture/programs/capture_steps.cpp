@@ -1,0 +1,126 @@
+// A training-loop-shaped program for the capture-window tests: each step is
+// an NVTX range "train_step" whose first GPU work is the loss kernel (a
+// kernel:NAME step), then a temporary allocation, a host-to-device copy of
+// 4096 * (step + 1) bytes (so a trace tells which steps it holds by the
+// copies' sizes), a fill kernel and a free. Optional markers:
+//
+//   capture_steps [--steps N] [--profiler A-B[,C-D...]] [--region A-B]
+//                 [--sleep-ms M]
+//
+//   --profiler: cudaProfilerStart before step A, cudaProfilerStop after step B
+//   --region:   an NVTX range "region" in domain "app" from step A to step B
+//
+// A 3 MiB block allocated before the loop is freed in step 3; a 1 MiB block
+// lives throughout. Real nvtx3 headers, kernels built by nvcc, the
+// simulated runtime. stdout: one line a test compares with the untraced run.
+#include <cuda_profiler_api.h>
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/kernels.h"
+
+#define CHECK(call)                                                                     \
+  do {                                                                                  \
+    cudaError_t e_ = (call);                                                            \
+    if (e_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "capture_steps: %s: %s\n", #call, cudaGetErrorName(e_));      \
+      std::exit(2);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+namespace {
+
+std::vector<std::pair<int, int>> parse_ranges(const char* text) {
+  std::vector<std::pair<int, int>> out;
+  std::string s(text);
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t comma = s.find(',', at);
+    const std::string item = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    int a = 0, b = 0;
+    if (std::sscanf(item.c_str(), "%d-%d", &a, &b) != 2) {
+      std::fprintf(stderr, "capture_steps: bad range '%s'\n", item.c_str());
+      std::exit(64);
+    }
+    out.emplace_back(a, b);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 8;
+  int sleep_ms = 0;
+  std::vector<std::pair<int, int>> profiler, region;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--profiler") && i + 1 < argc) profiler = parse_ranges(argv[++i]);
+    else if (!std::strcmp(argv[i], "--region") && i + 1 < argc) region = parse_ranges(argv[++i]);
+    else if (!std::strcmp(argv[i], "--sleep-ms") && i + 1 < argc) sleep_ms = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: %s [--steps N] [--profiler A-B,...] [--region A-B] [--sleep-ms M]\n", argv[0]);
+      return 64;
+    }
+  }
+  const nvtxDomainHandle_t app = nvtxDomainCreateA("app");
+  nvtxEventAttributes_t region_attributes{};
+  region_attributes.version = NVTX_VERSION;
+  region_attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  region_attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  region_attributes.message.ascii = "region";
+
+  constexpr int kClasses = 16, kBatch = 32;
+  float *logits = nullptr, *loss = nullptr, *grad = nullptr, *persistent = nullptr, *early = nullptr;
+  int* labels = nullptr;
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&persistent), 1 << 20));
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&early), 3 << 20));
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&logits), kClasses * kBatch * sizeof(float)));
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&grad), kClasses * kBatch * sizeof(float)));
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&loss), sizeof(float)));
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&labels), kBatch * sizeof(int)));
+  CHECK(cudaMemset(labels, 0, kBatch * sizeof(int)));
+  CHECK(cudaMemset(logits, 0, kClasses * kBatch * sizeof(float)));
+  std::vector<char> host(4096 * (steps + 1), 1);
+
+  double checksum = 0;
+  for (int s = 0; s < steps; ++s) {
+    for (const auto& r : profiler)
+      if (r.first == s) CHECK(cudaProfilerStart());
+    for (const auto& r : region)
+      if (r.first == s) nvtxDomainRangePushEx(app, &region_attributes);
+    nvtxRangePushA("train_step");
+    CHECK(simtorch::cross_entropy(logits, labels, loss, grad, kClasses, kBatch, nullptr));
+    float* temp = nullptr;
+    const size_t temp_bytes = size_t(s + 1) * 64 * 1024;
+    CHECK(cudaMalloc(reinterpret_cast<void**>(&temp), temp_bytes));
+    CHECK(cudaMemcpy(temp, host.data(), 4096 * size_t(s + 1), cudaMemcpyHostToDevice));
+    CHECK(simtorch::fill(temp, 1024, float(s), nullptr));
+    float value = 0;
+    CHECK(cudaMemcpy(&value, temp, sizeof value, cudaMemcpyDeviceToHost));
+    checksum += value;
+    CHECK(cudaFree(temp));
+    if (s == 3) CHECK(cudaFree(early));
+    nvtxRangePop();
+    for (const auto& r : region)
+      if (r.second == s) nvtxDomainRangePop(app);
+    for (const auto& r : profiler)
+      if (r.second == s) CHECK(cudaProfilerStop());
+    if (sleep_ms > 0) usleep(static_cast<useconds_t>(sleep_ms) * 1000);
+  }
+  CHECK(cudaDeviceSynchronize());
+  if (steps <= 3) CHECK(cudaFree(early));
+  std::printf("capture_steps: steps=%d checksum=%.1f\n", steps, checksum);
+  return 0;
+}
