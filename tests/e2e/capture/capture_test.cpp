@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <sstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -180,6 +182,52 @@ TEST(Capture, KernelStepsBeginAtEachLaunchOfTheKernel) {
   // The window opens before the step kernel's launch is recorded and
   // closes before the next one's: two launches of it.
   EXPECT_EQ(r.trace.images[0].launch_count("cross_entropy_loss_forward_backward_kernel"), 2);
+}
+
+// The value of ` name=` in a `proftrace dump` line (bare words only).
+std::string dump_field(const std::string& line, const std::string& name) {
+  const size_t at = line.find(" " + name + "=");
+  if (at == std::string::npos) return "";
+  const size_t start = at + name.size() + 2;
+  return line.substr(start, line.find(' ', start) - start);
+}
+
+TEST(Capture, AJobsRanksEachCarryTheirCommunicatorIntoTheWindow) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/job.trace";
+  // Four ranks; a step runs from one AllGather kernel to the next: the
+  // second iteration's collectives are recorded, the communicators were
+  // made long before.
+  const std::vector<std::string> job = {build_path("TORCHRUN_LIKE"), "--nproc", "4", build_path("NCCL_RANKS"),
+                                        "--count", "1024", "--iterations", "3", "--ops", "allgather,allreduce"};
+  const ProcessResult result = testing::run_process(
+      traced(trace, job, {"--steps=1:0:1:1", "--step-range=kernel:ncclDevKernel_AllGather_RING_LL"}));
+  ASSERT_TRUE(result.exited_with(0)) << result.describe();
+  const ProcessResult dumped = run_proftrace({"dump", trace});
+  ASSERT_TRUE(dumped.exited_with(0)) << dumped.describe();
+  std::map<std::string, std::set<std::string>> carried_comms;  // section -> comm ids
+  std::map<std::string, int> begins, collectives;
+  std::istringstream lines(dumped.out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string section = dump_field(line, "section");
+    if (line.rfind("CaptureWindow ", 0) == 0 && dump_field(line, "action") == "begin") ++begins[section];
+    if (line.rfind("CollectiveComm ", 0) == 0) {
+      EXPECT_EQ(dump_field(line, "flags"), "0x20") << "a communicator call outside the window: " << line;
+      carried_comms[section].insert(dump_field(line, "comm_id"));
+    }
+    if (line.rfind("Collective ", 0) == 0) {
+      ++collectives[section];
+      EXPECT_EQ(carried_comms[section].count(dump_field(line, "comm_id")), 1u) << line;
+      EXPECT_EQ(dump_field(line, "nranks"), "4") << line;
+    }
+  }
+  EXPECT_EQ(begins.size(), 4u) << dumped.out.substr(0, 4000);
+  for (const auto& [section, n] : begins) {
+    EXPECT_EQ(n, 1) << section;
+    EXPECT_EQ(carried_comms[section].size(), 1u) << section;
+    EXPECT_GE(collectives[section], 1) << section;
+    EXPECT_LE(collectives[section], 3) << section;  // one iteration's, not all three
+  }
 }
 
 TEST(Capture, DelayAndDurationCutTheRunByTime) {
