@@ -392,7 +392,8 @@ bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
 void emit_unattributed(WriterRecordSink& sink, const CUpti_Activity* record) {
   // Outside a capture window: work launched while the hooks passed through
   // (what CUPTI delivers after a window closed is mostly that).
-  if (!runtime::recording()) return;
+  // (At exit the state is finished, not paused: the last records still count.)
+  if (runtime::state() == runtime::State::kPaused) return;
   const Fields f = fields_of(record);
   format::UnattributedGpuWorkRecord out{};
   out.header = format::header_for<format::UnattributedGpuWorkRecord>();
