@@ -78,14 +78,19 @@ uint64_t g_carry_ns = 0;  // the opening window's time, for carry()
 // Carried records: the kApiCarried flag and the window's start as their span.
 void carry(const void* record, uint16_t bytes) {
   if (bytes < format::kApiSpanOffset + sizeof(format::ApiSpan)) return;
-  std::vector<uint8_t> copy(static_cast<const uint8_t*>(record), static_cast<const uint8_t*>(record) + bytes);
-  format::ApiSpan span;
-  std::memcpy(&span, copy.data() + format::kApiSpanOffset, sizeof span);
-  span.begin_ns = span.end_ns = g_carry_ns;
-  span.flags |= format::kApiCarried;
-  span.correlation_id = 0;
-  std::memcpy(copy.data() + format::kApiSpanOffset, &span, sizeof span);
-  push_pending(copy.data(), bytes);
+  try {
+    if (g.pending == nullptr) g.pending = new std::vector<Pending>();
+    Pending p;
+    p.bytes.assign(static_cast<const uint8_t*>(record), static_cast<const uint8_t*>(record) + bytes);
+    format::ApiSpan span;
+    std::memcpy(&span, p.bytes.data() + format::kApiSpanOffset, sizeof span);
+    span.begin_ns = span.end_ns = g_carry_ns;
+    span.flags |= format::kApiCarried;
+    span.correlation_id = 0;
+    std::memcpy(p.bytes.data() + format::kApiSpanOffset, &span, sizeof span);
+    g.pending->push_back(std::move(p));
+  } catch (...) {
+  }
 }
 
 void window_record(format::CaptureWindowAction action, CaptureTrigger trigger, uint64_t at_ns, uint32_t step) {
@@ -182,21 +187,19 @@ void task_before_drain() noexcept {}
 
 void task_run(WriterRecordSink& sink, bool /*final*/) noexcept {
   std::vector<Pending>* records = nullptr;
-  bool changed = false;
   {
     std::lock_guard lock(g.mutex);
     if (g.spec != nullptr && g.spec->mode != CaptureMode::kAlways) {
       const CaptureSpec& s = *g.spec;
       // --delay alone: the window opens when it elapses.
       if (s.mode == CaptureMode::kTimed && !g.window && !g.done && delay_passed_locked())
-        changed |= open_locked(s.delay_ns != 0 ? CaptureTrigger::kDelay : CaptureTrigger::kStart, 0);
+        open_locked(s.delay_ns != 0 ? CaptureTrigger::kDelay : CaptureTrigger::kStart, 0);
       if (g.window && s.duration_ns != 0 && now_ns() - g.opened_ns >= s.duration_ns)
-        changed |= close_locked(CaptureTrigger::kDuration, 0);
+        close_locked(CaptureTrigger::kDuration, 0);
     }
     records = g.pending;
     g.pending = nullptr;
   }
-  (void)changed;
   if (records == nullptr) return;
   for (Pending& p : *records) {
     uint16_t kind;
@@ -380,32 +383,6 @@ void kernel_step() noexcept {
     changed = was_open != g.window || g.window;
   }
   if (changed) after_change();
-}
-
-bool request_start() noexcept {
-  bool changed = false;
-  {
-    std::lock_guard lock(g.mutex);
-    if (g.spec == nullptr) return false;
-    changed = open_locked(CaptureTrigger::kRequest, 0);
-  }
-  if (changed) after_change();
-  return changed;
-}
-
-bool request_stop() noexcept {
-  bool changed = false;
-  {
-    std::lock_guard lock(g.mutex);
-    changed = close_locked(CaptureTrigger::kRequest, 0);
-  }
-  if (changed) after_change();
-  return changed;
-}
-
-bool window_open() noexcept {
-  std::lock_guard lock(g.mutex);
-  return g.window;
 }
 
 void add_carry_listener(CarryFn listener) noexcept {

@@ -59,11 +59,6 @@ bool range_in_progress() noexcept;
 bool kernel_name_matches(const char* name) noexcept;
 void kernel_step() noexcept;
 
-// proflaunch ctl start / stop (and --idle).
-bool request_start() noexcept;
-bool request_stop() noexcept;
-bool window_open() noexcept;
-
 // Records that describe state alive when a window opens (a communicator),
 // written with the window's start (flagged kApiCarried, times set to it).
 // Listeners run under the capture lock on the opening thread: quick, and
