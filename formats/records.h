@@ -592,7 +592,12 @@ enum class CaptureTrigger : uint8_t {
   kExit = 7,         // the process ended with the window open (end)
   kFork = 8,         // a fork child starts inside its parent's window (begin)
   kExec = 9,         // the section ended at exec with the window open (end)
-  kRequest = 10,     // proflaunch ctl start / stop
+  kRequest = 10,     // proflaunch ctl start / stop / dump
+  // Flight recorder dumps (--ring): the window is the records kept in memory
+  // and its begin and end both name what wrote them out.
+  kCrash = 11,        // a crash signal
+  kOutOfMemory = 12,  // the first device allocation that failed for lack of memory
+  kStickyError = 13,  // the first sticky device error (illegal address, launch failure...)
 };
 
 // Device work that no hooked call accounts for (the GPU-time backend saw it;

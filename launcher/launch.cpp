@@ -56,6 +56,22 @@ std::string preload_value(const std::string& shim) {
   return shim + ":" + list;
 }
 
+// Whether any process left a part (a flight recorder that never dumped leaves none).
+bool has_parts(const std::string& parts_dir) {
+  DIR* dir = opendir(parts_dir.c_str());
+  if (dir == nullptr) return false;
+  bool found = false;
+  while (const dirent* entry = readdir(dir)) {
+    const size_t n = std::strlen(entry->d_name);
+    if (n > 5 && std::strcmp(entry->d_name + n - 5, ".part") == 0) {
+      found = true;
+      break;
+    }
+  }
+  closedir(dir);
+  return found;
+}
+
 // Joins, reports damaged parts, prints the summary. False when the joined
 // file could not be written (the parts are then left for --join).
 bool join_and_report(const std::string& parts_dir, const std::string& output,
@@ -171,10 +187,12 @@ int run_traced(const LaunchOptions& options) {
       {kEnvCaptureRange, &options.capture_range}, {kEnvCaptureRepeat, &options.capture_range_repeat},
       {kEnvDelay, &options.delay},                {kEnvDuration, &options.duration},
       {kEnvSteps, &options.steps},                {kEnvStepRange, &options.step_range},
+      {kEnvRing, &options.ring},                  {kEnvRingSize, &options.ring_size},
   };
   for (const auto& [variable, value] : capture)
     if (!value->empty()) environment.emplace_back(variable, *value);
   if (options.idle) environment.emplace_back(kEnvIdle, "1");
+  if (options.ring_dump_at_exit) environment.emplace_back(kEnvRingDumpAtExit, "1");
   if (!options.stacks.empty()) environment.emplace_back(kEnvStacks, options.stacks);
   if (!options.counted_calls.empty()) environment.emplace_back(kEnvCounted, options.counted_calls);
   if (options.stack_depth != 0)
@@ -183,7 +201,8 @@ int run_traced(const LaunchOptions& options) {
   const std::vector<std::string> unset = {kEnvExecParent, kEnvBufferSize,    kEnvFlushInterval, kEnvVerbose,
                                           kEnvStacks,     kEnvStackDepth,    kEnvCounted,       kEnvCaptureRange,
                                           kEnvCaptureRepeat, kEnvDelay,      kEnvDuration,      kEnvSteps,
-                                          kEnvStepRange,  kEnvIdle};
+                                          kEnvStepRange,  kEnvIdle,          kEnvRing,          kEnvRingSize,
+                                          kEnvRingDumpAtExit};
 
   const int exec_errno = child.release(environment, unset);
   if (exec_errno != 0) {
@@ -199,6 +218,10 @@ int run_traced(const LaunchOptions& options) {
   }
 
   const int status = child.wait();
+  // Said even with -q: it explains an empty trace.
+  if (!options.ring.empty() && !has_parts(parts_dir))
+    say("--ring: no process wrote out its flight recorder (no crash, out-of-memory, sticky device error "
+        "or `proflaunch ctl dump`); --ring-dump-at-exit keeps the last " + options.ring + " at exit");
   join_and_report(parts_dir, output, name.path, options.force, options.quiet, options.symbols);
   return exit_code_for(status);
 }

@@ -30,6 +30,9 @@ struct LaunchOptions {
   std::string steps;
   std::string step_range;
   bool idle = false;
+  std::string ring;                 // --ring=DURATION (flight recorder)
+  std::string ring_size;
+  bool ring_dump_at_exit = false;
 };
 
 // Returns the exit code for the launcher: the program's, 128 + signal when it

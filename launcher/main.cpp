@@ -114,6 +114,19 @@ int main(int argc, char** argv) {
   capture->add_option("--step-range", launch.step_range,
                       "what one step is: an NVTX range NAME[@DOMAIN] (each occurrence), or kernel:NAME "
                       "(from one launch of the kernel to the next)");
+  capture->add_flag("--idle", launch.idle,
+                    "start with recording off: record only between `proflaunch ctl start` and `stop` "
+                    "(or for `ctl start --duration`)");
+  auto* ring = app.add_option_group("Flight recorder", "keep only the end of the run, written out when it matters");
+  ring->add_option("--ring", launch.ring,
+                   "record all along but keep only the last DURATION (e.g. 30s) in memory; it is written to "
+                   "the trace on a crash signal, the first out-of-memory, a sticky device error, "
+                   "`proflaunch ctl dump`, or at exit with --ring-dump-at-exit");
+  ring->add_option("--ring-size", launch.ring_size,
+                   "at most this much compressed data kept per process (default 256M; at least 4M); "
+                   "the bound wins over DURATION");
+  ring->add_flag("--ring-dump-at-exit", launch.ring_dump_at_exit,
+                 "also write out what the ring holds when each process exits or execs");
   app.add_flag("-v,--verbose", launch.verbose, "one line per traced process on stderr");
   app.add_flag("-q,--quiet", launch.quiet, "no summary line at the end");
   app.add_option("--join", join_output,
@@ -147,6 +160,9 @@ int main(int argc, char** argv) {
     capture_options.steps = given(launch.steps);
     capture_options.step_range = given(launch.step_range);
     capture_options.idle = launch.idle;
+    capture_options.ring = given(launch.ring);
+    capture_options.ring_size = given(launch.ring_size);
+    capture_options.ring_dump_at_exit = launch.ring_dump_at_exit;
     proflaunch::CaptureSpec spec;
     char error[400];
     if (!proflaunch::parse_capture_options(capture_options, spec, error, sizeof error)) {

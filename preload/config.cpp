@@ -308,6 +308,10 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context, Conf
     options.steps = get(kEnvSteps);
     options.step_range = get(kEnvStepRange);
     if (const char* idle = get(kEnvIdle); idle != nullptr) parse_bool(idle, options.idle);
+    options.ring = get(kEnvRing);
+    options.ring_size = get(kEnvRingSize);
+    if (const char* at_exit = get(kEnvRingDumpAtExit); at_exit != nullptr)
+      parse_bool(at_exit, options.ring_dump_at_exit);
     char error[320];
     if (!parse_capture_options(options, config.capture, error, sizeof error)) {
       complain("PROFLAUNCH_CAPTURE_*", error, "recording the whole run");

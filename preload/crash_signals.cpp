@@ -27,7 +27,10 @@ void on_crash_signal(int signal_number, siginfo_t* info, void* /*context*/) {
   // Only the first crash flushes, never on the writer (it cannot wait for
   // itself), and never in a vfork child sharing our memory.
   if (!g_flush_attempted.exchange(true) && !on_writer_thread() && runtime::owns_this_process()) {
-    writer_flush_and_wait(FlushGoal::kFlush, kCrashFlushTimeoutMs);
+    // The flight recorder writes out what it keeps (its whole ring: longer).
+    const bool ring = runtime::config().capture.ring_ns != 0;
+    if (ring) writer_request_dump(format::CaptureTrigger::kCrash);
+    writer_flush_and_wait(FlushGoal::kFlush, ring ? kCrashDumpTimeoutMs : kCrashFlushTimeoutMs);
   }
   sigaction(signal_number, &g_previous[signal_number], nullptr);
   // Blocked while this handler runs: delivered again, under the original

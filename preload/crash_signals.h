@@ -23,6 +23,9 @@
 namespace proflaunch {
 
 inline constexpr unsigned kCrashFlushTimeoutMs = 500;
+// With --ring: writing out up to the ring's bound (256 MiB by default) at
+// disk speed.
+inline constexpr unsigned kCrashDumpTimeoutMs = 5000;
 
 void install_crash_handlers() noexcept;
 

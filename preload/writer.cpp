@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "preload/api_catalog.h"
+#include "preload/capture/capture_control.h"
+#include "preload/capture/flight_recorder.h"
 #include "preload/chunk_builder.h"
 #include "preload/clock.h"
 #include "preload/definitions.h"
@@ -40,6 +42,8 @@ struct Control {
   std::atomic<bool> stop{false};
   std::atomic<bool> running{false};
   std::atomic<bool> section_ended{false};
+  // Flight recorder: a dump asked for (format::CaptureTrigger), 0 if none.
+  std::atomic<uint8_t> dump_request{0};
   // Futex word the writer sleeps on between drains; bumped to wake it. A
   // futex, not an eventfd: no descriptor the program could close or reuse,
   // nothing to recreate after fork, and waking stays async-signal-safe.
@@ -73,6 +77,7 @@ class Writer {
     // idle process costs nothing measurable (~100 wakeups/s).
     uint32_t period_ms = config.flush_interval_ms / 4;
     drain_period_ms_ = period_ms < 1 ? 1 : (period_ms > 10 ? 10 : period_ms);
+    ring_.configure(config.capture.ring_ns, config.capture.ring_bytes);
     return events_.init(kChunkContentBytes) && encoder_.init(kChunkContentBytes);
   }
 
@@ -93,6 +98,7 @@ class Writer {
         busy = cycle(/*final=*/false);
         const bool urgent = end || request != g_control.completed.load(std::memory_order_relaxed);
         if (urgent || flush_due() || counts_due()) flush_events();
+        if (ring_.enabled()) dump_if_asked();
         if (end) {
           end_section();
           ended = true;
@@ -205,6 +211,7 @@ class Writer {
         // span's ticks to ns in place.
         ticks_.convert_record(const_cast<void*>(record), bytes);
         define_api_of(record, bytes);
+        if (ring_.enabled()) note_for_ring(record, bytes, now);
         if (events_.append(ring.tid(), record, bytes, now)) return true;
         full = true;
         return false;
@@ -301,8 +308,8 @@ class Writer {
     return write_definitions(scratch_);
   }
 
-  bool write_definitions(const std::vector<uint8_t>& content) noexcept {
-    size_t offset = 0;
+  bool write_definitions(const std::vector<uint8_t>& content, size_t from = 0) noexcept {
+    size_t offset = from;
     while (offset < content.size()) {
       const size_t piece = whole_records_prefix(content.data() + offset, content.size() - offset,
                                                 kChunkContentBytes);
@@ -332,6 +339,10 @@ class Writer {
 
   void flush_events_without_counts() noexcept {
     if (events_.empty()) return;
+    if (ring_.enabled()) {
+      keep_in_ring();
+      return;
+    }
     const uint64_t events = events_.event_records();
     const uint64_t lost = events_.lost_records();
     const bool ok = ensure_file_open() && write_pending_definitions() &&
@@ -347,7 +358,13 @@ class Writer {
   void end_section() noexcept {
     cycle(/*final=*/true);
     flush_events();
-    if (file_.exists() && !file_.failed() && write_pending_definitions()) {
+    if (ring_.enabled()) {
+      if (runtime::config().capture.ring_dump_at_exit)
+        dump(g_control.stop.load(std::memory_order_acquire) ? CaptureTrigger::kExit : CaptureTrigger::kExec);
+      else
+        dump_if_asked();
+    }
+    if (file_.exists() && !file_.failed() && (ring_.enabled() ? ring_definitions_written() : write_pending_definitions())) {
       SectionEndRecord end{};
       end.header = header_for<SectionEndRecord>();
       end.end_ns = now_ns();
@@ -356,6 +373,190 @@ class Writer {
       write_chunk(ChunkKind::kDefinitions, &end, sizeof end);
     }
     if (runtime::config().verbose) report();
+  }
+
+
+  // ---- flight recorder (--ring): chunks are kept in memory, dumps write them
+
+  // A drained record: its memory operation is remembered with its chunk, its
+  // begin time widens the chunk's, and it may set off a dump.
+  void note_for_ring(const void* record, uint16_t bytes, uint64_t now) noexcept {
+    uint16_t kind;
+    std::memcpy(&kind, record, sizeof kind);
+    uint64_t begin = now;
+    if (has_api_span(kind) && bytes >= kApiSpanOffset + sizeof(ApiSpan))
+      std::memcpy(&begin, static_cast<const uint8_t*>(record) + kApiSpanOffset + offsetof(ApiSpan, begin_ns),
+                  sizeof begin);
+    if (begin != 0 && (chunk_first_ns_ == 0 || begin < chunk_first_ns_)) chunk_first_ns_ = begin;
+    if (kind == static_cast<uint16_t>(RecordKind::kMemoryOperation) && bytes >= sizeof(MemoryOperationRecord)) {
+      MemoryOperationRecord op;
+      std::memcpy(&op, record, sizeof op);
+      try {
+        chunk_memory_.push_back(op);
+      } catch (...) {
+        ++ring_memory_overflow_;
+      }
+    }
+    const CaptureTrigger trigger = capture::trigger_of_record(record, bytes);
+    if (trigger == CaptureTrigger::kOutOfMemory && !oom_dumped_) {
+      oom_dumped_ = true;
+      ask_dump(trigger);
+    } else if (trigger == CaptureTrigger::kStickyError && !sticky_dumped_) {
+      sticky_dumped_ = true;
+      ask_dump(trigger);
+    }
+  }
+
+  void ask_dump(CaptureTrigger trigger) noexcept {
+    if (pending_dump_ == CaptureTrigger{}) pending_dump_ = trigger;
+  }
+
+  // Seals the staged records into a kept chunk (the definitions they name are
+  // kept for good, all of them, for every dump's file).
+  void keep_in_ring() noexcept {
+    const uint64_t events = events_.event_records();
+    dropped_ += events_.lost_records();
+    const uint64_t now = now_ns();
+    capture::KeptChunk chunk;
+    bool ok = take_pending_definitions(all_definitions_);
+    const size_t encoded = ok ? encoder_.encode(ChunkKind::kEvents, section_.id, events_.content(),
+                                                events_.content_bytes())
+                              : 0;
+    if (encoded != 0) {
+      try {
+        chunk.encoded.assign(encoder_.data(), encoder_.data() + encoded);
+        chunk.memory.swap(chunk_memory_);
+      } catch (...) {
+        ok = false;
+      }
+    }
+    chunk.first_ns = chunk_first_ns_ != 0 ? chunk_first_ns_ : events_.first_append_ns();
+    chunk.last_ns = now;
+    chunk.records = events;
+    if (encoded == 0 || !ok || !ring_.keep(std::move(chunk), now)) lost_to_write_failure_ += events;
+    chunk_memory_.clear();
+    chunk_first_ns_ = 0;
+    events_.clear();
+  }
+
+  // A trigger seen in the records first (it happened before the request was
+  // served), then the request: each its own window, the second holding what
+  // came after the first.
+  void dump_if_asked() noexcept {
+    const auto requested = static_cast<CaptureTrigger>(g_control.dump_request.exchange(0, std::memory_order_acq_rel));
+    if (pending_dump_ != CaptureTrigger{}) {
+      const CaptureTrigger trigger = pending_dump_;
+      pending_dump_ = CaptureTrigger{};
+      dump(trigger);
+    }
+    if (requested != CaptureTrigger{}) dump(requested);
+  }
+
+  // The part file of a ring section starts with ProcessInfo and every
+  // definition kept so far; later dumps add the definitions made since.
+  bool ring_definitions_written() noexcept {
+    if (file_.failed()) return false;
+    if (!file_.exists()) {
+      const Config& config = runtime::config();
+      if (!file_.create(config.parts_dir, section_.pid, section_.id)) return false;
+      const ProcessInfoRecord info = build_process_info(section_, config);
+      try {
+        scratch_.assign(reinterpret_cast<const uint8_t*>(&info),
+                        reinterpret_cast<const uint8_t*>(&info) + sizeof info);
+      } catch (...) {
+        file_.mark_failed("out of memory for");
+        return false;
+      }
+      if (!write_definitions(scratch_)) return false;
+      definitions_in_file_ = 0;
+    }
+    if (!take_pending_definitions(all_definitions_)) {
+      file_.mark_failed("out of memory for");
+      return false;
+    }
+    if (!write_definitions(all_definitions_, definitions_in_file_)) return false;
+    definitions_in_file_ = all_definitions_.size();
+    return true;
+  }
+
+  // Stages one record for a dump's own chunks (window records, carried state).
+  void stage_for_dump(const void* record, uint16_t bytes) noexcept {
+    const uint64_t now = now_ns();
+    if (events_.append(writer_tid_, record, bytes, now)) return;
+    write_staged_for_dump();
+    events_.append(writer_tid_, record, bytes, now);
+  }
+
+  bool write_staged_for_dump() noexcept {
+    if (events_.empty()) return true;
+    const uint64_t events = events_.event_records();
+    const bool ok = ring_definitions_written() &&
+                    write_chunk(ChunkKind::kEvents, events_.content(), events_.content_bytes());
+    if (ok) written_ += events;
+    events_.clear();
+    return ok;
+  }
+
+  static void carry_into_dump(const void* record, uint16_t bytes) {
+    if (dumping_ == nullptr || bytes > 1024) return;
+    uint8_t copy[1024];
+    std::memcpy(copy, record, bytes);
+    if (!capture::mark_carried(copy, bytes, dumping_->dump_begin_ns_)) return;
+    define_api_of(copy, bytes);
+    dumping_->stage_for_dump(copy, bytes);
+  }
+
+  // Writes what the ring holds as one window named after `trigger`: its
+  // begin and the state carried into it, the kept chunks, its end.
+  void dump(CaptureTrigger trigger) noexcept {
+    flush_events();
+    const uint64_t now = now_ns();
+    ring_.expire(now);
+    writer_tid_ = static_cast<uint32_t>(gettid());
+    dump_begin_ns_ = ring_.window_begin_ns(now);
+    CaptureWindowRecord begin{};
+    begin.header = header_for<CaptureWindowRecord>();
+    begin.index = dump_index_;
+    begin.at_ns = dump_begin_ns_;
+    begin.action = static_cast<uint8_t>(CaptureWindowAction::kBegin);
+    begin.trigger = static_cast<uint8_t>(trigger);
+    stage_for_dump(&begin, sizeof begin);
+    dumping_ = this;
+    for (MemoryOperationRecord& block : ring_.blocks_before()) carry_into_dump(&block, sizeof block);
+    capture::run_carry_listeners(&carry_into_dump);
+    dumping_ = nullptr;
+    bool ok = write_staged_for_dump();
+    for (const capture::KeptChunk& chunk : ring_.chunks()) {
+      if (!ok) break;
+      ok = file_.append(chunk.encoded.data(), chunk.encoded.size());
+      if (ok) written_ += chunk.records;
+    }
+    CaptureWindowRecord end = begin;
+    end.at_ns = now_ns();
+    end.action = static_cast<uint8_t>(CaptureWindowAction::kEnd);
+    stage_for_dump(&end, sizeof end);
+    if (ok) ok = write_staged_for_dump();
+    events_.clear();
+    ring_.dumped();
+    ++dump_index_;
+    if (runtime::config().verbose) {
+      char line[160];
+      std::snprintf(line, sizeof line, "pid %u: flight recorder dump %u (%s)%s", section_.pid, dump_index_ - 1,
+                    trigger_text(trigger), ok ? "" : " failed: see the warning above");
+      print_line(line);
+    }
+  }
+
+  static const char* trigger_text(CaptureTrigger trigger) noexcept {
+    switch (trigger) {
+      case CaptureTrigger::kCrash: return "crash";
+      case CaptureTrigger::kOutOfMemory: return "out of memory";
+      case CaptureTrigger::kStickyError: return "sticky device error";
+      case CaptureTrigger::kRequest: return "request";
+      case CaptureTrigger::kExit: return "exit";
+      case CaptureTrigger::kExec: return "exec";
+      default: return "?";
+    }
   }
 
   void report() noexcept {
@@ -373,6 +574,18 @@ class Writer {
       std::snprintf(line, sizeof line, "pid %u section %s: nothing recorded, no part written",
                     section_.pid, section_hex);
     print_line(line);
+    if (ring_.enabled()) {
+      const capture::RingStats& r = ring_.stats();
+      std::snprintf(line, sizeof line,
+                    "pid %u flight recorder: %llu dumps (%llu records), peak %llu KiB kept of %llu KiB, "
+                    "%llu records let go",
+                    section_.pid, static_cast<unsigned long long>(r.dumps),
+                    static_cast<unsigned long long>(r.dumped_records),
+                    static_cast<unsigned long long>(r.peak_bytes >> 10),
+                    static_cast<unsigned long long>(ring_.max_bytes() >> 10),
+                    static_cast<unsigned long long>(r.evicted_records));
+      print_line(line);
+    }
   }
 
   SectionIdentity section_;
@@ -388,7 +601,22 @@ class Writer {
   uint64_t written_ = 0;
   uint64_t dropped_ = 0;
   uint64_t lost_to_write_failure_ = 0;
+  // Flight recorder.
+  capture::FlightRecorder ring_;
+  std::vector<MemoryOperationRecord> chunk_memory_;
+  uint64_t chunk_first_ns_ = 0;
+  uint64_t ring_memory_overflow_ = 0;
+  std::vector<uint8_t> all_definitions_;
+  size_t definitions_in_file_ = 0;
+  CaptureTrigger pending_dump_{};
+  bool oom_dumped_ = false;
+  bool sticky_dumped_ = false;
+  uint32_t dump_index_ = 0;
+  uint32_t writer_tid_ = 0;
+  uint64_t dump_begin_ns_ = 0;
+  static Writer* dumping_;
 };
+Writer* Writer::dumping_ = nullptr;
 
 void* writer_main(void* writer) {
   static_cast<Writer*>(writer)->run();
@@ -477,6 +705,13 @@ bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept {
   return served;
 }
 
+void writer_request_dump(format::CaptureTrigger trigger) noexcept {
+  uint8_t expected = 0;
+  g_control.dump_request.compare_exchange_strong(expected, static_cast<uint8_t>(trigger),
+                                                 std::memory_order_acq_rel);
+  writer_wake();
+}
+
 void writer_begin_section(const SectionIdentity& section) noexcept {
   {
     std::lock_guard<std::mutex> lock(g_control.mutex);
@@ -515,6 +750,7 @@ void writer_reset_after_fork_in_child() noexcept {
   g_control.stop.store(false, std::memory_order_relaxed);
   g_control.running.store(false, std::memory_order_relaxed);
   g_control.section_ended.store(false, std::memory_order_relaxed);
+  g_control.dump_request.store(0, std::memory_order_relaxed);
   g_control.start_failed = false;
   g_control.has_pending_section = false;
   g_control.mutex.unlock();

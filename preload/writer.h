@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "formats/records.h"
 #include "preload/section.h"
 
 namespace proflaunch {
@@ -36,6 +37,12 @@ enum class FlushGoal : uint8_t {
 // when it did. Returns false at once when no writer runs (nothing recorded).
 // Async-signal-safe (atomics, futex, clock_gettime).
 bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept;
+
+// Flight recorder (--ring): asks the writer to write out what it keeps, as a
+// window named after `trigger` (the first request wins until it is served).
+// Async-signal-safe; to wait for it, writer_flush_and_wait(kFlush) after.
+// Nothing happens in streaming mode.
+void writer_request_dump(format::CaptureTrigger trigger) noexcept;
 
 // After a failed exec: the writer, whose section ended, continues with `section`.
 void writer_begin_section(const SectionIdentity& section) noexcept;

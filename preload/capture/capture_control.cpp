@@ -77,17 +77,11 @@ uint64_t g_carry_ns = 0;  // the opening window's time, for carry()
 
 // Carried records: the kApiCarried flag and the window's start as their span.
 void carry(const void* record, uint16_t bytes) {
-  if (bytes < format::kApiSpanOffset + sizeof(format::ApiSpan)) return;
   try {
-    if (g.pending == nullptr) g.pending = new std::vector<Pending>();
     Pending p;
     p.bytes.assign(static_cast<const uint8_t*>(record), static_cast<const uint8_t*>(record) + bytes);
-    format::ApiSpan span;
-    std::memcpy(&span, p.bytes.data() + format::kApiSpanOffset, sizeof span);
-    span.begin_ns = span.end_ns = g_carry_ns;
-    span.flags |= format::kApiCarried;
-    span.correlation_id = 0;
-    std::memcpy(p.bytes.data() + format::kApiSpanOffset, &span, sizeof span);
+    if (!mark_carried(p.bytes.data(), bytes, g_carry_ns)) return;
+    if (g.pending == nullptr) g.pending = new std::vector<Pending>();
     g.pending->push_back(std::move(p));
   } catch (...) {
   }
@@ -394,6 +388,26 @@ void add_carry_listener(CarryFn listener) noexcept {
       return;
     }
   }
+}
+
+bool mark_carried(void* record, uint16_t bytes, uint64_t at_ns) noexcept {
+  uint16_t kind;
+  std::memcpy(&kind, record, sizeof kind);
+  if (!format::has_api_span(kind) || bytes < format::kApiSpanOffset + sizeof(format::ApiSpan)) return false;
+  auto* at = static_cast<uint8_t*>(record) + format::kApiSpanOffset;
+  format::ApiSpan span;
+  std::memcpy(&span, at, sizeof span);
+  span.begin_ns = span.end_ns = at_ns;
+  span.flags |= format::kApiCarried;
+  span.correlation_id = 0;
+  std::memcpy(at, &span, sizeof span);
+  return true;
+}
+
+void run_carry_listeners(void (*carry_fn)(const void* record, uint16_t bytes)) noexcept {
+  std::lock_guard lock(g.mutex);
+  for (CarryFn listener : g.listeners)
+    if (listener != nullptr) listener(carry_fn);
 }
 
 void before_section_end(format::CaptureTrigger reason) noexcept {

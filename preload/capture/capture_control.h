@@ -65,6 +65,11 @@ void kernel_step() noexcept;
 // they must not record.
 using CarryFn = void (*)(void (*carry)(const void* record, uint16_t bytes));
 void add_carry_listener(CarryFn listener) noexcept;
+// Makes `record` (a copy, with an ApiSpan) a carried one: flag kApiCarried,
+// its span at `at_ns`, no correlation. False when it has no ApiSpan.
+bool mark_carried(void* record, uint16_t bytes, uint64_t at_ns) noexcept;
+// The flight recorder's dumps carry the same state: every listener, with `carry`.
+void run_carry_listeners(void (*carry)(const void* record, uint16_t bytes)) noexcept;
 
 // The section ends (exit, exec) with the window open: its end record.
 void before_section_end(format::CaptureTrigger reason) noexcept;

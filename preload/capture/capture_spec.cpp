@@ -6,6 +6,8 @@
 #include <cstring>
 #include <strings.h>
 
+#include "preload/config.h"
+
 namespace proflaunch {
 namespace {
 
@@ -86,6 +88,28 @@ bool parse_capture_options(const CaptureOptions& o, CaptureSpec& spec, char* err
     return fail(error, error_bytes, "--idle", "",
                 "records only when asked (proflaunch ctl start); it cannot be combined with --capture-range, "
                 "--steps or --delay");
+
+  if (o.ring != nullptr) {
+    if (!parse_duration(o.ring, spec.ring_ns) || spec.ring_ns == 0)
+      return fail(error, error_bytes, "--ring", o.ring,
+                  "expected how much to keep, a duration longer than 0 such as 30s or 2m");
+    if (o.capture_range != nullptr || o.steps != nullptr || o.delay != nullptr || o.duration != nullptr || o.idle)
+      return fail(error, error_bytes, "--ring", o.ring,
+                  "records the whole run and keeps its end; it cannot be combined with --capture-range, "
+                  "--steps, --delay, --duration or --idle");
+    if (o.ring_size != nullptr) {
+      size_t bytes = 0;
+      if (!parse_byte_size(o.ring_size, bytes) || bytes < kMinRingBytes)
+        return fail(error, error_bytes, "--ring-size", o.ring_size,
+                    "expected a size of at least 4M, such as 256M or 2G");
+      spec.ring_bytes = bytes;
+    }
+    spec.ring_dump_at_exit = o.ring_dump_at_exit;
+  } else if (o.ring_size != nullptr) {
+    return fail(error, error_bytes, "--ring-size", o.ring_size, "needs --ring=DURATION");
+  } else if (o.ring_dump_at_exit) {
+    return fail(error, error_bytes, "--ring-dump-at-exit", "", "needs --ring=DURATION");
+  }
 
   if (o.capture_range != nullptr) {
     const char* text = o.capture_range;

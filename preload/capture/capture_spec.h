@@ -29,6 +29,10 @@ enum class StepSource : uint8_t {
 };
 
 inline constexpr size_t kMaxCaptureNameBytes = 256;
+// --ring-size: compressed records kept in memory (about 10 s of a busy
+// training loop at ~15 bytes per record; the bound wins over the duration).
+inline constexpr uint64_t kDefaultRingBytes = uint64_t{256} << 20;
+inline constexpr uint64_t kMinRingBytes = uint64_t{4} << 20;
 
 struct CaptureSpec {
   CaptureMode mode = CaptureMode::kAlways;
@@ -48,6 +52,13 @@ struct CaptureSpec {
   uint32_t warmup = 0;
   uint32_t active = 0;
   uint32_t cycles = 0;
+  // --ring=DURATION (flight recorder): record the whole run but keep only
+  // the last `ring_ns` of records in memory, within `ring_bytes` of
+  // compressed chunks; write them out on a crash, the first out-of-memory,
+  // a sticky device error, a request, and (--ring-dump-at-exit) at exit.
+  uint64_t ring_ns = 0;  // 0: streaming (every record reaches the file)
+  uint64_t ring_bytes = kDefaultRingBytes;
+  bool ring_dump_at_exit = false;
 };
 
 // Environment variables the launcher sets (its options' text, verbatim).
@@ -58,6 +69,9 @@ inline constexpr const char* kEnvDuration = "PROFLAUNCH_DURATION";
 inline constexpr const char* kEnvSteps = "PROFLAUNCH_STEPS";
 inline constexpr const char* kEnvStepRange = "PROFLAUNCH_STEP_RANGE";
 inline constexpr const char* kEnvIdle = "PROFLAUNCH_IDLE";
+inline constexpr const char* kEnvRing = "PROFLAUNCH_RING";
+inline constexpr const char* kEnvRingSize = "PROFLAUNCH_RING_SIZE";
+inline constexpr const char* kEnvRingDumpAtExit = "PROFLAUNCH_RING_DUMP_AT_EXIT";
 
 // "30s", "500ms", "2m", "1h", "1.5s", "250us"; a bare number is seconds.
 bool parse_duration(const char* text, uint64_t& ns);
@@ -73,6 +87,9 @@ struct CaptureOptions {
   const char* steps = nullptr;
   const char* step_range = nullptr;
   bool idle = false;
+  const char* ring = nullptr;
+  const char* ring_size = nullptr;
+  bool ring_dump_at_exit = false;
 };
 bool parse_capture_options(const CaptureOptions& options, CaptureSpec& spec, char* error, size_t error_bytes);
 

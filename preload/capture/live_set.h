@@ -9,11 +9,33 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "formats/records.h"
 
 namespace proflaunch::capture {
+
+// A set of live blocks, keyed by what names a block in its name space
+// (allocations, VMM ranges and mappings by address, physical memory by
+// handle). Not synchronized. Shared by the process's live set below and the
+// flight recorder (which follows the blocks alive at its oldest record).
+class MemoryBlockSet {
+ public:
+  MemoryBlockSet();
+  ~MemoryBlockSet();
+  // An acquire adds the block, a release removes it; failed calls, trims and
+  // access changes leave the set unchanged. False when out of memory.
+  bool note(const format::MemoryOperationRecord& record) noexcept;
+  // The blocks, as their acquire records.
+  std::vector<format::MemoryOperationRecord> blocks() const;
+  size_t size() const noexcept;
+  void clear() noexcept;
+
+ private:
+  struct Map;
+  std::unique_ptr<Map> map_;
+};
 
 // Whether hooks must feed the live set (a capture mode other than the whole run).
 bool follows_memory() noexcept;

@@ -99,6 +99,9 @@ std::string capture_trigger_name(uint8_t trigger) {
     case CaptureTrigger::kFork: return "fork";
     case CaptureTrigger::kExec: return "exec";
     case CaptureTrigger::kRequest: return "request";
+    case CaptureTrigger::kCrash: return "crash";
+    case CaptureTrigger::kOutOfMemory: return "out of memory";
+    case CaptureTrigger::kStickyError: return "sticky device error";
   }
   return unknown(trigger);
 }

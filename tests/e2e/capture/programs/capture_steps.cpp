@@ -5,10 +5,17 @@
 // copies' sizes), a fill kernel and a free. Optional markers:
 //
 //   capture_steps [--steps N] [--profiler A-B[,C-D...]] [--region A-B]
-//                 [--sleep-ms M]
+//                 [--sleep-ms M] [--end crash|oom|sticky]
 //
 //   --profiler: cudaProfilerStart before step A, cudaProfilerStop after step B
 //   --region:   an NVTX range "region" in domain "app" from step A to step B
+//
+//   --end (after the loop, for the flight recorder; a comma list run in
+//               this order): oom: a cudaMalloc larger than the device, which
+//               fails, then two more steps N and N+1 (allocation, copy, free); sticky:
+//               the relu kernel, which faults when SIMGPU_FAULT_KERNELS names
+//               it, then cudaDeviceSynchronize reports the sticky error, exit
+//               1; crash: a write through a null pointer (SIGSEGV).
 //
 // A 3 MiB block allocated before the loop is freed in step 3; a 1 MiB block
 // lives throughout. Real nvtx3 headers, kernels built by nvcc, the
@@ -64,13 +71,15 @@ int main(int argc, char** argv) {
   int steps = 8;
   int sleep_ms = 0;
   std::vector<std::pair<int, int>> profiler, region;
+  std::string end;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--profiler") && i + 1 < argc) profiler = parse_ranges(argv[++i]);
     else if (!std::strcmp(argv[i], "--region") && i + 1 < argc) region = parse_ranges(argv[++i]);
     else if (!std::strcmp(argv[i], "--sleep-ms") && i + 1 < argc) sleep_ms = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--end") && i + 1 < argc) end = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--profiler A-B,...] [--region A-B] [--sleep-ms M]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--steps N] [--profiler A-B,...] [--region A-B] [--sleep-ms M] [--end crash|oom|sticky]\n", argv[0]);
       return 64;
     }
   }
@@ -92,7 +101,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(reinterpret_cast<void**>(&labels), kBatch * sizeof(int)));
   CHECK(cudaMemset(labels, 0, kBatch * sizeof(int)));
   CHECK(cudaMemset(logits, 0, kClasses * kBatch * sizeof(float)));
-  std::vector<char> host(4096 * (steps + 1), 1);
+  std::vector<char> host(4096 * (steps + 3), 1);
 
   double checksum = 0;
   for (int s = 0; s < steps; ++s) {
@@ -122,5 +131,30 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceSynchronize());
   if (steps <= 3) CHECK(cudaFree(early));
   std::printf("capture_steps: steps=%d checksum=%.1f\n", steps, checksum);
+  // --end oom,crash: the failed allocation, then the crash.
+  if (end.find("oom") != std::string::npos) {
+    void* huge = nullptr;
+    const cudaError_t e = cudaMalloc(&huge, size_t{1} << 50);
+    std::printf("capture_steps: oom: %s\n", cudaGetErrorName(e));
+    // A few more steps after it (a program that recovers, as PyTorch's
+    // caching allocator does by freeing its cache and retrying).
+    for (int s = steps; s < steps + 2; ++s) {
+      float* temp = nullptr;
+      CHECK(cudaMalloc(reinterpret_cast<void**>(&temp), size_t(s + 1) * 64 * 1024));
+      CHECK(cudaMemcpy(temp, host.data(), 4096 * size_t(s + 1), cudaMemcpyHostToDevice));
+      CHECK(cudaFree(temp));
+      if (sleep_ms > 0) usleep(static_cast<useconds_t>(sleep_ms) * 1000);
+    }
+  }
+  if (end.find("sticky") != std::string::npos) {
+    CHECK(simtorch::relu(logits, logits, kClasses * kBatch, nullptr));
+    const cudaError_t e = cudaDeviceSynchronize();
+    std::printf("capture_steps: sticky: %s\n", cudaGetErrorName(e));
+    if (e != cudaSuccess) return 1;
+  }
+  if (end.find("crash") != std::string::npos) {
+    std::fflush(stdout);
+    *static_cast<volatile int*>(nullptr) = 1;
+  }
   return 0;
 }

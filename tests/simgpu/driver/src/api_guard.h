@@ -14,6 +14,10 @@ namespace simgpu {
 // API call (except the few documented to work without it) must return.
 CUresult driver_ready() noexcept;
 
+// A kernel hit an illegal address: from now on every call returns
+// CUDA_ERROR_ILLEGAL_ADDRESS (a sticky error; the process must restart).
+void mark_device_fault() noexcept;
+
 template <class Body>
 CUresult api_body(Body&& body) noexcept {
   try {

@@ -98,6 +98,7 @@ bool load_config_from_environment(DriverConfig& config, std::string& error) {
   if (!parse_bandwidth("SIMGPU_D2D_GBPS", config.d2d_bytes_per_ns, error)) return false;
   if (!parse_bandwidth("SIMGPU_P2P_GBPS", config.p2p_bytes_per_ns, error)) return false;
   if (const char* costs = env("SIMGPU_KERNEL_COSTS")) config.kernel_costs = costs;
+  if (const char* faults = env("SIMGPU_FAULT_KERNELS")) config.fault_kernels = faults;
   if (const char* jit = env("CUDA_DISABLE_PTX_JIT")) config.ptx_jit_enabled = std::string(jit) != "1";
   return true;
 }

@@ -26,6 +26,9 @@ struct DriverConfig {
   int64_t copy_latency_ns = 2'000;    // SIMGPU_COPY_LATENCY_NS (copies and memsets)
   int64_t launch_latency_ns = 3'000;  // SIMGPU_LAUNCH_LATENCY_NS (submit -> earliest start)
   std::string kernel_costs;           // SIMGPU_KERNEL_COSTS, see kernel_cost.h
+  // SIMGPU_FAULT_KERNELS: comma list; a kernel whose (mangled) name contains
+  // one of them faults with an illegal address when it runs (a sticky error).
+  std::string fault_kernels;
   bool ptx_jit_enabled = true;        // CUDA_DISABLE_PTX_JIT=1 disables (real driver knob)
 };
 

@@ -65,10 +65,17 @@ CUresult initialize_locked() {
 
 }  // namespace
 
+// A kernel faulted (SIMGPU_FAULT_KERNELS): as on a real device, the error is
+// sticky and every later call that needs the driver reports it.
+std::atomic<bool> g_faulted{false};
+
 CUresult driver_ready() noexcept {
   int phase = g_phase.load(std::memory_order_acquire);
-  return phase == kInitialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+  if (phase != kInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  return g_faulted.load(std::memory_order_relaxed) ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
 }
+
+void mark_device_fault() noexcept { g_faulted.store(true, std::memory_order_relaxed); }
 
 DriverState& state() { return *g_state; }
 

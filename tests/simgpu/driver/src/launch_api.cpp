@@ -104,6 +104,15 @@ CUresult launch_kernel(const Launch& launch, NullStream null_means) {
   op.node.block[2] = launch.block.z;
   op.node.shared_bytes = launch.shared_bytes;
   submit(stream, std::move(op));
+  // The launch itself succeeds; the fault is reported by the calls after it.
+  const std::string& faults = state().config.fault_kernels;
+  for (size_t at = 0; at < faults.size();) {
+    size_t comma = faults.find(',', at);
+    if (comma == std::string::npos) comma = faults.size();
+    if (comma > at && function->info.name.find(faults.substr(at, comma - at)) != std::string::npos)
+      mark_device_fault();
+    at = comma + 1;
+  }
   return CUDA_SUCCESS;
 }
 
