@@ -161,17 +161,16 @@ std::vector<std::string> part_names(const std::string& dir, std::string* error) 
 
 }  // namespace
 
-JoinResult join_parts(const std::string& parts_dir, const std::string& output_path,
-                      bool replace_existing) {
+namespace {
+
+JoinResult join_names(const std::string& parts_dir, const std::vector<std::string>& names,
+                      const std::string& output_path, bool replace_existing) {
   JoinResult result;
   struct stat info {};
   if (!replace_existing && lstat(output_path.c_str(), &info) == 0) {
     result.error = output_path + " already exists (use --force to replace it)";
     return result;
   }
-  const std::vector<std::string> names = part_names(parts_dir, &result.error);
-  if (!result.error.empty()) return result;
-
   const std::string temporary = output_path + ".joining-" + std::to_string(getpid());
   OutputFile output;
   if (!output.open(temporary, &result.error)) return result;
@@ -191,13 +190,38 @@ JoinResult join_parts(const std::string& parts_dir, const std::string& output_pa
   }
   if (!ok) {
     unlink(temporary.c_str());
-    return result;  // the parts stay, for another --join
+    return result;
   }
   result.output_bytes = output.written();
-  for (const std::string& name : names) unlink((parts_dir + "/" + name).c_str());
-  rmdir(parts_dir.c_str());  // fails, harmlessly, if something else is in there
   result.ok = true;
   return result;
+}
+
+}  // namespace
+
+JoinResult join_parts(const std::string& parts_dir, const std::string& output_path,
+                      bool replace_existing) {
+  JoinResult result;
+  const std::vector<std::string> names = part_names(parts_dir, &result.error);
+  if (!result.error.empty()) return result;
+  result = join_names(parts_dir, names, output_path, replace_existing);
+  if (!result.ok) return result;  // the parts stay, for another --join
+  for (const std::string& name : names) unlink((parts_dir + "/" + name).c_str());
+  unlink((parts_dir + "/control").c_str());  // the control page of an interrupted run
+  rmdir(parts_dir.c_str());  // fails, harmlessly, if something else is in there
+  return result;
+}
+
+JoinResult copy_parts_of(const std::string& parts_dir, const std::vector<uint32_t>& pids,
+                         const std::string& output_path, bool replace_existing) {
+  JoinResult result;
+  std::vector<std::string> names = part_names(parts_dir, &result.error);
+  if (!result.error.empty()) return result;
+  std::vector<std::string> selected;
+  for (const std::string& name : names)
+    for (uint32_t pid : pids)
+      if (name.rfind(std::to_string(pid) + "-", 0) == 0) selected.push_back(name);
+  return join_names(parts_dir, selected, output_path, replace_existing);
 }
 
 }  // namespace proflaunch::launcher

@@ -33,4 +33,10 @@ struct JoinResult {
 JoinResult join_parts(const std::string& parts_dir, const std::string& output_path,
                       bool replace_existing);
 
+// The same for the parts of the processes in `pids` only, and the parts stay
+// (proflaunch ctl writes a trace of a run that goes on). A part being
+// written is copied up to its last whole chunk.
+JoinResult copy_parts_of(const std::string& parts_dir, const std::vector<uint32_t>& pids,
+                         const std::string& output_path, bool replace_existing);
+
 }  // namespace proflaunch::launcher

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "launcher/control_server.h"
 #include "launcher/join.h"
 #include "launcher/output_name.h"
 #include "launcher/shim_locator.h"
@@ -152,6 +153,12 @@ int run_traced(const LaunchOptions& options) {
     return 1;
   }
 
+  // proflaunch ctl reaches the job through a page every process maps at
+  // start (created before the program runs) and a socket served while it runs.
+  ControlServer control;
+  std::string control_error;
+  const bool has_control = control.create_page(parts_dir, &control_error);
+
   std::vector<std::pair<std::string, std::string>> environment = {
       {"LD_PRELOAD", preload_value(shim.path)},
       {kEnvPartsDir, parts_dir},
@@ -206,6 +213,7 @@ int run_traced(const LaunchOptions& options) {
 
   const int exec_errno = child.release(environment, unset);
   if (exec_errno != 0) {
+    control.stop();
     child.wait();
     rmdir(parts_dir.c_str());
     const std::string& program = options.command[0];
@@ -217,7 +225,25 @@ int run_traced(const LaunchOptions& options) {
     return 126;
   }
 
+  if (has_control) {
+    JobInfo job;
+    job.output = output;
+    for (const std::string& word : options.command) job.command += (job.command.empty() ? "" : " ") + word;
+    job.idle = options.idle;
+    job.ring = !options.ring.empty();
+    job.mode = job.idle ? "idle" : job.ring ? "ring " + options.ring
+               : (options.capture_range.empty() && options.steps.empty() && options.delay.empty() &&
+                  options.duration.empty())
+                   ? "whole run"
+                   : "capture windows";
+    if (!control.start(job, &control_error) && (options.idle || options.verbose))
+      say("proflaunch ctl cannot reach this job: " + control_error);
+  } else if (options.idle || options.verbose) {
+    say("proflaunch ctl cannot reach this job: " + control_error);
+  }
+
   const int status = child.wait();
+  control.stop();
   // Said even with -q: it explains an empty trace.
   if (!options.ring.empty() && !has_parts(parts_dir))
     say("--ring: no process wrote out its flight recorder (no crash, out-of-memory, sticky device error "

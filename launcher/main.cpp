@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/ctl.h"
 #include "launcher/launch.h"
 #include "preload/config.h"
 
@@ -53,6 +54,8 @@ std::string check_buffer_size(const std::string& value) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // proflaunch ctl ...: talk to running jobs (launcher/ctl.h).
+  if (argc > 1 && std::string(argv[1]) == "ctl") return proflaunch::launcher::ctl_main(argc - 1, argv + 1);
   proflaunch::launcher::LaunchOptions launch;
   std::string join_output;
 

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "preload/capture/capture_control.h"
+#include "preload/control/control_client.h"
 #include "preload/clock.h"
 #include "preload/crash_signals.h"
 #include "preload/definitions.h"
@@ -83,6 +84,7 @@ void after_fork_in_child() {
   definitions_unlock_after_fork();
   definitions_begin_section();
   capture::after_fork_in_child();
+  control::after_fork_in_child();
 }
 
 }  // namespace
@@ -144,6 +146,7 @@ bool start(const Config& config) noexcept {
   const bool paused = capture::starts_paused(g_config.capture);
   g_state.store(paused ? State::kPaused : State::kRecording, std::memory_order_release);
   capture::start(g_config.capture);
+  control::start_client(g_config);
   return true;
 }
 
@@ -166,6 +169,7 @@ void finish() noexcept {
   }
   if (expected != State::kRecording && expected != State::kPaused) return;
   writer_flush_and_wait(FlushGoal::kStop, kExitFlushTimeoutMs);
+  control::at_exit();
 }
 
 void before_exec() noexcept {

@@ -44,6 +44,8 @@ struct Control {
   std::atomic<bool> section_ended{false};
   // Flight recorder: a dump asked for (format::CaptureTrigger), 0 if none.
   std::atomic<uint8_t> dump_request{0};
+  // Flush after this cycle (proflaunch ctl: a command's effect reaches the file).
+  std::atomic<bool> flush_request{false};
   // Futex word the writer sleeps on between drains; bumped to wake it. A
   // futex, not an eventfd: no descriptor the program could close or reuse,
   // nothing to recreate after fork, and waking stays async-signal-safe.
@@ -96,7 +98,8 @@ class Writer {
       busy = false;
       if (!ended) {
         busy = cycle(/*final=*/false);
-        const bool urgent = end || request != g_control.completed.load(std::memory_order_relaxed);
+        const bool urgent = end || request != g_control.completed.load(std::memory_order_relaxed) ||
+                            g_control.flush_request.exchange(false, std::memory_order_acq_rel);
         if (urgent || flush_due() || counts_due()) flush_events();
         if (ring_.enabled()) dump_if_asked();
         if (end) {
@@ -712,6 +715,11 @@ void writer_request_dump(format::CaptureTrigger trigger) noexcept {
   writer_wake();
 }
 
+void writer_request_flush() noexcept {
+  g_control.flush_request.store(true, std::memory_order_release);
+  writer_wake();
+}
+
 void writer_begin_section(const SectionIdentity& section) noexcept {
   {
     std::lock_guard<std::mutex> lock(g_control.mutex);
@@ -751,6 +759,7 @@ void writer_reset_after_fork_in_child() noexcept {
   g_control.running.store(false, std::memory_order_relaxed);
   g_control.section_ended.store(false, std::memory_order_relaxed);
   g_control.dump_request.store(0, std::memory_order_relaxed);
+  g_control.flush_request.store(false, std::memory_order_relaxed);
   g_control.start_failed = false;
   g_control.has_pending_section = false;
   g_control.mutex.unlock();

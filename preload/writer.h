@@ -44,6 +44,10 @@ bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept;
 // Nothing happens in streaming mode.
 void writer_request_dump(format::CaptureTrigger trigger) noexcept;
 
+// Asks for a flush after the writer's current (or next) cycle, without
+// waiting (proflaunch ctl, from the writer thread itself).
+void writer_request_flush() noexcept;
+
 // After a failed exec: the writer, whose section ended, continues with `section`.
 void writer_begin_section(const SectionIdentity& section) noexcept;
 

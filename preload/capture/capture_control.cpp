@@ -42,6 +42,7 @@ struct Control {
   uint32_t windows = 0;         // windows opened so far in the process
   bool done = false;            // no more windows will open
   uint64_t opened_ns = 0;
+  uint64_t request_close_ns = 0;  // ctl start --duration: when the window closes
   bool delay_fired = false;
   // Steps.
   uint64_t steps = 0;           // step occurrences begun
@@ -190,6 +191,10 @@ void task_run(WriterRecordSink& sink, bool /*final*/) noexcept {
         open_locked(s.delay_ns != 0 ? CaptureTrigger::kDelay : CaptureTrigger::kStart, 0);
       if (g.window && s.duration_ns != 0 && now_ns() - g.opened_ns >= s.duration_ns)
         close_locked(CaptureTrigger::kDuration, 0);
+      if (g.window && g.request_close_ns != 0 && now_ns() >= g.request_close_ns) {
+        g.request_close_ns = 0;
+        close_locked(CaptureTrigger::kRequest, 0);
+      }
     }
     records = g.pending;
     g.pending = nullptr;
@@ -377,6 +382,20 @@ void kernel_step() noexcept {
     changed = was_open != g.window || g.window;
   }
   if (changed) after_change();
+}
+
+void request_start(uint64_t duration_ns) noexcept {
+  std::lock_guard lock(g.mutex);
+  if (g.spec == nullptr || g.spec->mode != CaptureMode::kIdle) return;
+  open_locked(CaptureTrigger::kRequest, 0);
+  g.request_close_ns = g.window && duration_ns != 0 ? g.opened_ns + duration_ns : 0;
+}
+
+void request_stop() noexcept {
+  std::lock_guard lock(g.mutex);
+  if (g.spec == nullptr || g.spec->mode != CaptureMode::kIdle) return;
+  g.request_close_ns = 0;
+  close_locked(CaptureTrigger::kRequest, 0);
 }
 
 void add_carry_listener(CarryFn listener) noexcept {

@@ -59,6 +59,11 @@ bool range_in_progress() noexcept;
 bool kernel_name_matches(const char* name) noexcept;
 void kernel_step() noexcept;
 
+// proflaunch ctl start / stop (--idle only; elsewhere ignored): a window
+// opens now and closes on stop, or after `duration_ns` when not 0.
+void request_start(uint64_t duration_ns) noexcept;
+void request_stop() noexcept;
+
 // Records that describe state alive when a window opens (a communicator),
 // written with the window's start (flagged kApiCarried, times set to it).
 // Listeners run under the capture lock on the opening thread: quick, and
