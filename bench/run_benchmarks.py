@@ -41,6 +41,9 @@ Performance section quotes this script's output and says how it was made.
   o  outside a capture window (recording off): the added cost of a launch
      (null driver) and of an NVTX range while the shim watches for
      another one, against untraced
+  p  the flight recorder (--ring=200ms --ring-size=4M) against streaming
+     mode, both traced, per launch over the null driver; and the most
+     compressed data the ring held (its bound is never passed)
 
 PROFLAUNCH_BENCH_FIGURES=ci meson compile -C build bench runs only figures c
 and i (any letters; default all).
@@ -281,6 +284,30 @@ def paused_nvtx_range_ns(args, traced, parts_dir):
     return benchmark_median_ns(args.nvtx_loop, env, args.repetitions)
 
 
+def ring_overhead(args, rounds=3):
+    """Figure p: the flight recorder's cost per launch against streaming mode
+    (both traced, alternating), and the most it kept under a 4 MiB bound."""
+    streaming_all, ring_all, deltas, verbose = [], [], [], []
+    ring_env = {"PROFLAUNCH_RING": "200ms", "PROFLAUNCH_RING_SIZE": "4M"}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as parts:
+            streaming = launch_loop_ns(args, args.null_driver_dir, True, "none", parts)
+        with tempfile.TemporaryDirectory() as parts:
+            ring = launch_loop_ns(args, args.null_driver_dir, True, "none", parts, stderr_out=verbose,
+                                  extra_env=ring_env)
+        streaming_all.append(streaming)
+        ring_all.append(ring)
+        deltas.append(ring - streaming)
+    peaks, dropped = [], []
+    for text in verbose:
+        for m in re.finditer(r"peak (\d+) KiB kept of (\d+) KiB, (\d+) records let go", text):
+            peaks.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+        for m in re.finditer(r"(\d+) records written, (\d+) dropped", text):
+            dropped.append(int(m.group(2)))
+    return (statistics.median(streaming_all), statistics.median(ring_all), statistics.median(deltas), peaks,
+            dropped)
+
+
 def nccl_call_ns(args, traced, parts_dir):
     """Median ns per call of each NCCL benchmark, over the null libnccl.so.2."""
     env = dict(os.environ, LD_LIBRARY_PATH=args.null_nccl_dir)
@@ -324,7 +351,7 @@ def main():
     parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
     # PROFLAUNCH_BENCH_FIGURES=ci (for example) runs figures c and i only.
-    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmno")
+    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmnop")
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
     print("| # | what | figure |")
@@ -358,6 +385,17 @@ def main():
         u, t, d = alternating_overhead(lambda traced, parts: paused_nvtx_range_ns(args, traced, parts))
         print(f"| o | an NVTX range outside a capture window, the shim watching for --capture-range=nvtx:NAME | "
               f"+{d:.1f} ns per range (untraced {u:.1f} ns, traced {t:.1f} ns) |")
+
+    if "p" in figures:
+        s_ns, r_ns, d, peaks, dropped = ring_overhead(args)
+        print(f"| p | flight recorder (--ring=200ms --ring-size=4M) against streaming, per launch, null driver | "
+              f"{d:+.1f} ns per launch (streaming {s_ns:.1f} ns, ring {r_ns:.1f} ns) |")
+        if peaks:
+            peak = max(p[0] for p in peaks)
+            bound = peaks[0][1]
+            let_go = max(p[2] for p in peaks)
+            print(f"| p | most compressed data the ring kept, bound {bound} KiB | {peak} KiB "
+                  f"(up to {let_go} records let go per run, {sum(dropped)} dropped) |")
 
     if "k" in figures:
         u, t, d = launch_overhead(args, args.null_driver_dir, "none", benchmark="BM_CountedCall")
