@@ -142,6 +142,13 @@ class Writer {
     written_ = dropped_ = lost_to_write_failure_ = 0;
     file_.reset();
     definitions_begin_section();
+    // The flight recorder starts over: its chunks were the old section's.
+    ring_.reset();
+    all_definitions_.clear();
+    definitions_in_file_ = 0;
+    dump_index_ = 0;
+    oom_dumped_ = sticky_dumped_ = false;
+    pending_dump_ = CaptureTrigger{};
     return true;
   }
 

@@ -63,6 +63,13 @@ class FlightRecorder {
   // The blocks alive before the oldest kept chunk.
   std::vector<format::MemoryOperationRecord> blocks_before() const { return before_.blocks(); }
 
+  // A new section (after a failed exec): nothing kept, nothing before.
+  void reset() noexcept {
+    chunks_.clear();
+    before_.clear();
+    stats_ = RingStats{};
+  }
+
   // After a dump wrote every kept chunk: they are let go (their memory
   // operations move into the state before the next one).
   void dumped() noexcept;
