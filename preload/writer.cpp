@@ -292,6 +292,12 @@ class Writer {
   bool ensure_file_open() noexcept {
     if (file_.failed()) return false;
     if (file_.exists()) return true;
+    return create_file(/*with_pending_definitions=*/true);
+  }
+
+  // Creates the part and writes the section's ProcessInfo, followed by the
+  // pending definitions when asked (the flight recorder keeps its own).
+  bool create_file(bool with_pending_definitions) noexcept {
     const Config& config = runtime::config();
     if (!file_.create(config.parts_dir, section_.pid, section_.id)) return false;
     const ProcessInfoRecord info = build_process_info(section_, config);
@@ -302,7 +308,7 @@ class Writer {
       file_.mark_failed("out of memory for");
       return false;
     }
-    if (!take_pending_definitions(scratch_)) {
+    if (with_pending_definitions && !take_pending_definitions(scratch_)) {
       file_.mark_failed("out of memory for");
       return false;
     }
@@ -467,17 +473,7 @@ class Writer {
   bool ring_definitions_written() noexcept {
     if (file_.failed()) return false;
     if (!file_.exists()) {
-      const Config& config = runtime::config();
-      if (!file_.create(config.parts_dir, section_.pid, section_.id)) return false;
-      const ProcessInfoRecord info = build_process_info(section_, config);
-      try {
-        scratch_.assign(reinterpret_cast<const uint8_t*>(&info),
-                        reinterpret_cast<const uint8_t*>(&info) + sizeof info);
-      } catch (...) {
-        file_.mark_failed("out of memory for");
-        return false;
-      }
-      if (!write_definitions(scratch_)) return false;
+      if (!create_file(/*with_pending_definitions=*/false)) return false;
       definitions_in_file_ = 0;
     }
     if (!take_pending_definitions(all_definitions_)) {

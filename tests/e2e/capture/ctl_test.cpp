@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/e2e/capture/capture_support.h"
 #include "tests/e2e/cuda/support/traced_run.h"
 
 namespace proflaunch::e2e {
@@ -60,20 +61,10 @@ std::vector<std::pair<std::string, std::string>> wait_for_processes(const TempDi
   return rows;
 }
 
-std::vector<format::CaptureWindowRecord> windows(const CudaTrace& trace, CaptureWindowAction action) {
-  std::vector<format::CaptureWindowRecord> out;
-  for (const ProcessImage& image : trace.images)
-    for (const auto& w : image.windows)
-      if (w.action == static_cast<uint8_t>(action)) out.push_back(w);
-  return out;
-}
 
 std::set<int> recorded_steps(const CudaTrace& trace) {
-  std::set<int> steps;
-  for (const ProcessImage& image : trace.images)
-    for (const Operation* op : image.copies())
-      if (op->bytes % 4096 == 0 && op->bytes >= 4096) steps.insert(static_cast<int>(op->bytes / 4096) - 1);
-  return steps;
+  const std::vector<int> copies = step_copies(trace);
+  return {copies.begin(), copies.end()};
 }
 
 TEST(Ctl, IdleJobRecordsOnlyBetweenStartAndStop) {
