@@ -102,10 +102,16 @@ bool ControlServer::create_page(const std::string& parts_dir, std::string* error
     *error = "cannot create " + page_path_ + ": " + std::strerror(errno);
     return false;
   }
+  // Under a file size limit smaller than the page, EFBIG rather than SIGXFSZ
+  // (the run goes on without ctl).
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGXFSZ, &ignore, &previous);
   void* mapped = MAP_FAILED;
   if (ftruncate(fd, sizeof(control::Page)) == 0)
     mapped = mmap(nullptr, sizeof(control::Page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int saved = errno;
+  sigaction(SIGXFSZ, &previous, nullptr);
   close(fd);
   if (mapped == MAP_FAILED) {
     *error = "cannot map " + page_path_ + ": " + std::strerror(saved);

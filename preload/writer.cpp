@@ -66,7 +66,7 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
 
 void wake_waiters() { futex(&g_control.completed, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr); }
 
-constexpr int kMaxTasks = 4;
+constexpr int kMaxTasks = 8;  // GPU timing (CUDA events, CUPTI, HIP), capture, control: room to spare
 std::atomic<const WriterTask*> g_tasks[kMaxTasks];
 
 class Writer {
@@ -746,6 +746,8 @@ bool writer_register_task(const WriterTask* task) noexcept {
     if (slot.compare_exchange_strong(expected, task, std::memory_order_acq_rel)) return true;
     if (expected == task) return true;
   }
+  // A bug of ours (more tasks than slots), never the program's: said, not silent.
+  warn_once(Warning::kWriterThread, "internal: the writer's task table is full; some work of the shim is not done");
   return false;
 }
 
