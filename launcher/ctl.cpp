@@ -24,6 +24,26 @@ namespace {
 
 void say(const std::string& line) { std::fprintf(stderr, "proflaunch ctl: %s\n", line.c_str()); }
 
+// A connected socket to `path`, or -1 with errno set.
+int connect_unix(const std::string& path) {
+  if (!fits_socket_path(path)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strcpy(address.sun_path, path.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    const int why = errno;
+    close(fd);
+    errno = why;
+    return -1;
+  }
+  return fd;
+}
+
 struct Job {
   std::string socket;
   long pid = 0;
@@ -44,17 +64,10 @@ std::vector<Job> live_jobs(const std::string& dir, std::string* error) {
     const std::string name = entry->d_name;
     if (name.size() < 6 || name.compare(name.size() - 5, 5, ".sock") != 0) continue;
     const std::string path = dir + "/" + name;
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (fd < 0 || !fits_socket_path(path)) {
-      if (fd >= 0) close(fd);
-      continue;
-    }
-    std::strcpy(address.sun_path, path.c_str());
-    const bool up = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    const int fd = connect_unix(path);
     const int why = errno;
-    close(fd);
+    const bool up = fd >= 0;
+    if (up) close(fd);
     if (!up && (why == ECONNREFUSED || why == ENOENT)) {
       unlink(path.c_str());  // its launcher is gone
       continue;
@@ -70,15 +83,8 @@ std::vector<Job> live_jobs(const std::string& dir, std::string* error) {
 // "error ...", or "unknown ..."); empty when the job did not answer.
 std::vector<std::string> ask(const Job& job, const std::string& request, int timeout_ms) {
   std::vector<std::string> lines;
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = connect_unix(job.socket);
   if (fd < 0) return lines;
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strcpy(address.sun_path, job.socket.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    close(fd);
-    return lines;
-  }
   const std::string text = request + "\n";
   if (send(fd, text.data(), text.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(text.size())) {
     close(fd);
