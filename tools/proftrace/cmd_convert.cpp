@@ -9,15 +9,17 @@
 
 #include "tools/proftrace/capture_windows.h"
 #include "tools/proftrace/commands.h"
-#include "tools/proftrace/perfetto_json/converter.h"
+#include "tools/proftrace/emit/json_emitter.h"
+#include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/timeline/converter.h"
 #include "tools/proftrace/trace_model.h"
 
 namespace proflaunch::tools {
 
 namespace {
 
-void print_summary(const ConvertCommand& command, const perfetto_json::ConvertResult& result,
-                   const TraceModel& model, std::FILE* err) {
+void print_summary(const ConvertCommand& command, const timeline::ConvertResult& result,
+                   const std::vector<std::string>& symbol_problems, const TraceModel& model, std::FILE* err) {
   const auto& join = result.join;
   if (join.activities_without_operation > 0)
     std::fprintf(err,
@@ -29,7 +31,7 @@ void print_summary(const ConvertCommand& command, const perfetto_json::ConvertRe
   if (join.evicted_by_window > 0 && join.activities_without_operation > 0)
     std::fprintf(err, "proftrace: note: %" PRIu64 " entries left the join window unmatched; a larger --join-window may join them\n",
                  join.evicted_by_window);
-  for (const std::string& problem : result.symbol_problems)
+  for (const std::string& problem : symbol_problems)
     std::fprintf(err, "proftrace: note: call stacks: %s; its frames are shown as file+offset\n",
                  problem.c_str());
   if (result.slices.unattributed_slices > 0)
@@ -79,12 +81,14 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
                    std::strerror(errno));
       return kExitError;
     }
-    perfetto_json::ConvertOptions options;
+    timeline::ConvertOptions options;
     options.join_window = command.join_window;
     options.show_progress = command.progress;
     options.stacks = command.stacks;
-    perfetto_json::ConvertResult result;
-    const bool written = perfetto_json::convert(inputs, model, out, options, &result, &error);
+    timeline::ConvertResult result;
+    StackFormatter stacks;
+    emit::JsonEmitter emitter(out, stacks);
+    const bool written = timeline::convert(inputs, model, emitter, options, &result, &error);
     const bool closed = to_stdout || std::fclose(out) == 0;
     if (!written || !closed) {
       std::fprintf(err, "proftrace: %s: %s: %s\n", command.output.c_str(),
@@ -93,7 +97,7 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
       return kExitError;
     }
     const bool damaged = report_recovery(inputs, true, err);
-    print_summary(command, result, model, err);
+    print_summary(command, result, stacks.problems(), model, err);
     return damaged && command.strict ? kExitDamagedInput : kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(err, "proftrace: convert failed: %s\n", e.what());

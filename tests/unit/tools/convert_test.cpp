@@ -7,14 +7,14 @@
 
 #include "tests/unit/tools/tool_fixture.h"
 #include "tests/unit/tools/trace_scenarios.h"
-#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/timeline/track_layout.h"
 
 namespace proflaunch::testing {
 namespace {
 
 using namespace proflaunch::format;
-using tools::perfetto_json::kGpuPidBase;
-using tools::perfetto_json::kLinuxPidLimit;
+using tools::timeline::kGpuPidBase;
+using tools::timeline::kLinuxPidLimit;
 
 constexpr uint64_t kStart = 5'000'000'000;  // the process's monotonic start: the timeline's 0
 constexpr uint64_t kKernel = 0xF00;

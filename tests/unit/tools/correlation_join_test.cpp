@@ -3,10 +3,10 @@
 
 #include <vector>
 
-#include "tools/proftrace/perfetto_json/correlation_join.h"
-#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/timeline/correlation_join.h"
+#include "tools/proftrace/timeline/track_layout.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 namespace {
 
 using namespace proflaunch::format;
@@ -100,4 +100,4 @@ TEST(CorrelationJoin, ZeroAndDuplicateIdsAreNotJoinedWrongly) {
 }
 
 }  // namespace
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -2,13 +2,11 @@
 // thread and domain, so each (thread, domain) gets its own track next to the
 // thread's API track: the API slices keep their own nesting. Start/end ranges
 // may overlap and cross threads: async slices of their process.
-#include "tools/proftrace/json_writer.h"
-#include "tools/proftrace/perfetto_json/json_args.h"
-#include "tools/proftrace/perfetto_json/slice_writer.h"
-#include "tools/proftrace/perfetto_json/time_math.h"
+#include "tools/proftrace/timeline/slice_writer.h"
+#include "tools/proftrace/timeline/time_math.h"
 #include "tools/proftrace/record_text.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 using namespace proflaunch::format;
 
@@ -25,36 +23,21 @@ std::string range_name(const SectionContext& section, const NvtxEventRecord& rec
 
 }  // namespace
 
-JsonWriter& SliceWriter::begin_nvtx_slice(const std::string& name, uint32_t pid, uint32_t tid, int64_t begin,
-                                          int64_t end) {
-  JsonWriter& w = out_.next_event();
-  w.raw("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":");
-  w.quoted(name);
-  w.raw(",\"pid\":");
-  w.number(pid);
-  w.raw(",\"tid\":");
-  w.number(tid);
-  w.raw(",\"ts\":");
-  w.microseconds(begin);
-  w.raw(",\"dur\":");
-  w.microseconds(difference_ns(end, begin));
-  return w;
-}
-
-void SliceWriter::write_nvtx_args(JsonWriter& w, const SectionContext& section, const NvtxEventRecord& record) {
-  w.raw(",\"args\":{\"domain\":");
-  std::string domain = section.model != nullptr ? std::string(section.model->nvtx_domain_name(record.domain)) : "";
-  w.quoted(domain.empty() ? (record.domain == 0 ? "default" : hex(record.domain)) : domain);
+void SliceWriter::add_nvtx_args(const SectionContext& section, const NvtxEventRecord& record) {
+  const std::string_view domain =
+      section.model != nullptr ? section.model->nvtx_domain_name(record.domain) : std::string_view();
+  if (!domain.empty()) args_.add_string("domain", intern(domain));
+  else args_.add_text("domain", record.domain == 0 ? "default" : hex(record.domain));
   if (record.category != 0) {
-    write_number_arg(w, "category", record.category);
+    args_.add_number("category", record.category);
     const std::string_view category =
         section.model != nullptr ? section.model->nvtx_name(NvtxNameKind::kCategory, record.domain, record.category)
                                  : std::string_view();
-    if (!category.empty()) write_string_arg(w, "category_name", std::string(category));
+    if (!category.empty()) args_.add_string("category_name", intern(category));
   }
-  if (record.payload_type != 0) write_string_arg(w, "payload", nvtx_payload_text(record.payload_type, record.payload));
-  if (record.flags & kNvtxColor) write_string_arg(w, "color", hex(record.color));
-  if (record.flags & kNvtxTruncated) w.raw(",\"truncated\":true");
+  if (record.payload_type != 0) args_.add_text("payload", nvtx_payload_text(record.payload_type, record.payload));
+  if (record.flags & kNvtxColor) args_.add_text("color", hex(record.color));
+  if (record.flags & kNvtxTruncated) args_.add_bool("truncated", true);
 }
 
 void SliceWriter::write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end) {
@@ -69,34 +52,19 @@ void SliceWriter::write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, b
   if (open.record.type == static_cast<uint8_t>(NvtxEventType::kPush)) {
     // The track first: naming a new one writes an event of its own.
     const uint32_t track = layout_.nvtx_track(section, open.tid, open.record.domain);
-    JsonWriter& w = begin_nvtx_slice(open.name, section.pid, track, begin, end);
-    write_nvtx_args(w, section, open.record);
-    if (open_at_end) w.raw(",\"open_at_end\":true");
-    w.raw("}}");
+    begin_slice(TrackRef{section.pid, track}, begin, end, intern("nvtx"), Str{open.name, 0});
+    add_nvtx_args(section, open.record);
+    if (open_at_end) args_.add_bool("open_at_end", true);
+    emit();
     return;
   }
-  // A start/end range: an async slice ("b", then "e" with the same id).
-  for (const bool opening : {true, false}) {
-    JsonWriter& w = out_.next_event();
-    w.raw(opening ? "{\"ph\":\"b\"" : "{\"ph\":\"e\"");
-    w.raw(",\"cat\":\"nvtx\",\"name\":");
-    w.quoted(open.name);
-    w.raw(",\"id2\":{\"local\":");
-    w.quoted(hex(open.record.range_id));
-    w.raw("},\"pid\":");
-    w.number(section.pid);
-    w.raw(",\"tid\":");
-    w.number(layout_.host_tid(section, open.tid));
-    w.raw(",\"ts\":");
-    w.microseconds(opening ? begin : end);
-    if (opening) {
-      write_nvtx_args(w, section, open.record);
-      if (open_at_end) w.raw(",\"open_at_end\":true");
-      w.raw("}}");
-    } else {
-      w.raw("}");
-    }
-  }
+  // A start/end range: it may overlap others and cross threads.
+  args_.clear();
+  add_nvtx_args(section, open.record);
+  if (open_at_end) args_.add_bool("open_at_end", true);
+  const std::string id = hex(open.record.range_id);
+  out_.async_slice(AsyncSlice{TrackRef{section.pid, layout_.host_tid(section, open.tid)}, begin, end, intern("nvtx"),
+                              Str{open.name, 0}, id, &args_});
 }
 
 void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEventRecord& record,
@@ -153,11 +121,10 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
                                    : std::string_view();
       const int64_t begin = layout_.timeline_ns(section, found->second);
       const int64_t end = layout_.timeline_ns(section, record.span.end_ns);
-      JsonWriter& w = begin_nvtx_slice("acquire " + (object.empty() ? hex(record.range_id) : std::string(object)),
-                                       section.pid, track, begin, end);
-      w.raw(",\"args\":{\"acquired\":");
-      w.raw(record.type == static_cast<uint8_t>(NvtxEventType::kSyncAcquireSuccess) ? "true" : "false");
-      w.raw("}}");
+      name_ = "acquire " + (object.empty() ? hex(record.range_id) : std::string(object));
+      begin_slice(TrackRef{section.pid, track}, begin, end, intern("nvtx"), Str{name_, 0});
+      args_.add_bool("acquired", record.type == static_cast<uint8_t>(NvtxEventType::kSyncAcquireSuccess));
+      emit();
       nvtx_acquiring_.erase(found);
       ++stats_.nvtx_ranges;
       break;
@@ -165,17 +132,11 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
     case NvtxEventType::kSyncReleasing: break;  // its release is the end of the holder's work: no slice
     case NvtxEventType::kMark: {
       const uint32_t track = layout_.nvtx_track(section, tid, record.domain);
-      JsonWriter& w = out_.next_event();
-      w.raw("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\",\"name\":");
-      w.quoted(range_name(section, record, inline_message));
-      w.raw(",\"pid\":");
-      w.number(section.pid);
-      w.raw(",\"tid\":");
-      w.number(track);
-      w.raw(",\"ts\":");
-      w.microseconds(layout_.timeline_ns(section, record.span.begin_ns));
-      write_nvtx_args(w, section, record);
-      w.raw("}}");
+      name_ = range_name(section, record, inline_message);
+      args_.clear();
+      add_nvtx_args(section, record);
+      out_.instant(Instant{TrackRef{section.pid, track}, layout_.timeline_ns(section, record.span.begin_ns),
+                           InstantScope::kThread, intern("nvtx"), Str{name_, 0}, &args_});
       ++stats_.nvtx_marks;
       break;
     }
@@ -258,11 +219,12 @@ void SliceWriter::nvtx_projection_settle(uint64_t id) {
     const GpuPlacement track = layout_.nvtx_gpu_track(section, device, projection.tid);
     const int64_t begin = layout_.timeline_ns(section, span.first);
     const int64_t end = layout_.timeline_ns(section, span.second);
-    JsonWriter& w = begin_nvtx_slice(projection.name, track.pid, track.tid, begin, end);
-    w.raw(",\"args\":{\"projection\":\"first GPU start to last GPU end of the work the range launched\"}}");
+    begin_slice(TrackRef{track.pid, track.tid}, begin, end, intern("nvtx"), Str{projection.name, 0});
+    args_.add_string("projection", intern("first GPU start to last GPU end of the work the range launched"));
+    emit();
     ++stats_.nvtx_gpu_ranges;
   }
   nvtx_projections_.erase(found);
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

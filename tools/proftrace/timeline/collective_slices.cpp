@@ -1,10 +1,9 @@
 // NCCL records as slices on their host thread (category "collective").
 #include "tools/proftrace/collective_text.h"
-#include "tools/proftrace/perfetto_json/json_args.h"
-#include "tools/proftrace/perfetto_json/slice_writer.h"
+#include "tools/proftrace/timeline/slice_writer.h"
 #include "tools/proftrace/record_text.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 using namespace proflaunch::format;
 
@@ -43,51 +42,50 @@ const std::string* SliceWriter::collective_label_for(const SectionContext& secti
 
 void SliceWriter::collective(SectionContext& section, uint32_t tid, const CollectiveRecord& record,
                              CallStackRef stack) {
-  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
-  write_string_arg(w, "op", collective_op_name(record.op));
+  begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  args_.add_string("op", intern(collective_op_name(record.op)));
   if (record.sequence != 0) {
-    const std::string label = instance_label(record.comm_id, record.sequence);
-    write_string_arg(w, "collective", label);
+    args_.add_text("collective", instance_label(record.comm_id, record.sequence));
   }
-  write_string_arg(w, "comm_id", hex(record.comm_id));
-  write_number_arg(w, "sequence", record.sequence);
-  write_number_arg(w, "count", record.count);
-  write_number_arg(w, "bytes", record.bytes);
-  write_string_arg(w, "datatype", nccl_datatype_name(record.datatype));
-  if (record.reduction != 255) write_string_arg(w, "reduction", nccl_reduction_name(record.reduction));
+  args_.add_text("comm_id", hex(record.comm_id));
+  args_.add_number("sequence", record.sequence);
+  args_.add_number("count", record.count);
+  args_.add_number("bytes", record.bytes);
+  args_.add_string("datatype", intern(nccl_datatype_name(record.datatype)));
+  if (record.reduction != 255) args_.add_string("reduction", intern(nccl_reduction_name(record.reduction)));
   const auto op = static_cast<CollectiveOp>(record.op);
   if (op == CollectiveOp::kSend || op == CollectiveOp::kRecv)
-    write_number_arg(w, "peer", record.root);
+    args_.add_number("peer", record.root);
   else if (record.root >= 0)
-    write_number_arg(w, "root", record.root);
-  write_number_arg(w, "rank", record.rank);
-  write_number_arg(w, "nranks", record.nranks);
-  write_number_arg(w, "device", record.device);
-  write_json_arg(w, "stream", section.stream_json_text(record.stream));
-  if (record.group_id != 0) write_number_arg(w, "group_id", record.group_id);
-  w.raw("}}");
+    args_.add_number("root", record.root);
+  args_.add_number("rank", record.rank);
+  args_.add_number("nranks", record.nranks);
+  args_.add_number("device", record.device);
+  args_.add_string("stream", section.stream_text(record.stream));
+  if (record.group_id != 0) args_.add_number("group_id", record.group_id);
+  emit();
 }
 
 void SliceWriter::collective_comm(SectionContext& section, uint32_t tid, const CollectiveCommRecord& record,
                                   CallStackRef stack) {
-  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
-  write_string_arg(w, "action", comm_action_name(record.action));
-  write_string_arg(w, "comm", hex(record.comm));
-  write_string_arg(w, "comm_id", hex(record.comm_id));
-  if (record.parent_comm_id != 0) write_string_arg(w, "parent_comm_id", hex(record.parent_comm_id));
-  write_number_arg(w, "rank", record.rank);
-  write_number_arg(w, "nranks", record.nranks);
-  write_number_arg(w, "device", record.device);
-  w.raw("}}");
+  begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  args_.add_string("action", intern(comm_action_name(record.action)));
+  args_.add_text("comm", hex(record.comm));
+  args_.add_text("comm_id", hex(record.comm_id));
+  if (record.parent_comm_id != 0) args_.add_text("parent_comm_id", hex(record.parent_comm_id));
+  args_.add_number("rank", record.rank);
+  args_.add_number("nranks", record.nranks);
+  args_.add_number("device", record.device);
+  emit();
 }
 
 void SliceWriter::collective_group(SectionContext& section, uint32_t tid, const CollectiveGroupRecord& record,
                                    CallStackRef stack) {
-  JsonWriter& w = begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
-  write_number_arg(w, "group_id", record.group_id);
-  write_number_arg(w, "members", record.members);
-  if (record.stream != 0) write_json_arg(w, "stream", section.stream_json_text(record.stream));
-  w.raw("}}");
+  begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  args_.add_number("group_id", record.group_id);
+  args_.add_number("members", record.members);
+  if (record.stream != 0) args_.add_string("stream", section.stream_text(record.stream));
+  emit();
 }
 
 void SliceWriter::note_collective_label(SectionContext& section, const RecordView& view) {
@@ -104,4 +102,4 @@ void SliceWriter::note_collective_label(SectionContext& section, const RecordVie
   }
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 // later - earlier, clamped to the int64 range.
 inline int64_t difference_ns(int64_t later, int64_t earlier) {
@@ -23,4 +23,4 @@ inline int64_t shift_ns(uint64_t ns, int64_t offset, int64_t base) {
   return static_cast<int64_t>(ns + static_cast<uint64_t>(offset) - static_cast<uint64_t>(base));
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -1,5 +1,5 @@
 #include "tools/proftrace/record_text.h"
-#include "tools/proftrace/memory/perfetto_counters.h"
+#include "tools/proftrace/memory/timeline_counters.h"
 
 #include <string>
 
@@ -7,7 +7,7 @@
 
 namespace proflaunch::tools::memory {
 
-void PerfettoMemoryCounters::on_record(const format::RecordView& record) {
+void TimelineMemoryCounters::on_record(const format::RecordView& record) {
   graphs_.observe(record, [this](const MemoryEvent& event) {
     order_.push(event, [this](const MemoryEvent& ready) { state_.apply(ready); });
   });
@@ -17,48 +17,39 @@ void PerfettoMemoryCounters::on_record(const format::RecordView& record) {
     order_.push(*event, [this](const MemoryEvent& ready) { state_.apply(ready); });
 }
 
-void PerfettoMemoryCounters::finish() {
+void TimelineMemoryCounters::finish() {
   order_.finish([this](const MemoryEvent& ready) { state_.apply(ready); });
 }
 
-void PerfettoMemoryCounters::on_event(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) {
+void TimelineMemoryCounters::on_event(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) {
   Written& last = written_[space];
   const bool host = space.device == kHostSpace;
   if (host ? totals.pinned() == last.pinned
            : totals.allocated() == last.allocated && totals.reserved() == last.reserved &&
                  totals.managed_bytes == last.managed)
     return;
-  perfetto_json::SectionContext& section = layout_.section(space.section_id);
-  JsonWriter& w = out_.next_event();
-  w.raw("{\"ph\":\"C\",\"name\":");
-  w.quoted(host ? std::string("Host memory")
-                : space.device >= 0 ? device_label(space.device) + " memory" : std::string("GPU ? memory"));
-  w.raw(",\"pid\":");
-  w.number(section.pid);
-  w.raw(",\"tid\":");
-  w.number(section.pid);
-  w.raw(",\"ts\":");
-  w.microseconds(layout_.timeline_ns(section, event.time_ns));
+  timeline::SectionContext& section = layout_.section(space.section_id);
+  timeline::CounterSample::Value values[3];
+  size_t count = 0;
+  timeline::Str name;
   if (host) {
-    w.raw(",\"args\":{\"pinned\":");
-    w.number(totals.pinned());
+    name = layout_.strings().intern("Host memory");
+    values[count++] = {"pinned", totals.pinned()};
     last.pinned = totals.pinned();
   } else {
-    w.raw(",\"args\":{\"allocated\":");
-    w.number(totals.allocated());
-    w.raw(",\"reserved\":");
-    w.number(totals.reserved());
-    // Managed memory gets its track once the process uses any.
+    name = layout_.strings().intern(space.device >= 0 ? device_label(space.device) + " memory"
+                                                      : std::string("GPU ? memory"));
+    values[count++] = {"allocated", totals.allocated()};
+    values[count++] = {"reserved", totals.reserved()};
+    // Managed memory gets its counter once the process uses any.
     last.any_managed = last.any_managed || totals.managed_bytes > 0;
-    if (last.any_managed) {
-      w.raw(",\"managed\":");
-      w.number(totals.managed_bytes);
-    }
+    if (last.any_managed) values[count++] = {"managed", totals.managed_bytes};
     last.allocated = totals.allocated();
     last.reserved = totals.reserved();
     last.managed = totals.managed_bytes;
   }
-  w.raw("}}");
+  layout_.sink().counter(
+      timeline::CounterSample{section.pid, layout_.timeline_ns(section, event.time_ns), name, values, count});
   ++counter_events_;
 }
 

@@ -2,12 +2,11 @@
 #include <string>
 
 #include "tools/proftrace/demangle.h"
-#include "tools/proftrace/json_writer.h"
-#include "tools/proftrace/perfetto_json/json_args.h"
-#include "tools/proftrace/perfetto_json/slice_writer.h"
+#include "tools/proftrace/timeline/operation_args.h"
+#include "tools/proftrace/timeline/slice_writer.h"
 #include "tools/proftrace/record_text.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 using namespace proflaunch::format;
 
@@ -32,23 +31,9 @@ uint64_t operation_bytes(const HostOperation& op) {
 
 }  // namespace
 
-JsonWriter& SliceWriter::begin_gpu_slice(const char* category, const std::string& json_name,
-                                         const GpuPlacement& placement) {
-  JsonWriter& w = out_.next_event();
+void SliceWriter::begin_gpu_slice(Str category, Str name, const GpuPlacement& placement) {
   ++stats_.gpu_slices;
-  w.raw("{\"ph\":\"X\",\"cat\":\"");
-  w.raw(category);
-  w.raw("\",\"name\":");
-  w.raw(json_name);
-  w.raw(",\"pid\":");
-  w.number(placement.pid);
-  w.raw(",\"tid\":");
-  w.number(placement.tid);
-  w.raw(",\"ts\":");
-  w.microseconds(placement.start_ns);
-  w.raw(",\"dur\":");
-  w.microseconds(difference_ns(placement.end_ns, placement.start_ns));
-  return w;
+  begin_slice(TrackRef{placement.pid, placement.tid}, placement.start_ns, placement.end_ns, category, name);
 }
 
 SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const DeviceActivity& device_activity) {
@@ -74,23 +59,22 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   const GpuActivityRecord& activity = device_activity.activity;
   SectionContext& section = *device_activity.section;
 
-  const char* category = "gpu";
-  std::string name;
-  const std::string* json_name = nullptr;
+  std::string_view category = "gpu";
+  Str name;
   if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
     category = (op->launch.launch_flags & kLaunchHostFunction) != 0 ? "gpu.host_function" : "gpu.kernel";
-    json_name = &section.kernel_json_name(op->launch.function, op->launch.span.begin_ns);
+    name = section.kernel_name(op->launch.function, op->launch.span.begin_ns);
   } else if (op != nullptr && op->kind == RecordKind::kMemoryCopy) {
     category = "gpu.memcpy";
-    name = json_quoted("Memcpy " + copy_direction_name(op->copy.direction) + peer_devices_text(op->copy));
+    name = intern("Memcpy " + copy_direction_name(op->copy.direction) + peer_devices_text(op->copy));
   } else if (op != nullptr && op->kind == RecordKind::kGraphLaunch) {
     category = "gpu.graph";
     const auto found = section.graphs.find(op->graph_launch.graph_exec);
-    name = json_quoted("Graph " + hex(op->graph_launch.graph_exec) +
-                       (found != section.graphs.end() ? " (" + std::to_string(found->second.kernels) + " kernels)" : ""));
+    name = intern("Graph " + hex(op->graph_launch.graph_exec) +
+                  (found != section.graphs.end() ? " (" + std::to_string(found->second.kernels) + " kernels)" : ""));
   } else if (op != nullptr) {
     category = "gpu.memset";
-    name = json_quoted("Memset");
+    name = intern("Memset");
   } else {
     switch (static_cast<GpuActivityKind>(activity.kind)) {
       case GpuActivityKind::kKernel: category = "gpu.kernel"; break;
@@ -99,49 +83,44 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
       case GpuActivityKind::kHostFunction: category = "gpu.host_function"; break;
       case GpuActivityKind::kGraph: category = "gpu.graph"; break;
     }
-    name = json_quoted(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
+    name = intern(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
   }
 
-  JsonWriter& w = begin_gpu_slice(category, json_name != nullptr ? *json_name : name, work.placement);
-  if (flow_id != 0) {
-    w.raw(",\"bind_id\":");
-    w.number(flow_id);
-    w.raw(",\"flow_in\":true");
-  }
-  w.raw(",\"args\":{\"correlation_id\":");
-  w.number(activity.correlation_id);
-  write_number_arg(w, "device", work.device);
-  write_json_arg(w, "stream", section.stream_json_text(work.stream));
-  write_number_arg(w, "pid", section.model != nullptr ? section.model->pid() : section.pid);
-  write_number_arg(w, "tid", work.launching_tid);
+  begin_gpu_slice(intern(category), name, work.placement);
+  slice_.flow_in = flow_id;
+  args_.add_uint("correlation_id", activity.correlation_id);
+  args_.add_int("device", work.device);
+  args_.add_string("stream", section.stream_text(work.stream));
+  args_.add_uint("pid", section.model != nullptr ? section.model->pid() : section.pid);
+  args_.add_uint("tid", work.launching_tid);
   if (const std::string* label = collective_label_for(section, activity.correlation_id))
-    write_string_arg(w, "collective", *label);
+    args_.add_string("collective", Str{*label, 0});
   if (op != nullptr && op->kind == RecordKind::kKernelLaunch && (op->launch.launch_flags & kLaunchHostFunction) != 0) {
-    w.raw(",\"host_function\":true");
+    args_.add_bool("host_function", true);
   } else if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
-    write_dim3_arg(w, "grid", op->launch.grid);
-    write_dim3_arg(w, "block", op->launch.block);
-    write_number_arg(w, "shared_bytes", op->launch.dynamic_shared_bytes);
+    args_.add_dim3("grid", op->launch.grid);
+    args_.add_dim3("block", op->launch.block);
+    args_.add_uint("shared_bytes", op->launch.dynamic_shared_bytes);
   }
-  if (op != nullptr && op->kind == RecordKind::kGraphLaunch) write_graph_args(w, section, op->graph_launch.graph_exec);
+  if (op != nullptr && op->kind == RecordKind::kGraphLaunch) add_graph_args(section, op->graph_launch.graph_exec);
   if (op != nullptr && op->kind != RecordKind::kKernelLaunch && op->kind != RecordKind::kGraphLaunch) {
     const uint64_t bytes = operation_bytes(*op);
-    write_number_arg(w, "bytes", bytes);
+    args_.add_uint("bytes", bytes);
     if (work.measured_end_ns > work.measured_start_ns) {
       // Bytes per ns is GB/s (1e9 bytes per second); from the measured
       // duration, before any placement adjustment.
-      w.raw(",\"bandwidth_gbps\":");
-      w.fixed3(static_cast<double>(bytes) / static_cast<double>(difference_ns(work.measured_end_ns, work.measured_start_ns)));
+      args_.add_double("bandwidth_gbps", static_cast<double>(bytes) /
+                                             static_cast<double>(difference_ns(work.measured_end_ns, work.measured_start_ns)));
     }
     if (op->kind == RecordKind::kMemoryCopy) {
-      write_string_arg(w, "direction", copy_direction_name(op->copy.direction));
-      write_string_arg(w, "src_kind", memory_kind_name(op->copy.src_kind));
-      write_string_arg(w, "dst_kind", memory_kind_name(op->copy.dst_kind));
-      write_copy_devices(w, op->copy);
+      args_.add_string("direction", intern(copy_direction_name(op->copy.direction)));
+      args_.add_string("src_kind", intern(memory_kind_name(op->copy.src_kind)));
+      args_.add_string("dst_kind", intern(memory_kind_name(op->copy.dst_kind)));
+      add_copy_devices(args_, op->copy);
     }
   }
-  if (work.placement.adjusted_ns != 0) write_number_arg(w, "start_adjusted_ns", work.placement.adjusted_ns);
-  w.raw("}}");
+  if (work.placement.adjusted_ns != 0) args_.add_int("start_adjusted_ns", work.placement.adjusted_ns);
+  emit();
 }
 
 void SliceWriter::unattributed_gpu_work(SectionContext& section, uint32_t tid, const UnattributedGpuWorkRecord& record) {
@@ -154,7 +133,6 @@ void SliceWriter::unattributed_gpu_work(SectionContext& section, uint32_t tid, c
   if (placement.adjusted_ns != 0) ++stats_.gpu_overlaps_adjusted;
 
   std::string name;
-  const char* category = "gpu.unattributed";
   const std::string_view mangled = section.model != nullptr ? section.model->string(record.name_string) : "";
   switch (static_cast<GpuActivityKind>(record.kind)) {
     case GpuActivityKind::kKernel:
@@ -166,17 +144,17 @@ void SliceWriter::unattributed_gpu_work(SectionContext& section, uint32_t tid, c
   }
 
   ++stats_.unattributed_slices;
-  JsonWriter& w = begin_gpu_slice(category, json_quoted(name), placement);
-  w.raw(",\"args\":{\"unattributed\":true");
-  write_string_arg(w, "kind", gpu_activity_kind_name(record.kind));
-  write_string_arg(w, "timed_by", gpu_timing_source_name(record.source));
-  write_number_arg(w, "device", record.device);
-  if (stream_known) write_json_arg(w, "stream", section.stream_json_text(record.stream));
-  else write_number_arg(w, "backend_stream", record.stream);
-  if (!mangled.empty()) write_string_arg(w, "mangled_name", std::string(mangled));
-  if (record.bytes != 0) write_number_arg(w, "bytes", record.bytes);
-  if (placement.adjusted_ns != 0) write_number_arg(w, "start_adjusted_ns", placement.adjusted_ns);
-  w.raw("}}");
+  begin_gpu_slice(intern("gpu.unattributed"), intern(name), placement);
+  args_.add_bool("unattributed", true);
+  args_.add_string("kind", intern(gpu_activity_kind_name(record.kind)));
+  args_.add_string("timed_by", intern(gpu_timing_source_name(record.source)));
+  args_.add_int("device", record.device);
+  if (stream_known) args_.add_string("stream", section.stream_text(record.stream));
+  else args_.add_uint("backend_stream", record.stream);
+  if (!mangled.empty()) args_.add_string("mangled_name", Str{mangled, 0});
+  if (record.bytes != 0) args_.add_uint("bytes", record.bytes);
+  if (placement.adjusted_ns != 0) args_.add_int("start_adjusted_ns", placement.adjusted_ns);
+  emit();
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 struct LanePlacement {
   size_t lane;          // == lanes.size(): a new lane is needed
@@ -41,4 +41,4 @@ class StreamLanes {
   std::vector<Lane> lanes_;
 };
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -1,15 +1,13 @@
-#include "tools/proftrace/perfetto_json/converter.h"
+#include "tools/proftrace/timeline/converter.h"
 
-#include "tools/proftrace/json_writer.h"
-#include "tools/proftrace/perfetto_json/call_stack_pairing.h"
-#include "tools/proftrace/memory/perfetto_counters.h"
-#include "tools/proftrace/perfetto_json/event_stream.h"
-#include "tools/proftrace/perfetto_json/stack_args.h"
-#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/memory/timeline_counters.h"
+#include "tools/proftrace/timeline/call_stack_pairing.h"
+#include "tools/proftrace/timeline/string_table.h"
+#include "tools/proftrace/timeline/track_layout.h"
 #include "tools/proftrace/progress.h"
 #include "tools/proftrace/record_text.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 using namespace proflaunch::format;
 
@@ -37,9 +35,9 @@ HostOperation with_stack(HostOperation op, CallStackRef stack) {
 class EventsVisitor : public RecordVisitor {
  public:
   EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join,
-                memory::PerfettoMemoryCounters& memory, Progress& progress, JsonWriter& writer,
+                memory::TimelineMemoryCounters& memory, Progress& progress, TimelineSink& sink,
                 uint64_t bytes_before)
-      : layout_(layout), slices_(slices), join_(join), memory_(memory), progress_(progress), writer_(writer),
+      : layout_(layout), slices_(slices), join_(join), memory_(memory), progress_(progress), sink_(sink),
         bytes_before_(bytes_before),
         pairing_([this](SectionContext& section, const RecordView& record, CallStackRef stack) {
           dispatch(section, record, stack);
@@ -50,7 +48,7 @@ class EventsVisitor : public RecordVisitor {
     progress_.update(bytes_before_ + chunk.file_offset, records_);
   }
 
-  bool keep_going() override { return !writer_.failed(); }
+  bool keep_going() override { return !sink_.failed(); }
 
   void on_record(const RecordView& record) override {
     ++records_;
@@ -170,9 +168,9 @@ class EventsVisitor : public RecordVisitor {
   TrackLayout& layout_;
   SliceWriter& slices_;
   CorrelationJoin& join_;
-  memory::PerfettoMemoryCounters& memory_;
+  memory::TimelineMemoryCounters& memory_;
   Progress& progress_;
-  JsonWriter& writer_;
+  TimelineSink& sink_;
   uint64_t bytes_before_;
   SectionContext* section_ = nullptr;
   uint64_t records_ = 0;
@@ -182,11 +180,8 @@ class EventsVisitor : public RecordVisitor {
 
 }  // namespace
 
-bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE* out,
+bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineSink& sink,
              const ConvertOptions& options, ConvertResult* result, std::string* error) {
-  JsonWriter writer(out);
-  EventStream events(writer);
-  events.begin();
   // Several hosts: align their clocks before anything is placed (a first
   // pass over the events collects the collectives that end together).
   HostClockOffsets offsets = HostClockOffsets::from_snapshots(model);
@@ -195,15 +190,15 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
     for (auto& input : inputs) input.reader->read(collector, ChunkSelection::kEventsOnly);
     offsets.refine_with_collective_ends(collector.samples());
   }
-  TrackLayout layout(model, events, &offsets);
+  StringTable strings;
+  TrackLayout layout(model, sink, strings, &offsets);
+  sink.begin(TimelineInfo{layout.base_ns()});
   layout.write_host_metadata();
-  SliceWriter slices(events, layout);
-  StackFormatter stack_formatter;
-  StackArgs stack_args(stack_formatter);
-  if (options.stacks) slices.set_stack_args(&stack_args);
-  SliceSink sink(slices);
-  CorrelationJoin join(sink, options.join_window);
-  memory::PerfettoMemoryCounters memory(events, layout);
+  SliceWriter slices(layout);
+  slices.set_stacks(options.stacks);
+  SliceSink join_sink(slices);
+  CorrelationJoin join(join_sink, options.join_window);
+  memory::TimelineMemoryCounters memory(layout);
 
   uint64_t total_bytes = 0;
   for (const auto& input : inputs) total_bytes += input.reader->file_bytes();
@@ -211,7 +206,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
 
   uint64_t bytes_before = 0;
   for (auto& input : inputs) {
-    EventsVisitor visitor(layout, slices, join, memory, progress, writer, bytes_before);
+    EventsVisitor visitor(layout, slices, join, memory, progress, sink, bytes_before);
     input.events_report = input.reader->read(visitor, ChunkSelection::kEventsOnly);
     visitor.finish();
     const std::vector<CaptureWindow> windows = visitor.windows().finish(model);
@@ -223,22 +218,16 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, std::FILE
   join.finish();
   slices.finish_nvtx();
   memory.finish();
-  events.end();
   progress.finish();
 
-  const bool flushed = writer.flush();
-  result->events_written = events.events();
-  result->output_bytes = writer.bytes_written();
+  const bool finished = sink.finish(error);
+  result->events_written = sink.events();
+  result->output_bytes = sink.bytes();
   result->gpu_processes = layout.gpu_process_count();
   result->slices = slices.stats();
   result->join = join.stats();
-  result->symbol_problems = stack_formatter.problems();
   result->memory_counter_events = memory.counter_events();
-  if (!flushed) {
-    *error = "writing the output failed";
-    return false;
-  }
-  return true;
+  return finished;
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

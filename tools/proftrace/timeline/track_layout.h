@@ -1,8 +1,8 @@
-// Where every event goes in the Perfetto JSON: one process per traced
-// process (pid = its real pid), its threads by tid; one GPU process per
-// (host, device) with a synthetic pid above the Linux pid range, and in it
-// one track per (traced process, stream). Writes the process/thread name and
-// sort-order metadata as tracks come into use.
+// Where every event goes on the timeline: one process per traced process
+// (pid = its real pid), its threads by tid; one GPU process per (host,
+// device) with a synthetic pid above the Linux pid range, and in it one track
+// per (traced process, stream). Declares each process and track to the sink
+// (name and sort order) as it comes into use.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +13,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tools/proftrace/perfetto_json/event_stream.h"
-#include "tools/proftrace/perfetto_json/stream_lanes.h"
-#include "tools/proftrace/perfetto_json/time_math.h"
+#include "tools/proftrace/timeline/stream_lanes.h"
+#include "tools/proftrace/timeline/string_table.h"
+#include "tools/proftrace/timeline/time_math.h"
+#include "tools/proftrace/timeline/timeline_events.h"
 #include "tools/proftrace/clock_alignment.h"
 #include "tools/proftrace/trace_model.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 // Linux pids and tids are below 2^22 (PID_MAX_LIMIT on 64-bit).
 inline constexpr uint32_t kLinuxPidLimit = 1u << 22;
@@ -47,21 +48,22 @@ struct GpuProcess;
 // Everything the converter needs per section, looked up once per chunk.
 struct SectionContext {
   const SectionModel* model = nullptr;
-  uint32_t pid = 0;           // JSON pid of the traced process
+  uint32_t pid = 0;           // timeline pid of the traced process
   int64_t offset_ns = 0;      // added to timestamps before subtracting the base
   uint32_t display_order = 0;  // position among sections, for sort indices
-  // Caches of JSON-quoted names.
+  StringTable* strings = nullptr;
+  // Caches of interned names.
   struct ApiLabel {
-    std::string json_name;
-    const char* category;  // "driver", "runtime", ... from ApiDef.domain
+    Str name;
+    Str category;  // "driver", "runtime", ... from ApiDef.domain
   };
   std::unordered_map<uint16_t, ApiLabel> api_labels;
-  std::unordered_map<uint64_t, std::vector<std::string>> kernel_names;  // per FunctionDef version
+  std::unordered_map<uint64_t, std::vector<Str>> kernel_names;  // per FunctionDef version
   // Streams: the driver's id (ObjectLifecycle) or a number in order of use.
   std::unordered_map<uint64_t, uint64_t> stream_ids;
   std::unordered_map<uint64_t, uint64_t> stream_numbers;
   std::map<int32_t, GpuProcess*> gpu_by_device;
-  std::unordered_map<uint64_t, std::string> stream_json;  // quoted display text per handle
+  std::unordered_map<uint64_t, Str> stream_texts;  // display text per handle
   // Executable graphs (GraphNode records at instantiation): their nodes and
   // the first kernels, for the args of each launch.
   struct GraphSummary {
@@ -81,10 +83,10 @@ struct SectionContext {
   std::map<std::pair<uint32_t, uint64_t>, OpenCapture> open_captures;
 
   // "legacy default", "per-thread default", the driver's id, or the handle.
-  const std::string& stream_json_text(uint64_t stream);
+  Str stream_text(uint64_t stream);
 
   const ApiLabel& api_label(uint16_t api);
-  const std::string& kernel_json_name(uint64_t handle, uint64_t at_ns);
+  Str kernel_name(uint64_t handle, uint64_t at_ns);
 };
 
 // The stream key of work on a stream only the timing backend knows (its own
@@ -111,7 +113,8 @@ struct GpuProcess {
 class TrackLayout {
  public:
   // `offsets`: per-host clock offsets (null: one host, no offsets).
-  TrackLayout(const TraceModel& model, EventStream& out, const HostClockOffsets* offsets = nullptr);
+  TrackLayout(const TraceModel& model, TimelineSink& out, StringTable& strings,
+              const HostClockOffsets* offsets = nullptr);
 
   // The start of the timeline: the earliest section start.
   int64_t base_ns() const { return base_ns_; }
@@ -123,8 +126,11 @@ class TrackLayout {
   // of a section whose definitions chunk was lost still convert).
   SectionContext& section(uint64_t section_id);
 
-  // Process and thread names and sort order for every traced process.
+  // Declares every traced process and its threads.
   void write_host_metadata();
+
+  StringTable& strings() { return strings_; }
+  TimelineSink& sink() { return out_; }
 
   // The thread track for a host event: tid 0 (no ThreadBatch) maps to the
   // process's main track.
@@ -156,23 +162,25 @@ class TrackLayout {
  private:
   GpuProcess& gpu_process(SectionContext& section, int32_t device);
   std::string stream_track_name(SectionContext& section, uint64_t stream, uint32_t launching_tid);
-  void write_name(const char* what, uint32_t pid, uint32_t tid, const std::string& name);
-  void write_sort_index(const char* what, uint32_t pid, uint32_t tid, int64_t index);
+  void declare_process(uint32_t pid, const std::string& name, int64_t sort_index);
+  void declare_track(uint32_t pid, uint32_t tid, const std::string& name, int64_t sort_index,
+                     ThreadKind kind = ThreadKind::kTrack);
 
   const TraceModel& model_;
-  EventStream& out_;
+  TimelineSink& out_;
+  StringTable& strings_;
   ClockAlignment clocks_;
   int64_t base_ns_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<SectionContext>> sections_;
   // (host, device identity) -> GPU process
   std::map<std::pair<std::string, std::string>, std::unique_ptr<GpuProcess>> gpu_processes_;
   uint32_t next_remapped_pid_ = kRemappedPidBase;
-  // NVTX tracks: (section, tid, domain) -> JSON tid, from kNvtxTidBase up.
+  // NVTX tracks: (section, tid, domain) -> timeline tid, from kNvtxTidBase up.
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint32_t> nvtx_tracks_;
   std::map<std::tuple<int32_t, uint64_t, uint32_t>, GpuPlacement> nvtx_gpu_tracks_;
-  std::map<uint64_t, uint32_t> capture_tracks_;  // section -> JSON tid
+  std::map<uint64_t, uint32_t> capture_tracks_;  // section -> timeline tid
   uint32_t next_nvtx_tid_ = kNvtxTidBase;
   static constexpr uint32_t kNvtxTidBase = 0x40000000;
 };
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -1,10 +1,10 @@
-#include "tools/proftrace/perfetto_json/call_stack_pairing.h"
+#include "tools/proftrace/timeline/call_stack_pairing.h"
 
 #include <cstring>
 
-#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/timeline/track_layout.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 using namespace format;
 
@@ -58,4 +58,4 @@ void CallStackPairing::flush() {
   held_.clear();
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

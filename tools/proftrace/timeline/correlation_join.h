@@ -12,7 +12,7 @@
 
 #include "formats/records.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 struct SectionContext;
 
@@ -112,4 +112,4 @@ class CorrelationJoin {
   JoinStats stats_;
 };
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -1,13 +1,12 @@
-#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/timeline/track_layout.h"
 
 #include <algorithm>
 #include <set>
 
 #include "tools/proftrace/demangle.h"
-#include "tools/proftrace/json_writer.h"
 #include "tools/proftrace/record_text.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 using namespace proflaunch::format;
 
@@ -50,7 +49,7 @@ const SectionContext::ApiLabel& SectionContext::api_label(uint16_t api) {
   auto found = api_labels.find(api);
   if (found != api_labels.end()) return found->second;
   const std::string name = model != nullptr ? model->api_name(api) : "api#" + std::to_string(api);
-  const char* category = "api";
+  std::string_view category = "api";
   if (model != nullptr) {
     auto def = model->apis.find(api);
     if (def != model->apis.end()) {
@@ -63,23 +62,22 @@ const SectionContext::ApiLabel& SectionContext::api_label(uint16_t api) {
       }
     }
   }
-  return api_labels.emplace(api, ApiLabel{json_quoted(name), category}).first->second;
+  return api_labels.emplace(api, ApiLabel{strings->intern(name), strings->intern(category)}).first->second;
 }
 
-const std::string& SectionContext::kernel_json_name(uint64_t handle, uint64_t at_ns) {
-  static const std::string kUnknown = json_quoted("unknown kernel");
+Str SectionContext::kernel_name(uint64_t handle, uint64_t at_ns) {
   const std::vector<FunctionDefRecord>* versions = nullptr;
   if (model != nullptr) {
     auto found = model->functions.find(handle);
     if (found != model->functions.end()) versions = &found->second;
   }
-  if (versions == nullptr || versions->empty()) return kUnknown;
+  if (versions == nullptr || versions->empty()) return strings->intern("unknown kernel");
   auto cached = kernel_names.find(handle);
   if (cached == kernel_names.end()) {
-    std::vector<std::string> names;
+    std::vector<Str> names;
     for (const auto& version : *versions) {
       const std::string_view mangled = model->string(version.name_string);
-      names.push_back(json_quoted(mangled.empty() ? "unknown kernel" : demangle(mangled)));
+      names.push_back(strings->intern(mangled.empty() ? "unknown kernel" : demangle(mangled)));
     }
     cached = kernel_names.emplace(handle, std::move(names)).first;
   }
@@ -89,16 +87,17 @@ const std::string& SectionContext::kernel_json_name(uint64_t handle, uint64_t at
   return cached->second[index];
 }
 
-const std::string& SectionContext::stream_json_text(uint64_t stream) {
-  auto found = stream_json.find(stream);
-  if (found != stream_json.end()) return found->second;
+Str SectionContext::stream_text(uint64_t stream) {
+  auto found = stream_texts.find(stream);
+  if (found != stream_texts.end()) return found->second;
   auto id = stream_ids.find(stream);
   const std::string text = id != stream_ids.end() ? std::to_string(id->second) : stream_handle_text(stream);
-  return stream_json.emplace(stream, json_quoted(text)).first->second;
+  return stream_texts.emplace(stream, strings->intern(text)).first->second;
 }
 
-TrackLayout::TrackLayout(const TraceModel& model, EventStream& out, const HostClockOffsets* offsets)
-    : model_(model), out_(out), clocks_(offsets) {
+TrackLayout::TrackLayout(const TraceModel& model, TimelineSink& out, StringTable& strings,
+                         const HostClockOffsets* offsets)
+    : model_(model), out_(out), strings_(strings), clocks_(offsets) {
   bool have_base = false;
   for (const auto& [id, section] : model.sections()) {
     if (!section.process) continue;
@@ -114,6 +113,7 @@ TrackLayout::TrackLayout(const TraceModel& model, EventStream& out, const HostCl
   uint32_t order = 0;
   for (const SectionModel* section : model.ordered()) {
     auto context = std::make_unique<SectionContext>();
+    context->strings = &strings_;
     context->model = section;
     context->offset_ns = clocks_.offset_ns(*section);
     context->display_order = order++;
@@ -134,41 +134,25 @@ SectionContext& TrackLayout::section(uint64_t section_id) {
   if (found != sections_.end()) return *found->second;
   // Events of a section whose definitions were lost.
   auto context = std::make_unique<SectionContext>();
+  context->strings = &strings_;
   context->model = model_.find(section_id);
   context->pid = next_remapped_pid_++;
   context->display_order = static_cast<uint32_t>(sections_.size());
   SectionContext& result = *context;
   sections_.emplace(section_id, std::move(context));
-  write_name("process_name", result.pid, result.pid,
-             "unknown process (section " + hex(section_id) + ", definitions lost)");
-  write_sort_index("process_sort_index", result.pid, result.pid, result.display_order);
+  declare_process(result.pid, "unknown process (section " + hex(section_id) + ", definitions lost)",
+                  result.display_order);
   return result;
 }
 
-void TrackLayout::write_name(const char* what, uint32_t pid, uint32_t tid, const std::string& name) {
-  JsonWriter& w = out_.next_event();
-  w.raw("{\"ph\":\"M\",\"name\":\"");
-  w.raw(what);
-  w.raw("\",\"pid\":");
-  w.number(pid);
-  w.raw(",\"tid\":");
-  w.number(tid);
-  w.raw(",\"args\":{\"name\":");
-  w.quoted(name.empty() ? std::string("unnamed") : name);
-  w.raw("}}");
+void TrackLayout::declare_process(uint32_t pid, const std::string& name, int64_t sort_index) {
+  out_.process(ProcessTrack{pid, name.empty() ? std::string_view("unnamed") : std::string_view(name), sort_index});
 }
 
-void TrackLayout::write_sort_index(const char* what, uint32_t pid, uint32_t tid, int64_t index) {
-  JsonWriter& w = out_.next_event();
-  w.raw("{\"ph\":\"M\",\"name\":\"");
-  w.raw(what);
-  w.raw("\",\"pid\":");
-  w.number(pid);
-  w.raw(",\"tid\":");
-  w.number(tid);
-  w.raw(",\"args\":{\"sort_index\":");
-  w.number(index);
-  w.raw("}}");
+void TrackLayout::declare_track(uint32_t pid, uint32_t tid, const std::string& name, int64_t sort_index,
+                                ThreadKind kind) {
+  out_.thread(ThreadTrack{pid, tid, name.empty() ? std::string_view("unnamed") : std::string_view(name), sort_index,
+                          kind});
 }
 
 void TrackLayout::write_host_metadata() {
@@ -190,14 +174,13 @@ void TrackLayout::write_host_metadata() {
       std::string name = process_display_name(*namer.model);
       if (context.pid != section->pid() && section->pid() != 0)
         name += " (pid " + std::to_string(section->pid()) + " on " + section->host() + ")";
-      write_name("process_name", context.pid, context.pid, name);
-      write_sort_index("process_sort_index", context.pid, context.pid, context.display_order);
+      declare_process(context.pid, name, context.display_order);
     }
     for (const auto& [tid, versions] : section->threads) {
       if (versions.empty() || tid == 0) continue;
-      write_name("thread_name", context.pid, tid, std::string(section->string(versions.back().name_string)));
       // The main thread first, then by tid.
-      write_sort_index("thread_sort_index", context.pid, tid, tid == section->pid() ? -1 : 0);
+      declare_track(context.pid, tid, std::string(section->string(versions.back().name_string)),
+                    tid == section->pid() ? -1 : 0, ThreadKind::kThread);
     }
   }
 }
@@ -211,9 +194,8 @@ uint32_t TrackLayout::nvtx_track(SectionContext& section, uint32_t tid, uint64_t
   if (domain_name.empty()) domain_name = domain == 0 ? "default" : "domain " + std::to_string(domain);
   std::string thread = section.model != nullptr ? std::string(section.model->thread_name(tid)) : "";
   thread += (thread.empty() ? "" : " ") + std::string("(") + std::to_string(tid) + ")";
-  write_name("thread_name", section.pid, it->second, "NVTX " + domain_name + ": " + thread);
   // Right after the thread's own track (sort index 0; the main thread's is -1).
-  write_sort_index("thread_sort_index", section.pid, it->second, 1);
+  declare_track(section.pid, it->second, "NVTX " + domain_name + ": " + thread, 1);
   return it->second;
 }
 
@@ -222,8 +204,7 @@ uint32_t TrackLayout::capture_track(SectionContext& section) {
   auto [it, inserted] = capture_tracks_.try_emplace(section_id, 0);
   if (!inserted) return it->second;
   it->second = next_nvtx_tid_++;
-  write_name("thread_name", section.pid, it->second, "Capture windows");
-  write_sort_index("thread_sort_index", section.pid, it->second, -2);  // above the main thread (-1)
+  declare_track(section.pid, it->second, "Capture windows", -2);  // above the main thread (-1)
   return it->second;
 }
 
@@ -235,11 +216,11 @@ GpuPlacement TrackLayout::nvtx_gpu_track(SectionContext& section, int32_t device
   it->second.pid = gpu.pid;
   it->second.tid = gpu.next_tid++;
   std::string thread = section.model != nullptr ? std::string(section.model->thread_name(tid)) : "";
-  write_name("thread_name", gpu.pid, it->second.tid,
-             "NVTX GPU ranges: " + thread + (thread.empty() ? "" : " ") + "(" + std::to_string(tid) + ", pid " +
-                 std::to_string(section.model != nullptr ? section.model->pid() : section.pid) + ")");
   // Above the streams of their process.
-  write_sort_index("thread_sort_index", gpu.pid, it->second.tid, static_cast<int64_t>(section.display_order) * 10000 - 1);
+  declare_track(gpu.pid, it->second.tid,
+                "NVTX GPU ranges: " + thread + (thread.empty() ? "" : " ") + "(" + std::to_string(tid) + ", pid " +
+                    std::to_string(section.model != nullptr ? section.model->pid() : section.pid) + ")",
+                static_cast<int64_t>(section.display_order) * 10000 - 1);
   return it->second;
 }
 
@@ -269,9 +250,7 @@ GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
     }
     if (!host.empty()) name += " on " + host;
     gpu->name = name;
-    write_name("process_name", gpu->pid, gpu->pid, gpu->name);
-    write_sort_index("process_sort_index", gpu->pid, gpu->pid,
-                     kGpuSortIndexBase + static_cast<int64_t>(gpu_processes_.size()));
+    declare_process(gpu->pid, gpu->name, kGpuSortIndexBase + static_cast<int64_t>(gpu_processes_.size()));
     found = gpu_processes_.emplace(key, std::move(gpu)).first;
   }
   section.gpu_by_device[device] = found->second.get();
@@ -281,7 +260,7 @@ GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
 void TrackLayout::note_stream_id(SectionContext& section, uint64_t handle, uint64_t id) {
   if (id == 0) return;
   section.stream_ids[handle] = id;
-  section.stream_json.erase(handle);
+  section.stream_texts.erase(handle);
 }
 
 std::string TrackLayout::stream_track_name(SectionContext& section, uint64_t stream,
@@ -318,16 +297,15 @@ GpuPlacement TrackLayout::place_gpu_work(SectionContext& section, int32_t device
     tid = gpu.next_tid++;
     std::string name = stream_track_name(section, stream, launching_tid);
     if (placement.lane > 0) name += " overlapping work " + std::to_string(placement.lane);
-    write_name("thread_name", gpu.pid, tid, name);
     // Grouped by traced process, default streams first, lanes after their stream.
     int64_t within = 2 + static_cast<int64_t>(tid);
     if (stream == kStreamLegacy) within = 0;
     else if (stream == kStreamPerThread) within = 1;
-    write_sort_index("thread_sort_index", gpu.pid, tid,
-                     static_cast<int64_t>(section.display_order) * 10000 + std::min<int64_t>(within, 9999));
+    declare_track(gpu.pid, tid, name,
+                  static_cast<int64_t>(section.display_order) * 10000 + std::min<int64_t>(within, 9999));
   }
   lanes.commit(placement, tid);
   return GpuPlacement{gpu.pid, tid, placement.start_ns, placement.end_ns, placement.adjusted_ns};
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -1,9 +1,9 @@
-// Memory counter tracks in `proftrace convert`'s Perfetto JSON: per traced
-// process and device "GPU <n> memory allocated" and "... reserved" (and
-// "... managed" once the process uses managed memory), and "Host memory
-// pinned" for pinned and registered host memory. Values are bytes. Each is a
-// "C" event on the traced process's pid; the importer makes one track per
-// args key, named "<name> <key>".
+// Memory counters on `proftrace convert`'s timeline: per traced process and
+// device "GPU <n> memory allocated" and "... reserved" (and "... managed"
+// once the process uses managed memory), and "Host memory pinned" for pinned
+// and registered host memory. Values are bytes. Each sample is a
+// CounterSample of the traced process (timeline_events.h): one counter per
+// value key, named "<name> <key>".
 //
 // The memory model runs in the convert pass itself (one pass, time-ordered
 // per section, bounded by the live allocations): a value is written whenever
@@ -17,15 +17,13 @@
 #include "tools/proftrace/memory/memory_event.h"
 #include "tools/proftrace/memory/memory_state.h"
 #include "tools/proftrace/memory/time_order.h"
-#include "tools/proftrace/perfetto_json/event_stream.h"
-#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/timeline/track_layout.h"
 
 namespace proflaunch::tools::memory {
 
-class PerfettoMemoryCounters : private MemoryObserver {
+class TimelineMemoryCounters : private MemoryObserver {
  public:
-  PerfettoMemoryCounters(perfetto_json::EventStream& out, perfetto_json::TrackLayout& layout)
-      : out_(out), layout_(layout), state_(this) {}
+  explicit TimelineMemoryCounters(timeline::TrackLayout& layout) : layout_(layout), state_(this) {}
 
   // Every event record of the convert pass; ignores all but memory records.
   void on_record(const format::RecordView& record);
@@ -44,8 +42,7 @@ class PerfettoMemoryCounters : private MemoryObserver {
   };
   void on_event(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) override;
 
-  perfetto_json::EventStream& out_;
-  perfetto_json::TrackLayout& layout_;
+  timeline::TrackLayout& layout_;
   MemoryState state_;
   GraphMemory graphs_;  // CUDA graph memory (memory_event.h)
   TimeOrderBuffer order_;

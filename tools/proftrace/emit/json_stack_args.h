@@ -8,21 +8,21 @@
 #include <string>
 #include <tuple>
 
-#include "tools/proftrace/perfetto_json/call_stack_pairing.h"
+#include "tools/proftrace/timeline/call_stack_pairing.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::emit {
 
 class StackArgs {
  public:
   explicit StackArgs(StackFormatter& formatter) : formatter_(formatter) {}
 
   // Empty when the section defines neither stack.
-  const std::string& json(const SectionModel& section, uint16_t api, CallStackRef stack);
+  const std::string& json(const SectionModel& section, uint16_t api, timeline::CallStackRef stack);
 
  private:
   StackFormatter& formatter_;
   std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint16_t>, std::string> cache_;
 };
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::emit

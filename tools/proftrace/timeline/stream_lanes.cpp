@@ -1,10 +1,10 @@
-#include "tools/proftrace/perfetto_json/stream_lanes.h"
+#include "tools/proftrace/timeline/stream_lanes.h"
 
 #include <algorithm>
 
-#include "tools/proftrace/perfetto_json/time_math.h"
+#include "tools/proftrace/timeline/time_math.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 LanePlacement StreamLanes::place(int64_t start_ns, int64_t end_ns) const {
   if (end_ns < start_ns) end_ns = start_ns;
@@ -32,4 +32,4 @@ void StreamLanes::commit(const LanePlacement& placement, uint32_t tid) {
   lane.last_end_ns = std::max(lane.last_end_ns, placement.end_ns);
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -1,6 +1,6 @@
-// Writes the trace events for each kind of record: host API calls as X
-// slices on their thread, GPU work as X slices on its stream's track, flows
-// between the two, LOST as process-scoped instants.
+// Puts each kind of record on the timeline: host API calls as slices on
+// their thread, GPU work as slices on its stream's track, flows between the
+// two, LOST as process-scoped instants.
 //
 // Times are placed before anything is written: a slice may be moved to keep
 // its track nested, and a flow is only drawn when the GPU work's final start
@@ -17,14 +17,12 @@
 
 #include "formats/records.h"
 #include "tools/proftrace/capture_windows.h"
-#include "tools/proftrace/perfetto_json/call_stack_pairing.h"
-#include "tools/proftrace/perfetto_json/correlation_join.h"
-#include "tools/proftrace/perfetto_json/event_stream.h"
-#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/timeline/call_stack_pairing.h"
+#include "tools/proftrace/timeline/correlation_join.h"
+#include "tools/proftrace/timeline/timeline_events.h"
+#include "tools/proftrace/timeline/track_layout.h"
 
-namespace proflaunch::tools::perfetto_json {
-
-class StackArgs;
+namespace proflaunch::tools::timeline {
 
 struct SliceStats {
   uint64_t api_slices = 0;
@@ -44,10 +42,10 @@ struct SliceStats {
 
 class SliceWriter {
  public:
-  SliceWriter(EventStream& out, TrackLayout& layout) : out_(out), layout_(layout) {}
+  explicit SliceWriter(TrackLayout& layout) : out_(layout.sink()), layout_(layout) {}
 
-  // Where API slices get their "stack" arg; none: no stacks are written.
-  void set_stack_args(StackArgs* stack_args) { stack_args_ = stack_args; }
+  // Whether API slices carry their call stack (a "stack" arg).
+  void set_stacks(bool stacks) { stacks_ = stacks; }
 
   void api_call(SectionContext& section, uint32_t tid, const format::ApiCallRecord& record,
                 CallStackRef stack = {});
@@ -130,22 +128,30 @@ class SliceWriter {
   };
 
   ApiPlacement place_api(SectionContext& section, uint32_t tid, const format::ApiSpan& span);
-  void write_graph_args(JsonWriter& w, SectionContext& section, uint64_t graph_exec);
+  void add_graph_args(SectionContext& section, uint64_t graph_exec);
   GpuWork place_gpu(const HostOperation* operation, const DeviceActivity& activity);
-  // Writes `{"ph":"X",...,"args":{<common args>`; the caller adds its args
-  // and closes with "}}".
-  JsonWriter& begin_api_slice(SectionContext& section, const ApiPlacement& placement,
-                              const format::ApiSpan& span, uint64_t flow_id, CallStackRef stack);
+  // Starts the slice of an API call with its common args in `args_` (the
+  // caller adds its own, then calls emit()).
+  void begin_api_slice(SectionContext& section, const ApiPlacement& placement, const format::ApiSpan& span,
+                       uint64_t flow_id, CallStackRef stack);
+  // Starts a slice on `track` with no args yet.
+  void begin_slice(TrackRef track, int64_t begin_ns, int64_t end_ns, Str category, Str name);
+  void emit() { out_.slice(slice_); }
   void write_operation(const HostOperation& operation, const ApiPlacement& placement, uint64_t flow_id);
   void write_gpu_work(const HostOperation* operation, const DeviceActivity& activity,
                       const GpuWork& work, uint64_t flow_id);
-  // Writes `{"ph":"X",...,"dur":...` of a GPU slice (counted); the caller
-  // adds the flow and args and closes it.
-  JsonWriter& begin_gpu_slice(const char* category, const std::string& json_name, const GpuPlacement& placement);
+  // Starts a GPU slice (counted).
+  void begin_gpu_slice(Str category, Str name, const GpuPlacement& placement);
+  Str intern(std::string_view text) { return layout_.strings().intern(text); }
 
-  EventStream& out_;
+  TimelineSink& out_;
   TrackLayout& layout_;
-  StackArgs* stack_args_ = nullptr;
+  bool stacks_ = false;
+  // The event being built (one at a time: each is emitted before the next begins).
+  Slice slice_;
+  Args args_;
+  std::string name_;  // a name that is not interned
+  std::vector<Str> list_;  // a list arg
   SliceStats stats_;
   uint64_t next_flow_id_ = 1;  // unique across the whole output
 
@@ -187,11 +193,8 @@ class SliceWriter {
   void nvtx_projection_settle(uint64_t id);
   void nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity);
   void write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end);
-  // Writes `{"ph":"X","cat":"nvtx",...,"dur":...` (timeline ns); the caller
-  // adds the args and closes it. The track must exist already (naming a new
-  // one writes an event of its own).
-  JsonWriter& begin_nvtx_slice(const std::string& name, uint32_t pid, uint32_t tid, int64_t begin, int64_t end);
-  void write_nvtx_args(JsonWriter& w, const SectionContext& section, const format::NvtxEventRecord& record);
+  // The args of a range or mark, into args_.
+  void add_nvtx_args(const SectionContext& section, const format::NvtxEventRecord& record);
   // Open push ranges per (section, tid, domain), innermost last; start
   // ranges per (section, range id); the last NVTX time per section.
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<OpenNvtxRange>> nvtx_pushed_;
@@ -205,4 +208,4 @@ class SliceWriter {
   std::unordered_map<uint64_t, uint64_t> nvtx_last_ns_;
 };
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -13,7 +13,7 @@
 #include "formats/reader.h"
 #include "formats/records.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 struct SectionContext;
 
@@ -54,4 +54,4 @@ class CallStackPairing {
   uint64_t unpaired_stacks_ = 0;
 };
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline

@@ -1,8 +1,8 @@
-#include "tools/proftrace/perfetto_json/correlation_join.h"
+#include "tools/proftrace/timeline/correlation_join.h"
 
-#include "tools/proftrace/perfetto_json/track_layout.h"
+#include "tools/proftrace/timeline/track_layout.h"
 
-namespace proflaunch::tools::perfetto_json {
+namespace proflaunch::tools::timeline {
 
 CorrelationJoin::CorrelationJoin(JoinSink& sink, size_t window_entries)
     : sink_(sink), window_entries_(window_entries > 0 ? window_entries : 1) {}
@@ -113,4 +113,4 @@ void CorrelationJoin::finish() {
   first_sequence_ = 0;
 }
 
-}  // namespace proflaunch::tools::perfetto_json
+}  // namespace proflaunch::tools::timeline
