@@ -44,6 +44,8 @@ Performance section quotes this script's output and says how it was made.
   p  the flight recorder (--ring=200ms --ring-size=4M) against streaming
      mode, both traced, per launch over the null driver; and the most
      compressed data the ring held (its bound is never passed)
+  q  proftrace convert to Perfetto protobuf (.pftrace) at the two trace
+     lengths of e: events/s, bytes per event in the file, peak memory
 
 PROFLAUNCH_BENCH_FIGURES=ci meson compile -C build bench runs only figures c
 and i (any letters; default all).
@@ -193,18 +195,23 @@ def bytes_per_event(args, steps):
         return os.path.getsize(trace), events
 
 
-def convert_run(args, events):
+def convert_run(args, events, output="out.json"):
+    """Input events/s, peak RSS (MiB), trace bytes, output bytes and timeline events written."""
     with tempfile.TemporaryDirectory() as work:
         trace = os.path.join(work, "synthetic.trace")
         run([args.synthetic_trace, "-n", str(events), "-o", trace])
+        out = os.path.join(work, output)
         start = time.monotonic()
-        child = subprocess.Popen([args.proftrace, "convert", trace, "-o", os.path.join(work, "out.json")],
+        child = subprocess.Popen([args.proftrace, "convert", trace, "-o", out, "--max-size", "0"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.monotonic() - start
+        summary = child.stderr.read().decode()
         if status != 0:
-            raise SystemExit(f"bench: proftrace convert failed: {child.stderr.read().decode()}")
-        return events / wall, usage.ru_maxrss / 1024.0, os.path.getsize(trace)
+            raise SystemExit(f"bench: proftrace convert failed: {summary}")
+        written = re.search(r"wrote .*?: (\d+) events", summary)
+        return (events / wall, usage.ru_maxrss / 1024.0, os.path.getsize(trace), os.path.getsize(out),
+                int(written.group(1)) if written else 0)
 
 
 def stack_capture(args):
@@ -351,7 +358,7 @@ def main():
     parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
     # PROFLAUNCH_BENCH_FIGURES=ci (for example) runs figures c and i only.
-    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmnop")
+    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmnopq")
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
     print("| # | what | figure |")
@@ -454,9 +461,16 @@ def main():
 
     if "e" in figures:
         for n in args.convert_events:
-            rate, rss, trace_bytes = convert_run(args, n)
+            rate, rss, trace_bytes, _, _ = convert_run(args, n)
             print(f"| e | proftrace convert, {n / 1e6:.0f} M events ({trace_bytes / 1e6:.0f} MB trace) | "
                   f"{rate / 1e6:.2f} M events/s, peak RSS {rss:.0f} MiB |")
+
+    if "q" in figures:
+        for n in args.convert_events:
+            rate, rss, trace_bytes, out_bytes, written = convert_run(args, n, "out.pftrace")
+            print(f"| q | proftrace convert to protobuf, {n / 1e6:.0f} M events ({trace_bytes / 1e6:.0f} MB trace) | "
+                  f"{rate / 1e6:.2f} M events/s, {out_bytes / max(written, 1):.1f} bytes per event "
+                  f"({out_bytes / 1e6:.0f} MB, {written} events), peak RSS {rss:.0f} MiB |")
 
     if "f" in figures:
         labels = {

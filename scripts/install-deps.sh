@@ -13,7 +13,7 @@ if [ "${1:-}" = "--with-amd" ]; then with_amd=1; fi
 
 packages=(
   g++ meson ninja-build pkg-config
-  libzstd-dev libunwind-dev libdw-dev libelf-dev
+  libzstd-dev zlib1g-dev libunwind-dev libdw-dev libelf-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   python3 clang libclang-rt-14-dev
   libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)

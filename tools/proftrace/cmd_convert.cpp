@@ -10,6 +10,7 @@
 #include "tools/proftrace/capture_windows.h"
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/emit/json_emitter.h"
+#include "tools/proftrace/emit/protobuf_emitter.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/timeline/converter.h"
 #include "tools/proftrace/trace_model.h"
@@ -17,6 +18,28 @@
 namespace proflaunch::tools {
 
 namespace {
+
+// Traces hold about 10 bytes per event record: beyond this the JSON would
+// pass ~500 MB, which the UI struggles to load.
+constexpr uint64_t kProtobufDefaultInputBytes = 20'000'000;  // ~2 M events
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+bool is_protobuf_name(std::string_view name) { return ends_with(name, ".pftrace") || ends_with(name, ".pftrace.gz"); }
+
+// Next to the first input: "run.trace" -> "run.json" or "run.pftrace".
+std::string default_output(const std::string& input, bool protobuf) {
+  std::string stem = input;
+  for (std::string_view ending : {".trace", ".part"}) {
+    if (ends_with(stem, ending)) {
+      stem.resize(stem.size() - ending.size());
+      break;
+    }
+  }
+  return stem + (protobuf ? ".pftrace" : ".json");
+}
 
 void print_summary(const ConvertCommand& command, const timeline::ConvertResult& result,
                    const std::vector<std::string>& symbol_problems, const TraceModel& model, std::FILE* err) {
@@ -57,6 +80,9 @@ void print_summary(const ConvertCommand& command, const timeline::ConvertResult&
                " GPU operations, %" PRIu64 " flows) from %" PRIu64 " records",
                command.output.c_str(), result.events_written, result.slices.api_slices,
                result.slices.gpu_slices, result.slices.flows, result.records_read);
+  if (is_protobuf_name(command.output) && result.events_written > 0)
+    std::fprintf(err, ", %.1f bytes per event", static_cast<double>(result.output_bytes) /
+                                                    static_cast<double>(result.events_written));
   if (join.operations_without_activity > 0 && result.slices.gpu_slices == 0)
     std::fprintf(err, "; no GPU timing in the trace");
   std::fprintf(err, "\n");
@@ -74,30 +100,67 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
       return kExitError;
     }
 
-    const bool to_stdout = command.output == "-";
-    std::FILE* out = to_stdout ? stdout : std::fopen(command.output.c_str(), "wb");
-    if (out == nullptr) {
-      std::fprintf(err, "proftrace: %s: cannot create the output: %s\n", command.output.c_str(),
-                   std::strerror(errno));
-      return kExitError;
+    ConvertCommand resolved = command;
+    if (resolved.output.empty()) {
+      uint64_t input_bytes = 0;
+      for (const auto& input : inputs) input_bytes += input.reader->file_bytes();
+      const bool protobuf = input_bytes > kProtobufDefaultInputBytes;
+      resolved.output = default_output(command.inputs.front(), protobuf);
+      if (protobuf)
+        std::fprintf(err,
+                     "proftrace: note: a large trace (%.0f MB, about %.0f M events): writing Perfetto protobuf "
+                     "(%s), which the UI loads in a fraction of the JSON's size; -o NAME.json for JSON\n",
+                     static_cast<double>(input_bytes) / 1e6, static_cast<double>(input_bytes) / 1e7,
+                     resolved.output.c_str());
     }
     timeline::ConvertOptions options;
-    options.join_window = command.join_window;
-    options.show_progress = command.progress;
-    options.stacks = command.stacks;
+    options.join_window = resolved.join_window;
+    options.show_progress = resolved.progress;
+    options.stacks = resolved.stacks;
     timeline::ConvertResult result;
     StackFormatter stacks;
-    emit::JsonEmitter emitter(out, stacks);
-    const bool written = timeline::convert(inputs, model, emitter, options, &result, &error);
-    const bool closed = to_stdout || std::fclose(out) == 0;
-    if (!written || !closed) {
-      std::fprintf(err, "proftrace: %s: %s: %s\n", command.output.c_str(),
-                   written ? "closing the output failed" : error.c_str(), std::strerror(errno));
-      if (!to_stdout) std::remove(command.output.c_str());
-      return kExitError;
+    std::vector<std::string> files;
+    if (is_protobuf_name(resolved.output)) {
+      emit::ProtobufOptions protobuf_options;
+      protobuf_options.max_bytes = resolved.max_size;
+      emit::ProtobufEmitter emitter(resolved.output, stacks, protobuf_options);
+      if (!emitter.open(&error)) {
+        std::fprintf(err, "proftrace: %s\n", error.c_str());
+        return kExitError;
+      }
+      const bool written = timeline::convert(inputs, model, emitter, options, &result, &error);
+      files = emitter.files();
+      if (!written) {
+        std::fprintf(err, "proftrace: %s: %s\n", resolved.output.c_str(), error.c_str());
+        for (const std::string& file : files) std::remove(file.c_str());
+        return kExitError;
+      }
+    } else {
+      const bool to_stdout = resolved.output == "-";
+      std::FILE* out = to_stdout ? stdout : std::fopen(resolved.output.c_str(), "wb");
+      if (out == nullptr) {
+        std::fprintf(err, "proftrace: %s: cannot create the output: %s\n", resolved.output.c_str(),
+                     std::strerror(errno));
+        return kExitError;
+      }
+      emit::JsonEmitter emitter(out, stacks);
+      const bool written = timeline::convert(inputs, model, emitter, options, &result, &error);
+      const bool closed = to_stdout || std::fclose(out) == 0;
+      if (!written || !closed) {
+        std::fprintf(err, "proftrace: %s: %s: %s\n", resolved.output.c_str(),
+                     written ? "closing the output failed" : error.c_str(), std::strerror(errno));
+        if (!to_stdout) std::remove(resolved.output.c_str());
+        return kExitError;
+      }
     }
     const bool damaged = report_recovery(inputs, true, err);
-    print_summary(command, result, stacks.problems(), model, err);
+    print_summary(resolved, result, stacks.problems(), model, err);
+    if (files.size() > 1 && !resolved.quiet) {
+      std::fprintf(err, "proftrace: the protobuf passed --max-size=%" PRIu64 " bytes: %zu files, each opens alone:",
+                   resolved.max_size, files.size());
+      for (const std::string& file : files) std::fprintf(err, " %s", file.c_str());
+      std::fprintf(err, "\n");
+    }
     return damaged && command.strict ? kExitDamagedInput : kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(err, "proftrace: convert failed: %s\n", e.what());
@@ -108,11 +171,19 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
 void add_convert_command(CLI::App& app, int& exit_code) {
   auto command = std::make_shared<ConvertCommand>();
   CLI::App* sub = app.add_subcommand(
-      "convert", "Convert traces to Perfetto JSON (open in ui.perfetto.dev). Several input files, "
+      "convert", "Convert traces to Perfetto JSON or protobuf (open in ui.perfetto.dev). Several input files, "
                  "and every process in them, go on one timeline.");
   sub->add_option("files", command->inputs, "proflaunch trace files (.trace or .part)")
       ->required();
-  sub->add_option("-o,--output", command->output, "output JSON file, - for stdout")->required();
+  sub->add_option("-o,--output", command->output,
+                  "output file: NAME.json (Perfetto JSON; - for stdout), NAME.pftrace (Perfetto protobuf, "
+                  "5-10x smaller), NAME.pftrace.gz (gzipped). Default: next to the first input, protobuf "
+                  "when it holds more than about 2 M events");
+  sub->add_option("--max-size", command->max_size,
+                  "protobuf: start a new file (NAME.2.pftrace, ...) once one holds this many bytes; each "
+                  "opens alone in the UI (0: one file)")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false));
   sub->add_option("--join-window", command->join_window,
                   "how many launches and GPU activities may wait for their partner; bounds memory")
       ->capture_default_str()

@@ -22,7 +22,10 @@ inline constexpr int kExitDamagedInput = 3;  // --strict and the input needed re
 
 struct ConvertCommand {
   std::vector<std::string> inputs;
-  std::string output;  // "-" for stdout
+  // "-" for stdout (JSON); .pftrace / .pftrace.gz: protobuf; else JSON.
+  // Empty: next to the first input, protobuf for large traces.
+  std::string output;
+  uint64_t max_size = uint64_t{1} << 30;  // protobuf: bytes per file before the next one
   size_t join_window = 1 << 17;
   bool strict = false;
   bool quiet = false;

@@ -19,6 +19,12 @@ namespace proflaunch::tools {
 // the whole file for one bad byte.
 std::string json_quoted(std::string_view text);
 
+// Whether `text` is valid UTF-8, and `text` with every byte that is not
+// part of a valid sequence replaced by U+FFFD (the rule json_quoted applies;
+// the protobuf output applies it too, so both carry the same text).
+bool is_valid_utf8(std::string_view text);
+std::string utf8_repaired(std::string_view text);
+
 // Integer nanoseconds as JSON microseconds with exactly three decimals
 // ("1234.567"), so that no precision is lost to floating point in the file.
 std::string json_microseconds(int64_t ns);

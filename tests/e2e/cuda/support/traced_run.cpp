@@ -1,4 +1,5 @@
 #include "tests/e2e/cuda/support/traced_run.h"
+#include "tests/perfetto/twin_check.h"
 
 #include <gtest/gtest.h>
 
@@ -38,7 +39,12 @@ ProcessResult run_proftrace(const std::vector<std::string>& args) {
   options.argv.push_back(build_path("PROFTRACE_EXE"));
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   options.timeout_ms = 20000;
-  return testing::run_process(options);
+  ProcessResult result = testing::run_process(options);
+  if (result.exited_with(0)) {
+    const std::string twin = testing::protobuf_twin_problems(options.argv[0], args);
+    if (!twin.empty()) ADD_FAILURE() << twin;
+  }
+  return result;
 }
 
 CudaTrace load_trace_or_fail(const std::string& path) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "formats/reader.h"
+#include "tests/perfetto/twin_check.h"
 
 namespace proflaunch::e2e {
 
@@ -34,7 +35,12 @@ ProcessResult run_proftrace(const std::vector<std::string>& args) {
   options.argv.push_back(build_path("PROFTRACE_EXE"));
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   options.timeout_ms = 30000;
-  return testing::run_process(options);
+  ProcessResult result = testing::run_process(options);
+  if (result.exited_with(0)) {
+    const std::string twin = testing::protobuf_twin_problems(options.argv[0], args);
+    if (!twin.empty()) ADD_FAILURE() << twin;
+  }
+  return result;
 }
 
 namespace {

@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+"""Checks a Perfetto protobuf trace (.pftrace, .pftrace.gz) written by
+`proftrace convert` against the importer's rules, and compares it with the
+JSON of the same trace.
+
+    pftrace_check.py OUT.pftrace [--json OUT.json] [--sizes]
+
+Decodes the wire format by hand (field numbers: tests/perfetto/perfetto_subset.proto,
+from /work/shared/perfetto-format.md) and applies the rules the importer
+applies (perfetto-format.md, "Importer rules that bite"):
+
+  - every packet is on a sequence (trusted_packet_sequence_id != 0) and
+    carries at most one payload (track_event, track_descriptor, clock_snapshot);
+  - the sequence's incremental state is cleared (sequence_flags & 1) before
+    any packet that needs it, and every packet that uses interned data or
+    the sequence's defaults says so (sequence_flags & 2);
+  - every iid is interned in the same or an earlier packet: event names,
+    categories, debug annotation names and string values, callstacks, their
+    frames and the frames' function names;
+  - a ClockSnapshot defines every clock a timestamp is on before it is used,
+    relating it to the trace clock;
+  - every track is described before its events, a parent before its child,
+    a counter track's descriptor is a counter;
+  - slices nest on each track once sorted by (timestamp, file order): every
+    end closes an open slice, none stays open at the end;
+  - each flow id starts once (flow_ids) and ends once (terminating_flow_ids),
+    and the arrow does not point back in time.
+
+With --json, the events the importer would build from the protobuf (slices
+with their times, names, categories, args and call stacks; instants; async
+ranges; counter values; flows; process and track names and order) must be
+the same as the JSON's, event for event.
+
+Exit status 0 when every check passes; 1 with the problems listed.
+"""
+import argparse
+import collections
+import gzip
+import json
+import struct
+import sys
+
+# ---- wire format ------------------------------------------------------------
+
+
+def read_varint(data, pos):
+    result = 0
+    shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+
+
+def fields(data):
+    """(field, wire type, value) of a message: ints for varint/fixed64, bytes
+    for length-delimited."""
+    pos = 0
+    end = len(data)
+    while pos < end:
+        key, pos = read_varint(data, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = read_varint(data, pos)
+        elif wire == 1:
+            value = struct.unpack_from("<Q", data, pos)[0]
+            pos += 8
+        elif wire == 2:
+            length, pos = read_varint(data, pos)
+            value = bytes(data[pos:pos + length])
+            pos += length
+            if pos > end:
+                raise ValueError("a length-delimited field runs past its message")
+        elif wire == 5:
+            value = struct.unpack_from("<I", data, pos)[0]
+            pos += 4
+        else:
+            raise ValueError(f"wire type {wire} of field {field}")
+        yield field, wire, value
+
+
+def to_int64(value):
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def as_dict(data, repeated=()):
+    """Field number -> value (last wins), or list for `repeated` fields."""
+    out = {}
+    for field, _, value in fields(data):
+        if field in repeated:
+            out.setdefault(field, []).append(value)
+        else:
+            out[field] = value
+    return out
+
+
+# ---- decoding a trace -------------------------------------------------------
+
+SLICE_BEGIN, SLICE_END, INSTANT, COUNTER = 1, 2, 3, 4
+BUILTIN_CLOCKS = {1, 2, 3, 4, 5, 6}
+MONOTONIC = 3
+
+
+class Checker:
+    def __init__(self):
+        self.problems = []
+        self.interned = collections.defaultdict(dict)  # table -> iid -> value
+        self.cleared = False
+        self.defaults_clock = None
+        self.clocks = {}  # clock id -> (its timestamp, monotonic timestamp)
+        self.tracks = {}  # uuid -> descriptor dict
+        self.track_events = []  # (ts, order, uuid, type, event dict)
+        self.flow_out = {}
+        self.flow_in = {}
+        self.sizes = collections.Counter()
+
+    def problem(self, text):
+        if len(self.problems) < 50:
+            self.problems.append(text)
+
+    def resolve(self, table, iid, packet_index, what):
+        value = self.interned[table].get(iid)
+        if value is None:
+            self.problem(f"packet {packet_index}: {what} iid {iid} used before it was interned")
+        return value
+
+    def read_interned(self, data, index, needs):
+        if not self.cleared:
+            self.problem(f"packet {index}: interned data before the sequence's state was cleared")
+        if not needs:
+            self.problem(f"packet {index}: interned data without SEQ_NEEDS_INCREMENTAL_STATE")
+        names = {1: "category", 2: "name", 3: "annotation_name", 5: "function_name", 29: "annotation_value"}
+        for field, _, value in fields(data):
+            if field in names:
+                entry = as_dict(value)
+                iid = entry.get(1, 0)
+                if iid == 0:
+                    self.problem(f"packet {index}: an interned {names[field]} without an iid")
+                self.interned[names[field]][iid] = entry.get(2, b"").decode("utf-8", "replace")
+            elif field == 6:  # frames
+                frame = as_dict(value)
+                if 2 in frame:
+                    self.resolve("function_name", frame[2], index, "a frame's function name")
+                self.interned["frame"][frame.get(1, 0)] = self.interned["function_name"].get(frame.get(2))
+            elif field == 7:  # callstacks
+                stack = as_dict(value, repeated=(2,))
+                frames = [self.resolve("frame", f, index, "a callstack's frame") for f in stack.get(2, [])]
+                self.interned["callstack"][stack.get(1, 0)] = frames
+
+    def timestamp(self, packet, index):
+        if 8 not in packet:
+            return None
+        clock = packet.get(58, self.defaults_clock)
+        if clock is None:
+            clock = 6  # BOOTTIME
+        if clock not in self.clocks:
+            self.problem(f"packet {index}: timestamp on clock {clock}, which no ClockSnapshot defined before")
+            return packet[8]
+        theirs, monotonic = self.clocks[clock]
+        # The importer's arithmetic: 64-bit, signed.
+        return to_int64((packet[8] - theirs + monotonic) % (1 << 64))
+
+    def read_snapshot(self, data, index):
+        snapshot = as_dict(data, repeated=(1,))
+        values = {}
+        for clock in snapshot.get(1, []):
+            entry = as_dict(clock)
+            values[entry.get(1, 0)] = entry.get(2, 0)
+        if MONOTONIC not in values:
+            self.problem(f"packet {index}: a ClockSnapshot without CLOCK_MONOTONIC")
+            return
+        if snapshot.get(2, MONOTONIC) != MONOTONIC:
+            self.problem(f"packet {index}: the trace clock is not CLOCK_MONOTONIC")
+        for clock, value in values.items():
+            if clock not in BUILTIN_CLOCKS and not 64 <= clock < 128:
+                self.problem(f"packet {index}: clock id {clock} is neither builtin nor sequence-scoped")
+            self.clocks[clock] = (value, values[MONOTONIC])
+
+    def read_descriptor(self, data, index):
+        d = as_dict(data)
+        uuid = d.get(1, 0)
+        if uuid == 0:
+            self.problem(f"packet {index}: a track descriptor without a uuid")
+        parent = d.get(5)
+        if parent is not None and parent not in self.tracks:
+            self.problem(f"packet {index}: track {uuid}'s parent {parent} is not described before it")
+        track = {"uuid": uuid, "parent": parent, "name": d.get(2, b"").decode("utf-8", "replace"),
+                 "rank": to_int64(d[12]) if 12 in d else None, "counter": 8 in d}
+        if 3 in d:
+            process = as_dict(d[3])
+            track["pid"] = process.get(1, 0)
+            track["process_name"] = process.get(6, b"").decode("utf-8", "replace")
+        if 4 in d:
+            thread = as_dict(d[4])
+            track["pid"] = thread.get(1, 0)
+            track["tid"] = thread.get(2, 0)
+            track["name"] = thread.get(5, b"").decode("utf-8", "replace")
+        if "pid" not in track and parent in self.tracks:
+            track["pid"] = self.tracks[parent].get("pid")
+        if uuid in self.tracks:
+            self.problem(f"packet {index}: track {uuid} described twice")
+        self.tracks[uuid] = track
+
+    def annotation_value(self, a, index):
+        if 2 in a:
+            return bool(a[2])
+        if 3 in a:
+            return a[3]
+        if 4 in a:
+            return to_int64(a[4])
+        if 5 in a:
+            return round(struct.unpack("<d", struct.pack("<Q", a[5]))[0], 3)
+        if 6 in a:
+            return a[6].decode("utf-8", "replace")
+        if 17 in a:
+            return self.resolve("annotation_value", a[17], index, "a debug annotation string value")
+        if 12 in a:
+            return [self.annotation_value(as_dict(item), index) for item in a[12]]
+        return None
+
+    def read_event(self, data, packet, index, needs, ts, order):
+        e = as_dict(data, repeated=(3, 4, 22, 47, 48))
+        kind = e.get(9, 0)
+        uuid = e.get(11, 0)
+        if uuid not in self.tracks:
+            self.problem(f"packet {index}: an event on track {uuid}, not described before it")
+        if ts is None:
+            self.problem(f"packet {index}: an event without a timestamp")
+            ts = 0
+        uses_state = bool(e.get(10) or e.get(3) or e.get(56) or any(
+            1 in as_dict(a) or 17 in as_dict(a) for a in e.get(4, [])))
+        if (uses_state or self.defaults_clock is not None and 58 not in packet) and not self.cleared:
+            self.problem(f"packet {index}: uses incremental state before it was cleared")
+        if uses_state and not needs:
+            self.problem(f"packet {index}: uses interned data without SEQ_NEEDS_INCREMENTAL_STATE")
+        event = {"type": kind, "track": uuid, "ts": ts}
+        if 10 in e:
+            event["name"] = self.resolve("name", e[10], index, "an event name")
+        elif 23 in e:
+            event["name"] = e[23].decode("utf-8", "replace")
+        cats = [self.resolve("category", c, index, "a category") for c in e.get(3, [])]
+        cats += [c.decode() for c in e.get(22, [])]
+        if cats:
+            event["cat"] = ",".join(str(c) for c in cats)
+        args = {}
+        for raw in e.get(4, []):
+            a = as_dict(raw, repeated=(12,))
+            key = self.resolve("annotation_name", a[1], index, "a debug annotation name") if 1 in a else \
+                a.get(10, b"").decode()
+            args[key] = self.annotation_value(a, index)
+        if 56 in e:
+            frames = self.resolve("callstack", e[56], index, "a callstack")
+            if frames is not None:
+                args["stack"] = "\n".join(str(f) for f in frames)
+        event["args"] = args
+        if kind == COUNTER:
+            track = self.tracks.get(uuid)
+            if track is not None and not track["counter"]:
+                self.problem(f"packet {index}: a counter value on track {uuid}, which is not a counter")
+            event["value"] = to_int64(e.get(30, 0))
+        event["flow_out"] = e.get(47, [])
+        event["flow_in"] = e.get(48, [])
+        if kind not in (SLICE_BEGIN, SLICE_END, INSTANT, COUNTER):
+            self.problem(f"packet {index}: track event type {kind}")
+        self.track_events.append((ts, order, uuid, kind, event))
+
+    def read(self, data):
+        order = 0
+        for index, (field, wire, packet_bytes) in enumerate(fields(data)):
+            if field != 1 or wire != 2:
+                self.problem(f"the trace holds field {field} (wire type {wire}), not packets")
+                continue
+            self.sizes["packet framing"] += 2
+            packet = as_dict(packet_bytes)
+            if packet.get(10, 0) == 0:
+                self.problem(f"packet {index}: no trusted_packet_sequence_id")
+            flags = packet.get(13, 0)
+            if flags & 1:
+                self.cleared = True
+                self.interned.clear()
+                self.defaults_clock = None
+            payloads = [f for f in (6, 11, 60) if f in packet]
+            if len(payloads) > 1:
+                self.problem(f"packet {index}: {len(payloads)} payloads in one packet")
+            if 59 in packet:
+                defaults = as_dict(packet[59])
+                if not flags & 1:
+                    self.problem(f"packet {index}: packet defaults on a packet that does not clear the state")
+                self.defaults_clock = defaults.get(58)
+            if 12 in packet:
+                self.read_interned(packet[12], index, flags & 2)
+                self.sizes["interned data"] += len(packet[12])
+            if 6 in packet:
+                self.read_snapshot(packet[6], index)
+            if 60 in packet:
+                self.read_descriptor(packet[60], index)
+                self.sizes["track descriptors"] += len(packet[60])
+            if 11 in packet:
+                self.sizes["track events"] += len(packet[11])
+                self.sizes["timestamps and sequence"] += len(packet_bytes) - len(packet[11]) - 2
+                self.read_event(packet[11], packet, index, flags & 2, self.timestamp(packet, index), order)
+                order += 1
+
+    # ---- what the importer builds ----
+
+    def build(self):
+        """Slices, instants, counters and flows, as the importer would see them."""
+        slices, instants, counters = [], [], []
+        open_slices = collections.defaultdict(list)
+        for ts, _, uuid, kind, event in sorted(self.track_events, key=lambda e: (e[0], e[1])):
+            if kind == SLICE_BEGIN:
+                open_slices[uuid].append(event)
+            elif kind == SLICE_END:
+                if not open_slices[uuid]:
+                    self.problem(f"an end at {ts} on track {uuid} with no open slice")
+                    continue
+                begin = open_slices[uuid].pop()
+                begin["dur"] = ts - begin["ts"]
+                slices.append(begin)
+            elif kind == INSTANT:
+                instants.append(event)
+            elif kind == COUNTER:
+                counters.append(event)
+        for uuid, stack in open_slices.items():
+            if stack:
+                self.problem(f"{len(stack)} slices on track {uuid} never end")
+        for s in slices:
+            for flow in s["flow_out"]:
+                if flow in self.flow_out:
+                    self.problem(f"flow {flow} starts twice")
+                self.flow_out[flow] = s
+            for flow in s["flow_in"]:
+                if flow in self.flow_in:
+                    self.problem(f"flow {flow} ends twice")
+                self.flow_in[flow] = s
+        for flow in set(self.flow_out) | set(self.flow_in):
+            if flow not in self.flow_out or flow not in self.flow_in:
+                self.problem(f"flow {flow} has only one end")
+            elif self.relative(self.flow_in[flow]["ts"]) < self.relative(self.flow_out[flow]["ts"]):
+                self.problem(f"flow {flow} points back in time")
+        return slices, instants, counters
+
+    def relative(self, ts):
+        """ns since the timeline's start (its clock's zero), as a signed 64-bit value."""
+        base = self.clocks.get(64, (0, 0))[1]
+        return to_int64((ts - base) % (1 << 64))
+
+    def track_key(self, uuid):
+        """(pid, track name) as the JSON names it."""
+        track = self.tracks.get(uuid, {})
+        if "process_name" in track:
+            return (track.get("pid"), None)
+        if "tid" in track and not track["name"]:
+            return (track.get("pid"), str(track["tid"]))
+        return (track.get("pid"), track["name"])
+
+
+# ---- the same events from the JSON ------------------------------------------
+
+
+def us_to_ns(text):
+    whole, _, fraction = str(text).partition(".")
+    negative = whole.startswith("-")
+    value = abs(int(whole)) * 1000 + int((fraction + "000")[:3])
+    return -value if negative else value
+
+
+def json_events(path):
+    with open(path, "rb") as f:
+        document = json.loads(f.read(), parse_float=lambda text: text, parse_int=lambda text: text)
+    events = document["traceEvents"] if isinstance(document, dict) else document
+    process_names, thread_names, process_sort, thread_sort = {}, {}, {}, {}
+    for e in events:
+        if e.get("ph") == "M":
+            pid, tid = int(e["pid"]), int(e["tid"])
+            if e["name"] == "process_name":
+                process_names[pid] = e["args"]["name"]
+            elif e["name"] == "thread_name":
+                thread_names[(pid, tid)] = e["args"]["name"]
+            elif e["name"] == "process_sort_index":
+                process_sort[pid] = int(e["args"]["sort_index"])
+            elif e["name"] == "thread_sort_index":
+                thread_sort[(pid, tid)] = int(e["args"]["sort_index"])
+
+    def key(pid, tid):
+        pid, tid = int(pid), int(tid)
+        return (pid, thread_names.get((pid, tid), str(tid)))
+
+    def norm_args(args):
+        out = {}
+        for k, v in (args or {}).items():
+            out[k] = normalize(v)
+        return out
+
+    slices, instants, counters, flows_out, flows_in, asyncs = [], [], [], {}, {}, {}
+    for e in events:
+        ph = e.get("ph")
+        if ph == "X":
+            s = {"track": key(e["pid"], e["tid"]), "ts": us_to_ns(e["ts"]), "dur": us_to_ns(e["dur"]),
+                 "name": e["name"], "cat": e.get("cat"), "args": norm_args(e.get("args"))}
+            slices.append(s)
+            if "bind_id" in e:
+                (flows_out if e.get("flow_out") else flows_in)[int(e["bind_id"])] = s
+        elif ph == "i":
+            track = (int(e["pid"]), None) if e.get("s") == "p" else key(e["pid"], e["tid"])
+            instants.append({"track": track, "ts": us_to_ns(e["ts"]), "name": e["name"], "cat": e.get("cat"),
+                             "args": norm_args(e.get("args"))})
+        elif ph == "C":
+            for k, v in e["args"].items():
+                counters.append({"track": (int(e["pid"]), f"{e['name']} {k}"), "ts": us_to_ns(e["ts"]),
+                                 "value": int(v)})
+        elif ph in ("b", "e"):
+            ident = (int(e["pid"]), e["id2"]["local"], e["name"])
+            a = asyncs.setdefault(ident, {"name": e["name"], "cat": e.get("cat")})
+            if ph == "b":
+                a["ts"] = us_to_ns(e["ts"])
+                a["args"] = norm_args(e.get("args"))
+                a["args"]["id"] = e["id2"]["local"]
+                a["args"]["tid"] = int(e["tid"])
+                a["track"] = (int(e["pid"]), e["name"])
+            else:
+                a["end"] = us_to_ns(e["ts"])
+    for a in asyncs.values():
+        a["dur"] = a.pop("end", a.get("ts", 0)) - a.get("ts", 0)
+        slices.append(a)
+    return {"slices": slices, "instants": instants, "counters": counters, "flows_out": flows_out,
+            "flows_in": flows_in, "process_names": process_names, "thread_names": thread_names,
+            "process_sort": process_sort, "thread_sort": thread_sort}
+
+
+def normalize(value):
+    if isinstance(value, list):
+        return [normalize(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        try:
+            if "." in value or "e" in value.lower():
+                return round(float(value), 3)
+            return int(value)
+        except ValueError:
+            return value
+    return value
+
+
+def signature(event):
+    return (event["track"], event["ts"], event.get("dur"), event.get("name"), event.get("cat"),
+            json.dumps(event.get("args", {}), sort_keys=True))
+
+
+def compare(checker, slices, instants, counters, json_path):
+    j = json_events(json_path)
+    problems = []
+
+    def pb_slice(s):
+        return {"track": checker.track_key(s["track"]), "ts": s["ts"], "dur": s["dur"], "name": s.get("name"),
+                "cat": s.get("cat"), "args": {k: normalize(v) for k, v in s["args"].items()}}
+
+    base = min(checker.clocks.values(), key=lambda c: c[1])[1] if checker.clocks else 0
+    base = checker.clocks.get(64, (0, base))[1]
+    def shift(ts):
+        return to_int64((ts - base) % (1 << 64))
+
+    pb = [pb_slice(s) for s in slices]
+    for s in pb:
+        s["ts"] = shift(s["ts"])
+    for name, ours, theirs in (("slices", pb, j["slices"]),
+                               ("instants", [dict(pb_slice(dict(i, dur=None)), ts=shift(i["ts"])) for i in instants],
+                                [dict(i, dur=None) for i in j["instants"]]),
+                               ("counter values", [{"track": checker.track_key(c["track"]), "ts": shift(c["ts"]),
+                                                    "value": c["value"]} for c in counters], j["counters"])):
+        a = collections.Counter(signature(e) if name != "counter values" else (e["track"], e["ts"], e["value"])
+                                for e in ours)
+        b = collections.Counter(signature(e) if name != "counter values" else (e["track"], e["ts"], e["value"])
+                                for e in theirs)
+        if a != b:
+            only_pb = list((a - b).elements())[:3]
+            only_json = list((b - a).elements())[:3]
+            problems.append(f"{name} differ: {sum((a - b).values())} only in the protobuf (e.g. {only_pb}), "
+                            f"{sum((b - a).values())} only in the JSON (e.g. {only_json})")
+    # Flows: the same pairs of slices.
+    pb_flows = {(signature(pb_slice(dict(checker.flow_out[f], dur=checker.flow_out[f]["dur"]))),
+                 signature(pb_slice(checker.flow_in[f]))) for f in checker.flow_out if f in checker.flow_in}
+    pb_flows = {(tuple(x if i != 1 else shift(x) for i, x in enumerate(a)),
+                 tuple(x if i != 1 else shift(x) for i, x in enumerate(b))) for a, b in pb_flows}
+    json_flows = {(signature(j["flows_out"][f]), signature(j["flows_in"][f])) for f in j["flows_out"]
+                  if f in j["flows_in"]}
+    if pb_flows != json_flows:
+        problems.append(f"flows differ: {len(pb_flows - json_flows)} only in the protobuf, "
+                        f"{len(json_flows - pb_flows)} only in the JSON")
+    # Names and order of processes and tracks.
+    for uuid, track in checker.tracks.items():
+        if "process_name" in track:
+            pid = track["pid"]
+            if j["process_names"].get(pid) != track["process_name"]:
+                problems.append(f"process {pid}: named {track['process_name']!r}, "
+                                f"{j['process_names'].get(pid)!r} in the JSON")
+            if track["rank"] != j["process_sort"].get(pid):
+                problems.append(f"process {pid}: order {track['rank']}, {j['process_sort'].get(pid)} in the JSON")
+    json_tracks = collections.Counter((pid, name) for (pid, _), name in j["thread_names"].items())
+    pb_tracks = collections.Counter((t.get("pid"), t["name"]) for t in checker.tracks.values()
+                                    if "process_name" not in t and not t["counter"] and t["rank"] is not None
+                                    and t["name"])
+    if json_tracks != pb_tracks:
+        problems.append(f"named tracks differ: {list((pb_tracks - json_tracks).elements())[:3]} only in the "
+                        f"protobuf, {list((json_tracks - pb_tracks).elements())[:3]} only in the JSON")
+    return problems, len(pb)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("pftrace")
+    parser.add_argument("--json", help="the JSON of the same trace: the events must be the same")
+    parser.add_argument("--sizes", action="store_true", help="bytes by part of the file")
+    args = parser.parse_args()
+    with open(args.pftrace, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    checker = Checker()
+    try:
+        checker.read(memoryview(data))
+    except (ValueError, IndexError, struct.error) as e:
+        checker.problem(f"the file does not decode: {e}")
+    slices, instants, counters = checker.build()
+    problems = list(checker.problems)
+    if args.json:
+        more, _ = compare(checker, slices, instants, counters, args.json)
+        problems += more
+    if args.sizes:
+        total = len(data)
+        events = len(slices) + len(instants) + len(counters)
+        print(f"{total} bytes, {events} events: {total / max(events, 1):.1f} bytes per event")
+        for part, size in checker.sizes.most_common():
+            print(f"  {part}: {size} ({size / max(events, 1):.1f} per event)")
+    if problems:
+        for p in problems:
+            print(f"pftrace_check: {args.pftrace}: {p}", file=sys.stderr)
+        return 1
+    print(f"pftrace_check: {args.pftrace}: ok: {len(slices)} slices, {len(instants)} instants, "
+          f"{len(counters)} counter values, {len(checker.flow_out)} flows, {len(checker.tracks)} tracks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

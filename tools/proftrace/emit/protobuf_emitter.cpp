@@ -1,0 +1,740 @@
+#include "tools/proftrace/emit/protobuf_emitter.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "tools/proftrace/json_writer.h"
+#include "tools/proftrace/trace_model.h"
+
+namespace proflaunch::tools::emit {
+
+namespace {
+
+// Field numbers (/work/shared/perfetto-format.md; tests/perfetto_subset.proto).
+namespace trace {
+constexpr uint32_t kPacket = 1;
+}
+namespace packet {
+constexpr uint32_t kClockSnapshot = 6;
+constexpr uint32_t kTimestamp = 8;
+constexpr uint32_t kTimestampClockId = 58;
+constexpr uint32_t kTrustedPacketSequenceId = 10;
+constexpr uint32_t kTrackEvent = 11;
+constexpr uint32_t kInternedData = 12;
+constexpr uint32_t kSequenceFlags = 13;
+constexpr uint32_t kTracePacketDefaults = 59;
+constexpr uint32_t kTrackDescriptor = 60;
+constexpr uint32_t kFirstPacketOnSequence = 87;
+constexpr uint64_t kSeqIncrementalStateCleared = 1;
+constexpr uint64_t kSeqNeedsIncrementalState = 2;
+}  // namespace packet
+namespace defaults {
+constexpr uint32_t kTimestampClockId = 58;
+}
+namespace clock {
+constexpr uint32_t kClocks = 1;
+constexpr uint32_t kPrimaryTraceClock = 2;
+constexpr uint32_t kClockId = 1;
+constexpr uint32_t kTimestamp = 2;
+constexpr uint64_t kBoottime = 6;
+constexpr uint64_t kMonotonic = 3;
+// A clock of this sequence (ids 64-127 are sequence-scoped): ns since the
+// timeline's start, so timestamps take 4-6 bytes instead of 7-8.
+constexpr uint64_t kTimelineClock = 64;
+}  // namespace clock
+namespace descriptor {
+constexpr uint32_t kUuid = 1;
+constexpr uint32_t kName = 2;
+constexpr uint32_t kProcess = 3;
+constexpr uint32_t kThread = 4;
+constexpr uint32_t kParentUuid = 5;
+constexpr uint32_t kCounter = 8;
+constexpr uint32_t kChildOrdering = 11;
+constexpr uint32_t kSiblingOrderRank = 12;
+constexpr uint32_t kSiblingMergeBehavior = 15;
+constexpr uint64_t kOrderingExplicit = 3;
+constexpr uint64_t kMergeNone = 2;
+constexpr uint32_t kProcessPid = 1;
+constexpr uint32_t kProcessName = 6;
+constexpr uint32_t kThreadPid = 1;
+constexpr uint32_t kThreadTid = 2;
+constexpr uint32_t kThreadName = 5;
+constexpr uint32_t kCounterUnit = 3;
+constexpr uint64_t kUnitSizeBytes = 3;
+}  // namespace descriptor
+namespace event {
+constexpr uint32_t kCategoryIids = 3;
+constexpr uint32_t kDebugAnnotations = 4;
+constexpr uint32_t kType = 9;
+constexpr uint32_t kNameIid = 10;
+constexpr uint32_t kTrackUuid = 11;
+constexpr uint32_t kCategories = 22;
+constexpr uint32_t kName = 23;
+constexpr uint32_t kCounterValue = 30;
+constexpr uint32_t kFlowIds = 47;
+constexpr uint32_t kTerminatingFlowIds = 48;
+constexpr uint32_t kCallstackIid = 56;
+constexpr uint64_t kSliceBegin = 1;
+constexpr uint64_t kSliceEnd = 2;
+constexpr uint64_t kInstant = 3;
+constexpr uint64_t kCounter = 4;
+}  // namespace event
+namespace annotation {
+constexpr uint32_t kNameIid = 1;
+constexpr uint32_t kName = 10;
+constexpr uint32_t kBoolValue = 2;
+constexpr uint32_t kUintValue = 3;
+constexpr uint32_t kIntValue = 4;
+constexpr uint32_t kDoubleValue = 5;
+constexpr uint32_t kStringValue = 6;
+constexpr uint32_t kArrayValues = 12;
+constexpr uint32_t kStringValueIid = 17;
+}  // namespace annotation
+namespace interned {
+constexpr uint32_t kEventCategories = 1;
+constexpr uint32_t kEventNames = 2;
+constexpr uint32_t kDebugAnnotationNames = 3;
+constexpr uint32_t kFunctionNames = 5;
+constexpr uint32_t kFrames = 6;
+constexpr uint32_t kCallstacks = 7;
+constexpr uint32_t kDebugAnnotationStringValues = 29;
+// Every table's entry: iid = 1; EventName/EventCategory/DebugAnnotationName
+// name = 2, InternedString str = 2.
+constexpr uint32_t kEntryIid = 1;
+constexpr uint32_t kEntryText = 2;
+constexpr uint32_t kFrameFunctionNameId = 2;
+constexpr uint32_t kCallstackFrameIds = 2;
+}  // namespace interned
+
+constexpr uint64_t kSequenceId = 1;
+constexpr uint32_t kProcessTid = 0xFFFFFFFFu;
+// Text without a timeline iid (NVTX messages, window names) is interned by
+// content up to this many entries per table and file, then written inline.
+constexpr size_t kMaxTextEntries = size_t{1} << 16;
+
+uint64_t track_key(uint32_t pid, uint32_t tid) { return uint64_t{pid} << 32 | tid; }
+
+// A string field: valid UTF-8, repaired as the JSON repairs it.
+void put_text(ProtoBuffer& buffer, uint32_t field, std::string_view text) {
+  if (is_valid_utf8(text)) buffer.field_bytes(field, text);
+  else buffer.field_bytes(field, utf8_repaired(text));
+}
+
+}  // namespace
+
+// One output file, plain or gzipped.
+class ProtoOutput {
+ public:
+  static std::unique_ptr<ProtoOutput> create(const std::string& path, bool gzip, std::string* error) {
+    auto out = std::unique_ptr<ProtoOutput>(new ProtoOutput);
+    if (gzip) {
+      out->gz_ = gzopen(path.c_str(), "wb6");
+      if (out->gz_ == nullptr) {
+        *error = path + ": cannot create the output: " + std::strerror(errno != 0 ? errno : ENOMEM);
+        return nullptr;
+      }
+      gzbuffer(out->gz_, 1 << 18);
+    } else {
+      out->file_ = std::fopen(path.c_str(), "wb");
+      if (out->file_ == nullptr) {
+        *error = path + ": cannot create the output: " + std::strerror(errno);
+        return nullptr;
+      }
+    }
+    return out;
+  }
+  ~ProtoOutput() { close(); }
+
+  bool write(std::string_view bytes) {
+    written_ += bytes.size();
+    if (buffer_.size() + bytes.size() > kBuffer) spill();
+    if (bytes.size() > kBuffer) return put(bytes);
+    buffer_.append(bytes);
+    return !failed_;
+  }
+  bool close() {
+    spill();
+    if (gz_ != nullptr) {
+      failed_ = gzclose(gz_) != Z_OK || failed_;
+      gz_ = nullptr;
+    }
+    if (file_ != nullptr) {
+      failed_ = std::fclose(file_) != 0 || failed_;
+      file_ = nullptr;
+    }
+    return !failed_;
+  }
+  // Uncompressed bytes: what the UI loads, and what --max-size bounds.
+  uint64_t written() const { return written_; }
+  bool failed() const { return failed_; }
+
+ private:
+  ProtoOutput() { buffer_.reserve(kBuffer); }
+  static constexpr size_t kBuffer = 1 << 20;
+  void spill() {
+    put(buffer_);
+    buffer_.clear();
+  }
+  bool put(std::string_view bytes) {
+    if (bytes.empty() || failed_) return !failed_;
+    if (gz_ != nullptr) failed_ = gzwrite(gz_, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size());
+    else if (file_ != nullptr) failed_ = std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size();
+    return !failed_;
+  }
+  std::string buffer_;
+  std::FILE* file_ = nullptr;
+  gzFile gz_ = nullptr;
+  uint64_t written_ = 0;
+  bool failed_ = false;
+};
+
+namespace {
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// "run.pftrace" -> "run.2.pftrace"; "run.pftrace.gz" -> "run.2.pftrace.gz".
+std::string shard_path(const std::string& path, size_t index) {
+  if (index == 1) return path;
+  std::string stem = path;
+  std::string suffix;
+  for (std::string_view ending : {".pftrace.gz", ".pftrace", ".gz"}) {
+    if (ends_with(stem, ending)) {
+      suffix = std::string(ending);
+      stem.resize(stem.size() - ending.size());
+      break;
+    }
+  }
+  return stem + "." + std::to_string(index) + suffix;
+}
+
+}  // namespace
+
+ProtobufEmitter::ProtobufEmitter(std::string path, StackFormatter& stacks, ProtobufOptions options)
+    : path_(std::move(path)), stacks_(stacks), options_(options) {}
+
+ProtobufEmitter::~ProtobufEmitter() = default;
+
+bool ProtobufEmitter::open(std::string* error) {
+  files_.push_back(shard_path(path_, 1));
+  out_ = ProtoOutput::create(files_.back(), ends_with(path_, ".gz"), error);
+  return out_ != nullptr;
+}
+
+uint64_t ProtobufEmitter::bytes() const { return bytes_before_file_ + (out_ ? out_->written() : 0); }
+
+void ProtobufEmitter::write(std::string_view bytes) {
+  if (out_ == nullptr || !out_->write(bytes)) failed_ = true;
+}
+
+void ProtobufEmitter::start_packet(int64_t ns, bool with_timestamp) {
+  packet_.clear();
+  if (with_timestamp) {
+    if (ns >= 0) {
+      packet_.field_varint(packet::kTimestamp, static_cast<uint64_t>(ns));  // on the timeline clock
+    } else {
+      // Before the timeline's start (another host's clock): MONOTONIC itself.
+      packet_.field_varint(packet::kTimestamp, static_cast<uint64_t>(base_ns_ + ns));
+      packet_.field_varint(packet::kTimestampClockId, clock::kMonotonic);
+    }
+  }
+  packet_.field_varint(packet::kTrustedPacketSequenceId, kSequenceId);
+}
+
+// The packet as a Trace.packet field, appended to `out`.
+void ProtobufEmitter::end_packet_into(std::string& out) {
+  char header[11];
+  size_t n = 0;
+  header[n++] = static_cast<char>(trace::kPacket << 3 | static_cast<uint8_t>(WireType::kLengthDelimited));
+  uint64_t length = packet_.size();
+  while (length >= 0x80) {
+    header[n++] = static_cast<char>(length | 0x80);
+    length >>= 7;
+  }
+  header[n++] = static_cast<char>(length);
+  out.append(header, n);
+  out.append(packet_.view());
+}
+
+void ProtobufEmitter::write_preamble() {
+  // The clocks: MONOTONIC is the trace clock; the timeline clock is 0 at
+  // the timeline's start (MONOTONIC base_ns); BOOTTIME is declared equal to
+  // MONOTONIC (the trace holds no BOOTTIME readings) so nothing is dropped.
+  std::string bytes;
+  start_packet(0, false);
+  const size_t snapshot = packet_.begin_message(packet::kClockSnapshot);
+  for (const auto& [id, value] : {std::pair<uint64_t, uint64_t>{clock::kBoottime, base_ns_},
+                                  {clock::kMonotonic, base_ns_},
+                                  {clock::kTimelineClock, 0}}) {
+    const size_t entry = packet_.begin_message(clock::kClocks);
+    packet_.field_varint(clock::kClockId, id);
+    packet_.field_varint(clock::kTimestamp, value);
+    packet_.end_message(entry);
+  }
+  packet_.field_varint(clock::kPrimaryTraceClock, clock::kMonotonic);
+  packet_.end_message(snapshot);
+  end_packet_into(bytes);
+  // The sequence's state: timestamps on the timeline clock.
+  start_packet(0, false);
+  packet_.field_varint(packet::kSequenceFlags, packet::kSeqIncrementalStateCleared);
+  packet_.field_bool(packet::kFirstPacketOnSequence, true);
+  const size_t defaults = packet_.begin_message(packet::kTracePacketDefaults);
+  packet_.field_varint(defaults::kTimestampClockId, clock::kTimelineClock);
+  packet_.end_message(defaults);
+  end_packet_into(bytes);
+  write(bytes);
+  for (const Descriptor& descriptor : descriptors_) write(descriptor.packet);
+}
+
+void ProtobufEmitter::begin(const timeline::TimelineInfo& info) {
+  base_ns_ = info.base_ns;
+  write_preamble();
+}
+
+void ProtobufEmitter::declare(std::string packet) {
+  write(packet);
+  descriptors_.push_back(Descriptor{std::move(packet)});
+}
+
+ProtobufEmitter::Track& ProtobufEmitter::process_track(uint32_t pid) {
+  auto [it, inserted] = tracks_.try_emplace(track_key(pid, kProcessTid));
+  if (inserted) {
+    // Not declared by the timeline (cannot happen for events it places):
+    // a bare process.
+    it->second.uuid = next_uuid_++;
+    it->second.pid = pid;
+    start_packet(0, false);
+    const size_t d = packet_.begin_message(packet::kTrackDescriptor);
+    packet_.field_varint(descriptor::kUuid, it->second.uuid);
+    const size_t p = packet_.begin_message(descriptor::kProcess);
+    packet_.field_int(descriptor::kProcessPid, static_cast<int32_t>(pid));
+    packet_.end_message(p);
+    packet_.end_message(d);
+    std::string bytes;
+    end_packet_into(bytes);
+    declare(std::move(bytes));
+  }
+  return it->second;
+}
+
+void ProtobufEmitter::process(const timeline::ProcessTrack& process) {
+  auto [it, inserted] = tracks_.try_emplace(track_key(process.pid, kProcessTid));
+  if (!inserted) return;  // one descriptor per process
+  Track& track = it->second;
+  track.uuid = next_uuid_++;
+  track.pid = process.pid;
+  start_packet(0, false);
+  const size_t d = packet_.begin_message(packet::kTrackDescriptor);
+  packet_.field_varint(descriptor::kUuid, track.uuid);
+  const size_t p = packet_.begin_message(descriptor::kProcess);
+  packet_.field_int(descriptor::kProcessPid, static_cast<int32_t>(process.pid));
+  put_text(packet_, descriptor::kProcessName, process.name);
+  packet_.end_message(p);
+  packet_.field_varint(descriptor::kChildOrdering, descriptor::kOrderingExplicit);
+  packet_.field_int(descriptor::kSiblingOrderRank, static_cast<int32_t>(process.sort_index));
+  packet_.end_message(d);
+  std::string bytes;
+  end_packet_into(bytes);
+  declare(std::move(bytes));
+}
+
+void ProtobufEmitter::thread(const timeline::ThreadTrack& thread) {
+  const uint64_t parent = process_track(thread.pid).uuid;
+  auto [it, inserted] = tracks_.try_emplace(track_key(thread.pid, thread.tid));
+  if (!inserted) return;
+  Track& track = it->second;
+  track.uuid = next_uuid_++;
+  track.pid = thread.pid;
+  start_packet(0, false);
+  const size_t d = packet_.begin_message(packet::kTrackDescriptor);
+  packet_.field_varint(descriptor::kUuid, track.uuid);
+  packet_.field_varint(descriptor::kParentUuid, parent);
+  if (thread.kind == timeline::ThreadKind::kThread) {
+    const size_t t = packet_.begin_message(descriptor::kThread);
+    packet_.field_int(descriptor::kThreadPid, static_cast<int32_t>(thread.pid));
+    packet_.field_int(descriptor::kThreadTid, thread.tid);
+    if (!thread.name.empty()) put_text(packet_, descriptor::kThreadName, thread.name);
+    packet_.end_message(t);
+  } else {
+    put_text(packet_, descriptor::kName, thread.name);
+    packet_.field_varint(descriptor::kSiblingMergeBehavior, descriptor::kMergeNone);
+  }
+  packet_.field_int(descriptor::kSiblingOrderRank, static_cast<int32_t>(thread.sort_index));
+  packet_.end_message(d);
+  std::string bytes;
+  end_packet_into(bytes);
+  declare(std::move(bytes));
+}
+
+ProtobufEmitter::Track& ProtobufEmitter::track(uint32_t pid, uint32_t tid) {
+  auto found = tracks_.find(track_key(pid, tid));
+  if (found != tracks_.end()) return found->second;
+  // A track the timeline did not declare: a thread without a name (a
+  // process's main thread, or a thread whose definitions were lost).
+  thread(timeline::ThreadTrack{pid, tid, std::string_view(), 0, timeline::ThreadKind::kThread});
+  return tracks_.at(track_key(pid, tid));
+}
+
+uint64_t ProtobufEmitter::counter_track(uint32_t pid, timeline::Str name, const char* key) {
+  auto [it, inserted] = counter_tracks_.try_emplace(std::make_tuple(pid, name.iid, std::string(key)), 0);
+  if (!inserted) return it->second;
+  it->second = next_uuid_++;
+  const uint64_t parent = process_track(pid).uuid;
+  start_packet(0, false);
+  const size_t d = packet_.begin_message(packet::kTrackDescriptor);
+  packet_.field_varint(descriptor::kUuid, it->second);
+  packet_.field_varint(descriptor::kParentUuid, parent);
+  // The JSON importer names a "C" event's track "<name> <key>": the same here.
+  put_text(packet_, descriptor::kName, std::string(name.text) + " " + key);
+  const size_t c = packet_.begin_message(descriptor::kCounter);
+  packet_.field_varint(descriptor::kCounterUnit, descriptor::kUnitSizeBytes);
+  packet_.end_message(c);
+  packet_.end_message(d);
+  std::string bytes;
+  end_packet_into(bytes);
+  declare(std::move(bytes));
+  return it->second;
+}
+
+uint32_t ProtobufEmitter::intern(InternTable& table, uint32_t field, timeline::Str text) {
+  uint32_t* slot = nullptr;
+  if (text.iid != 0) {
+    if (table.by_timeline_iid.size() <= text.iid) table.by_timeline_iid.resize(text.iid + 1, 0);
+    slot = &table.by_timeline_iid[text.iid];
+  } else {
+    auto found = table.by_text.find(text.text);
+    if (found != table.by_text.end()) return found->second;
+    if (table.by_text.size() >= kMaxTextEntries) return 0;
+    table.texts.emplace_back(text.text);
+    slot = &table.by_text.emplace(table.texts.back(), 0).first->second;
+  }
+  if (*slot != 0) return *slot;
+  *slot = table.next++;
+  const size_t entry = interned_.begin_message(field);
+  interned_.field_varint(interned::kEntryIid, *slot);
+  put_text(interned_, interned::kEntryText, text.text);
+  interned_.end_message(entry);
+  return *slot;
+}
+
+uint32_t ProtobufEmitter::annotation_name(const char* key) {
+  KeyCacheEntry& entry = key_cache_[(reinterpret_cast<uintptr_t>(key) >> 2) % std::size(key_cache_)];
+  if (entry.key == key) return entry.iid;
+  const uint32_t iid = intern(annotation_names_, interned::kDebugAnnotationNames, timeline::Str{key, 0});
+  if (iid != 0) entry = KeyCacheEntry{key, iid};
+  return iid;
+}
+
+uint32_t ProtobufEmitter::callstack(const timeline::StackRef& stack) {
+  const auto key = std::make_tuple(stack.section, stack.stack.native, stack.stack.python, stack.api);
+  auto found = callstacks_.find(key);
+  if (found != callstacks_.end()) return found->second;
+  const std::vector<std::string> frames =
+      stacks_.frames(*stack.section, stack.stack.native, stack.stack.python, stack.section->api_name(stack.api));
+  uint32_t iid = 0;
+  if (!frames.empty()) {
+    frame_ids_.clear();
+    for (const std::string& text : frames) {
+      auto [frame, inserted] = frames_.try_emplace(text, 0);
+      if (inserted) {
+        // One frame per distinct text: its function name says it all
+        // ("file:line function", "name (file:line)", "module+offset").
+        const uint32_t name = intern(function_names_, interned::kFunctionNames, timeline::Str{text, 0});
+        frame->second = next_frame_++;
+        const size_t entry = interned_.begin_message(interned::kFrames);
+        interned_.field_varint(interned::kEntryIid, frame->second);
+        if (name != 0) interned_.field_varint(interned::kFrameFunctionNameId, name);
+        interned_.end_message(entry);
+      }
+      frame_ids_.push_back(frame->second);
+    }
+    iid = next_callstack_++;
+    const size_t entry = interned_.begin_message(interned::kCallstacks);
+    interned_.field_varint(interned::kEntryIid, iid);
+    for (uint32_t frame : frame_ids_) interned_.field_varint(interned::kCallstackFrameIds, frame);
+    interned_.end_message(entry);
+  }
+  callstacks_.emplace(key, iid);
+  return iid;
+}
+
+// Interned entries gathered for the next event go out first, in a packet
+// of their own: the event's packet may wait in its track's reorder buffer.
+void ProtobufEmitter::flush_interned() {
+  if (interned_.empty()) return;
+  ProtoBuffer saved;
+  saved.swap(packet_);
+  start_packet(0, false);
+  packet_.field_varint(packet::kSequenceFlags, packet::kSeqNeedsIncrementalState);
+  packet_.field_message(packet::kInternedData, interned_);
+  std::string bytes;
+  end_packet_into(bytes);
+  write(bytes);
+  interned_.clear();
+  saved.swap(packet_);
+}
+
+void ProtobufEmitter::track_event_head(uint64_t type, uint64_t track_uuid, timeline::Str category,
+                                       timeline::Str name) {
+  packet_.field_varint(packet::kSequenceFlags, packet::kSeqNeedsIncrementalState);
+  event_mark_ = packet_.begin_message(packet::kTrackEvent);
+  packet_.field_varint(event::kType, type);
+  packet_.field_varint(event::kTrackUuid, track_uuid);
+  if (!category.text.empty()) {
+    const uint32_t iid = intern(categories_, interned::kEventCategories, category);
+    if (iid != 0) packet_.field_varint(event::kCategoryIids, iid);
+    else put_text(packet_, event::kCategories, category.text);
+  }
+  if (!name.text.empty()) {
+    const uint32_t iid = intern(names_, interned::kEventNames, name);
+    if (iid != 0) packet_.field_varint(event::kNameIid, iid);
+    else put_text(packet_, event::kName, name.text);
+  }
+}
+
+void ProtobufEmitter::write_args(const timeline::Args* args) {
+  if (args == nullptr) return;
+  for (const timeline::Arg& arg : *args) {
+    if (arg.type == timeline::ArgType::kStack) continue;  // callstack_iid
+    const uint32_t name = annotation_name(arg.key);
+    const size_t mark = packet_.begin_message(event::kDebugAnnotations);
+    if (name != 0) packet_.field_varint(annotation::kNameIid, name);
+    else put_text(packet_, annotation::kName, arg.key);
+    switch (arg.type) {
+      case timeline::ArgType::kInt: packet_.field_int(annotation::kIntValue, arg.i); break;
+      case timeline::ArgType::kUint: packet_.field_varint(annotation::kUintValue, arg.u); break;
+      case timeline::ArgType::kDouble: packet_.field_double(annotation::kDoubleValue, arg.d); break;
+      case timeline::ArgType::kBool: packet_.field_bool(annotation::kBoolValue, arg.i != 0); break;
+      case timeline::ArgType::kString: {
+        const uint32_t iid = arg.s.iid != 0 ? intern(annotation_values_, interned::kDebugAnnotationStringValues, arg.s) : 0;
+        if (iid != 0) packet_.field_varint(annotation::kStringValueIid, iid);
+        else put_text(packet_, annotation::kStringValue, arg.s.text);
+        break;
+      }
+      case timeline::ArgType::kDim3: {
+        char text[48];  // "(" three uint32 of at most 10 digits, two "," and ")"
+        char* out = text;
+        *out++ = '(';
+        out = std::to_chars(out, out + 10, arg.dim.x).ptr;
+        *out++ = ',';
+        out = std::to_chars(out, out + 10, arg.dim.y).ptr;
+        *out++ = ',';
+        out = std::to_chars(out, out + 10, arg.dim.z).ptr;
+        *out++ = ')';
+        const std::string_view value(text, static_cast<size_t>(out - text));
+        // Launch shapes repeat: interned by text (bounded).
+        const uint32_t iid = intern(annotation_values_, interned::kDebugAnnotationStringValues, timeline::Str{value, 0});
+        if (iid != 0) packet_.field_varint(annotation::kStringValueIid, iid);
+        else put_text(packet_, annotation::kStringValue, value);
+        break;
+      }
+      case timeline::ArgType::kStringList:
+        for (size_t i = 0; i < arg.list_size; ++i) {
+          const size_t item = packet_.begin_message(annotation::kArrayValues);
+          const uint32_t iid = intern(annotation_values_, interned::kDebugAnnotationStringValues, arg.list[i]);
+          if (iid != 0) packet_.field_varint(annotation::kStringValueIid, iid);
+          else put_text(packet_, annotation::kStringValue, arg.list[i].text);
+          packet_.end_message(item);
+        }
+        break;
+      case timeline::ArgType::kStack: break;
+    }
+    packet_.end_message(mark);
+  }
+}
+
+void ProtobufEmitter::slice(const timeline::Slice& slice) {
+  ++events_;
+  Track& track = this->track(slice.track.pid, slice.track.tid);
+  start_packet(slice.begin_ns);
+  track_event_head(event::kSliceBegin, track.uuid, slice.category, slice.name);
+  if (slice.flow_out != 0) packet_.field_fixed64(event::kFlowIds, slice.flow_out);
+  if (slice.flow_in != 0) packet_.field_fixed64(event::kTerminatingFlowIds, slice.flow_in);
+  write_args(slice.args);
+  if (!slice.stack.empty() && slice.args != nullptr &&
+      std::any_of(slice.args->begin(), slice.args->end(),
+                  [](const timeline::Arg& arg) { return arg.type == timeline::ArgType::kStack; })) {
+    if (const uint32_t iid = callstack(slice.stack)) packet_.field_varint(event::kCallstackIid, iid);
+  }
+  packet_.end_message(event_mark_);
+  flush_interned();
+  const size_t offset = track.arena.size();
+  end_packet_into(track.arena);
+  track.pending.push_back(Pending{slice.begin_ns, std::max(slice.end_ns, slice.begin_ns), static_cast<uint32_t>(offset),
+                                  static_cast<uint32_t>(track.arena.size() - offset), next_order_++});
+  if (track.pending.size() >= kReorderSlices) flush_track(track, kReorderSlices / 2);
+  next_file_if_full();
+}
+
+void ProtobufEmitter::write_end(const Track& track, int64_t ns) {
+  // No interned data: no sequence flags.
+  start_packet(ns);
+  const size_t mark = packet_.begin_message(packet::kTrackEvent);
+  packet_.field_varint(event::kType, event::kSliceEnd);
+  packet_.field_varint(event::kTrackUuid, track.uuid);
+  packet_.end_message(mark);
+  std::string bytes;
+  end_packet_into(bytes);
+  write(bytes);
+}
+
+// Writes the pending begins but the `keep` latest, in time order (outer
+// first on equal begins), each after the ends that close at or before it.
+void ProtobufEmitter::flush_track(Track& track, size_t keep) {
+  std::sort(track.pending.begin(), track.pending.end(), [](const Pending& a, const Pending& b) {
+    if (a.begin_ns != b.begin_ns) return a.begin_ns < b.begin_ns;
+    if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;
+    return a.order < b.order;
+  });
+  const size_t count = track.pending.size() > keep ? track.pending.size() - keep : 0;
+  for (size_t i = 0; i < count; ++i) {
+    const Pending& slice = track.pending[i];
+    while (!track.open_ends.empty() && track.open_ends.back() <= slice.begin_ns) {
+      write_end(track, track.open_ends.back());
+      track.open_ends.pop_back();
+    }
+    write(std::string_view(track.arena).substr(slice.offset, slice.size));
+    // Kept sorted, the earliest end last; on equal ends the later begin
+    // (the inner slice) closes first.
+    auto position = std::upper_bound(track.open_ends.begin(), track.open_ends.end(), slice.end_ns,
+                                     [](int64_t value, int64_t element) { return value > element; });
+    track.open_ends.insert(position, slice.end_ns);
+  }
+  if (count == 0) return;
+  std::string rest;
+  for (size_t i = count; i < track.pending.size(); ++i) {
+    Pending& slice = track.pending[i];
+    const size_t offset = rest.size();
+    rest.append(track.arena, slice.offset, slice.size);
+    slice.offset = static_cast<uint32_t>(offset);
+  }
+  track.pending.erase(track.pending.begin(), track.pending.begin() + static_cast<ptrdiff_t>(count));
+  track.arena.swap(rest);
+}
+
+void ProtobufEmitter::instant(const timeline::Instant& instant) {
+  ++events_;
+  const uint64_t uuid = instant.scope == timeline::InstantScope::kProcess
+                            ? process_track(instant.track.pid).uuid
+                            : track(instant.track.pid, instant.track.tid).uuid;
+  start_packet(instant.ns);
+  track_event_head(event::kInstant, uuid, instant.category, instant.name);
+  write_args(instant.args);
+  packet_.end_message(event_mark_);
+  flush_interned();
+  std::string bytes;
+  end_packet_into(bytes);
+  write(bytes);
+  next_file_if_full();
+}
+
+void ProtobufEmitter::async_slice(const timeline::AsyncSlice& slice) {
+  ++events_;
+  // A track of its own under the process (ranges may overlap); tracks of
+  // the same name are shown together.
+  const uint64_t parent = process_track(slice.track.pid).uuid;
+  const uint64_t uuid = next_uuid_++;
+  start_packet(0, false);
+  const size_t d = packet_.begin_message(packet::kTrackDescriptor);
+  packet_.field_varint(descriptor::kUuid, uuid);
+  packet_.field_varint(descriptor::kParentUuid, parent);
+  put_text(packet_, descriptor::kName, slice.name.text);
+  packet_.end_message(d);
+  std::string bytes;
+  end_packet_into(bytes);
+  write(bytes);  // not repeated in later files: the range is written whole here
+
+  start_packet(slice.begin_ns);
+  track_event_head(event::kSliceBegin, uuid, slice.category, slice.name);
+  write_args(slice.args);
+  const size_t id = packet_.begin_message(event::kDebugAnnotations);
+  packet_.field_varint(annotation::kNameIid, annotation_name("id"));
+  put_text(packet_, annotation::kStringValue, slice.id);
+  packet_.end_message(id);
+  const size_t tid = packet_.begin_message(event::kDebugAnnotations);
+  packet_.field_varint(annotation::kNameIid, annotation_name("tid"));
+  packet_.field_varint(annotation::kUintValue, slice.track.tid);
+  packet_.end_message(tid);
+  packet_.end_message(event_mark_);
+  flush_interned();
+  bytes.clear();
+  end_packet_into(bytes);
+  write(bytes);
+  Track range;
+  range.uuid = uuid;
+  write_end(range, std::max(slice.end_ns, slice.begin_ns));
+  next_file_if_full();
+}
+
+void ProtobufEmitter::counter(const timeline::CounterSample& sample) {
+  std::string bytes;
+  for (size_t i = 0; i < sample.value_count; ++i) {
+    ++events_;
+    const uint64_t uuid = counter_track(sample.pid, sample.name, sample.values[i].key);
+    start_packet(sample.ns);
+    const size_t mark = packet_.begin_message(packet::kTrackEvent);
+    packet_.field_varint(event::kType, event::kCounter);
+    packet_.field_varint(event::kTrackUuid, uuid);
+    packet_.field_int(event::kCounterValue, static_cast<int64_t>(sample.values[i].value));
+    packet_.end_message(mark);
+    end_packet_into(bytes);
+  }
+  write(bytes);
+  next_file_if_full();
+}
+
+void ProtobufEmitter::next_file_if_full() {
+  if (options_.max_bytes == 0 || out_ == nullptr || out_->written() < options_.max_bytes || failed_) return;
+  // Close every slice here, then go on in the next file.
+  for (auto& [key, track] : tracks_) {
+    flush_track(track, 0);
+    while (!track.open_ends.empty()) {
+      write_end(track, track.open_ends.back());
+      track.open_ends.pop_back();
+    }
+  }
+  bytes_before_file_ += out_->written();
+  if (!out_->close()) {
+    failed_ = true;
+    return;
+  }
+  files_.push_back(shard_path(path_, files_.size() + 1));
+  std::string error;
+  out_ = ProtoOutput::create(files_.back(), ends_with(path_, ".gz"), &error);
+  if (out_ == nullptr) {
+    failed_ = true;
+    return;
+  }
+  for (InternTable* table : {&names_, &categories_, &annotation_names_, &annotation_values_, &function_names_})
+    table->reset();
+  std::fill(std::begin(key_cache_), std::end(key_cache_), KeyCacheEntry{});
+  callstacks_.clear();
+  frames_.clear();
+  next_callstack_ = 1;
+  next_frame_ = 1;
+  write_preamble();  // clears the incremental state and repeats every descriptor
+}
+
+bool ProtobufEmitter::finish(std::string* error) {
+  for (auto& [key, track] : tracks_) {
+    flush_track(track, 0);
+    while (!track.open_ends.empty()) {
+      write_end(track, track.open_ends.back());
+      track.open_ends.pop_back();
+    }
+  }
+  if (out_ != nullptr && !out_->close()) failed_ = true;
+  if (failed_) {
+    *error = "writing the output failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace proflaunch::tools::emit

@@ -1,0 +1,171 @@
+// The timeline as Perfetto's native protobuf trace (.pftrace), encoded by
+// hand from the field numbers in /work/shared/perfetto-format.md (the
+// project's subset schema is tests/perfetto_subset.proto).
+//
+// - One packet sequence. It starts with a ClockSnapshot that makes
+//   CLOCK_MONOTONIC the trace clock, and packet defaults that put every
+//   timestamp on it: timestamps are the traced processes' own MONOTONIC ns.
+// - TrackDescriptors: a process per timeline process (GPUs too, with their
+//   synthetic pids), a thread descriptor per traced thread, a named child
+//   track for every other track (streams, NVTX domains, capture windows),
+//   a counter track per memory counter, a track per NVTX start/end range.
+//   Sort order as in the JSON (sibling_order_rank).
+// - Interned: event names, categories, debug annotation names and string
+//   values, and call stacks as function names, frames and callstacks
+//   (callstack_iid), in their own packets written before any packet that
+//   uses them.
+// - Slices are SLICE_BEGIN/SLICE_END pairs. The importer orders events of
+//   equal timestamp by file order, so each track's slices pass through a
+//   small reorder buffer: begins by time, outer first, and the ends of
+//   slices that close at a begin's time before it.
+// - Flows: flow_ids on the call's begin, terminating_flow_ids on the GPU
+//   work's begin.
+// - Memory stays bounded: per track at most kReorderSlices encoded begins.
+//
+// Sharding: once a file passes `max_bytes` the emitter closes every open
+// slice there and goes on in the next file (`<stem>.2.pftrace`, ...), which
+// starts with the clock, the defaults and every track descriptor again and
+// interns afresh: each file opens alone in the UI. A name ending in ".gz"
+// is written gzipped.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "tools/proftrace/emit/proto_wire.h"
+#include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/timeline/timeline_events.h"
+
+namespace proflaunch::tools::emit {
+
+class ProtoOutput;
+
+struct ProtobufOptions {
+  uint64_t max_bytes = uint64_t{1} << 30;  // per file; 0: no limit
+};
+
+class ProtobufEmitter : public timeline::TimelineSink {
+ public:
+  // `path`: the first file; a ".gz" ending gzips every file.
+  ProtobufEmitter(std::string path, StackFormatter& stacks, ProtobufOptions options = {});
+  ~ProtobufEmitter() override;
+
+  // False with `error` when the first file cannot be created.
+  bool open(std::string* error);
+
+  void begin(const timeline::TimelineInfo& info) override;
+  void process(const timeline::ProcessTrack& track) override;
+  void thread(const timeline::ThreadTrack& track) override;
+  void slice(const timeline::Slice& slice) override;
+  void instant(const timeline::Instant& instant) override;
+  void async_slice(const timeline::AsyncSlice& slice) override;
+  void counter(const timeline::CounterSample& sample) override;
+  bool finish(std::string* error) override;
+
+  bool failed() const override { return failed_; }
+  uint64_t events() const override { return events_; }
+  uint64_t bytes() const override;
+
+  // Every file written, first to last.
+  const std::vector<std::string>& files() const { return files_; }
+
+  static constexpr size_t kReorderSlices = 16;
+
+ private:
+  struct Pending {
+    int64_t begin_ns;
+    int64_t end_ns;
+    uint32_t offset;
+    uint32_t size;
+    uint64_t order;
+  };
+  struct Track {
+    uint64_t uuid = 0;
+    uint32_t pid = 0;
+    std::string arena;  // encoded begin packets of `pending`
+    std::vector<Pending> pending;
+    std::vector<int64_t> open_ends;  // ends not yet written, the earliest last
+  };
+  // A descriptor as declared, to write again at the top of every file.
+  struct Descriptor {
+    std::string packet;
+  };
+
+  // Interning, per file (a new file starts over). Tables map the timeline's
+  // iids (or, for text without one, the text) to this file's iids.
+  struct InternTable {
+    std::vector<uint32_t> by_timeline_iid;
+    std::unordered_map<std::string_view, uint32_t> by_text;  // keys in `texts`
+    std::deque<std::string> texts;
+    uint32_t next = 1;
+    void reset() {
+      by_timeline_iid.clear();
+      by_text.clear();
+      texts.clear();
+      next = 1;
+    }
+  };
+  // Returns the iid of `text` in `table`, adding the entry to the pending
+  // interned data (field `field` of InternedData) when new; 0 when the text
+  // should be written inline (no iid and the table's text map is full).
+  uint32_t intern(InternTable& table, uint32_t field, timeline::Str text);
+  uint32_t annotation_name(const char* key);
+  uint32_t callstack(const timeline::StackRef& stack);
+
+  Track& track(uint32_t pid, uint32_t tid);
+  Track& process_track(uint32_t pid);
+  uint64_t counter_track(uint32_t pid, timeline::Str name, const char* key);
+  void declare(std::string packet);
+  void start_packet(int64_t ns, bool with_timestamp = true);
+  void end_packet_into(std::string& out);
+  void flush_interned();
+  void write_args(const timeline::Args* args);
+  void track_event_head(uint64_t type, uint64_t track_uuid, timeline::Str category, timeline::Str name);
+  void write_end(const Track& track, int64_t ns);
+  void flush_track(Track& track, size_t keep);
+  void write(std::string_view bytes);
+  void write_preamble();
+  void next_file_if_full();
+
+  std::string path_;
+  StackFormatter& stacks_;
+  ProtobufOptions options_;
+  std::unique_ptr<ProtoOutput> out_;
+  std::vector<std::string> files_;
+  bool failed_ = false;
+  uint64_t events_ = 0;
+  uint64_t bytes_before_file_ = 0;
+  int64_t base_ns_ = 0;
+
+  ProtoBuffer packet_;    // the packet being built
+  ProtoBuffer interned_;  // InternedData entries not yet written
+  size_t packet_mark_ = 0;
+  size_t event_mark_ = 0;
+
+  uint64_t next_uuid_ = 1;
+  uint64_t next_order_ = 0;
+  std::unordered_map<uint64_t, Track> tracks_;  // (pid << 32 | tid); process tracks at tid 0xFFFFFFFF
+  std::map<std::tuple<uint32_t, uint32_t, std::string>, uint64_t> counter_tracks_;  // (pid, name iid, key)
+  std::vector<Descriptor> descriptors_;
+  InternTable names_, categories_, annotation_names_, annotation_values_, function_names_;
+  // Arg keys are literals: their iid by address, in a small direct-mapped cache.
+  struct KeyCacheEntry {
+    const char* key = nullptr;
+    uint32_t iid = 0;
+  };
+  KeyCacheEntry key_cache_[256];
+  std::map<std::tuple<const SectionModel*, uint32_t, uint32_t, uint16_t>, uint32_t> callstacks_;
+  std::unordered_map<std::string, uint32_t> frames_;  // frame text -> frame iid
+  uint32_t next_callstack_ = 1;
+  uint32_t next_frame_ = 1;
+  std::vector<uint32_t> frame_ids_;  // scratch
+};
+
+}  // namespace proflaunch::tools::emit
