@@ -1,0 +1,383 @@
+// The protobuf emitter: the wire encoder, the order of slice begins and
+// ends on a track (the importer pairs them by timestamp, then file order),
+// shards that each stand alone, gzip, and `convert -o X.pftrace` end to end
+// (checked against the JSON by tests/perfetto/pftrace_check.py).
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/unit/tools/tool_fixture.h"
+#include "tests/unit/tools/trace_scenarios.h"
+#include "tools/proftrace/emit/proto_wire.h"
+#include "tools/proftrace/emit/protobuf_emitter.h"
+#include "tools/proftrace/stacks/stack_formatter.h"
+
+namespace proflaunch::testing {
+namespace {
+
+using tools::emit::ProtoBuffer;
+using tools::emit::ProtobufEmitter;
+namespace tl = tools::timeline;
+
+// ---- a small decoder for what the tests look at ----
+
+uint64_t read_varint(const std::string& data, size_t& pos) {
+  uint64_t value = 0;
+  for (int shift = 0; pos < data.size(); shift += 7) {
+    const auto byte = static_cast<uint8_t>(data[pos++]);
+    value |= uint64_t{byte & 0x7Fu} << shift;
+    if (byte < 0x80) break;
+  }
+  return value;
+}
+
+struct Field {
+  uint32_t number;
+  uint64_t value = 0;   // varint, fixed64
+  std::string bytes;    // length-delimited
+};
+
+std::vector<Field> decode(const std::string& data) {
+  std::vector<Field> fields;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    const uint64_t key = read_varint(data, pos);
+    Field field{static_cast<uint32_t>(key >> 3)};
+    switch (key & 7) {
+      case 0: field.value = read_varint(data, pos); break;
+      case 1:
+        for (int i = 0; i < 8; ++i) field.value |= uint64_t{static_cast<uint8_t>(data[pos + i])} << (8 * i);
+        pos += 8;
+        break;
+      case 2: {
+        const uint64_t length = read_varint(data, pos);
+        field.bytes = data.substr(pos, length);
+        pos += length;
+        break;
+      }
+      default: ADD_FAILURE() << "wire type " << (key & 7); return fields;
+    }
+    fields.push_back(std::move(field));
+  }
+  return fields;
+}
+
+const Field* find(const std::vector<Field>& fields, uint32_t number) {
+  for (const Field& f : fields)
+    if (f.number == number) return &f;
+  return nullptr;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string gunzip_file(const std::string& path) {
+  gzFile in = gzopen(path.c_str(), "rb");
+  std::string out;
+  char buffer[65536];
+  int n;
+  while (in != nullptr && (n = gzread(in, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
+  if (in != nullptr) gzclose(in);
+  return out;
+}
+
+// What the importer makes of one file: its packets in order, the slices
+// (begins paired with ends per track after sorting by timestamp, then file
+// order), and whether every track was described before its first event.
+struct Imported {
+  size_t packets = 0;
+  bool starts_with_clock = false;
+  std::set<uint64_t> described;
+  std::vector<std::string> problems;
+  std::multiset<std::tuple<uint64_t, int64_t, int64_t>> slices;  // (track, begin, end)
+  std::map<uint64_t, int> flows_out, flows_in;
+};
+
+Imported import(const std::string& data) {
+  Imported result;
+  struct Event {
+    int64_t ts;
+    size_t order;
+    uint64_t track;
+    uint64_t type;
+  };
+  std::vector<Event> events;
+  for (const Field& packet_field : decode(data)) {
+    const std::vector<Field> packet = decode(packet_field.bytes);
+    if (result.packets++ == 0) result.starts_with_clock = find(packet, 6) != nullptr;
+    if (const Field* descriptor = find(packet, 60)) result.described.insert(find(decode(descriptor->bytes), 1)->value);
+    const Field* event = find(packet, 11);
+    if (event == nullptr) continue;
+    const std::vector<Field> fields = decode(event->bytes);
+    const uint64_t track = find(fields, 11)->value;
+    if (result.described.count(track) == 0) result.problems.push_back("an event before its track's descriptor");
+    for (const Field& f : fields) {
+      if (f.number == 47) ++result.flows_out[f.value];
+      if (f.number == 48) ++result.flows_in[f.value];
+    }
+    events.push_back(Event{static_cast<int64_t>(find(packet, 8)->value), events.size(), track, find(fields, 9)->value});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.ts < b.ts; });
+  std::map<uint64_t, std::vector<int64_t>> open;
+  for (const Event& e : events) {
+    if (e.type == 1) open[e.track].push_back(e.ts);
+    if (e.type != 2) continue;
+    if (open[e.track].empty()) {
+      result.problems.push_back("an end with no open slice");
+      continue;
+    }
+    result.slices.emplace(e.track, open[e.track].back(), e.ts);
+    open[e.track].pop_back();
+  }
+  for (auto& [track, stack] : open)
+    if (!stack.empty()) result.problems.push_back("a slice that never ends");
+  return result;
+}
+
+// ---- the wire ----
+
+TEST(ProtoWire, VarintsAreMinimalAndLittleEndianGroupsOfSeven) {
+  ProtoBuffer buffer;
+  buffer.varint(0);
+  buffer.varint(127);
+  buffer.varint(128);
+  buffer.varint(300);
+  buffer.varint(~uint64_t{0});
+  const std::string bytes(buffer.view());
+  EXPECT_EQ(bytes.substr(0, 6), std::string("\x00\x7f\x80\x01\xac\x02", 6));
+  EXPECT_EQ(bytes.size(), 1u + 1 + 2 + 2 + 10);
+  size_t pos = 0;
+  for (uint64_t expected : {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{300}, ~uint64_t{0}})
+    EXPECT_EQ(read_varint(bytes, pos), expected);
+}
+
+TEST(ProtoWire, NestedMessagesGetMinimalLengthsHoweverLong) {
+  for (size_t body : {size_t{0}, size_t{127}, size_t{128}, size_t{16383}, size_t{16384}, size_t{200000}}) {
+    ProtoBuffer buffer;
+    buffer.field_varint(1, 7);
+    const size_t mark = buffer.begin_message(2);
+    buffer.field_bytes(3, std::string(body, 'x'));
+    buffer.end_message(mark);
+    buffer.field_fixed64(4, 0x0102030405060708ull);
+    const std::vector<Field> fields = decode(std::string(buffer.view()));
+    ASSERT_EQ(fields.size(), 3u) << body;
+    EXPECT_EQ(fields[0].value, 7u);
+    const std::vector<Field> inner = decode(fields[1].bytes);
+    ASSERT_EQ(inner.size(), 1u);
+    EXPECT_EQ(inner[0].bytes, std::string(body, 'x'));
+    EXPECT_EQ(fields[2].value, 0x0102030405060708ull);
+    // Minimal: field 1, then the tag, the length's varint and the inner
+    // message, then field 4.
+    const size_t inner_size = 1 + tools::emit::varint_size(body) + body;
+    EXPECT_EQ(buffer.size(), 2 + 1 + tools::emit::varint_size(inner_size) + inner_size + 9);
+  }
+}
+
+// ---- slice order on a track ----
+
+class EmitterTest : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) { return temp_path(name); }
+
+  // Declares one process with one thread and returns the emitter.
+  std::unique_ptr<ProtobufEmitter> open(const std::string& file, uint64_t max_bytes = 0) {
+    tools::emit::ProtobufOptions options;
+    options.max_bytes = max_bytes;
+    auto emitter = std::make_unique<ProtobufEmitter>(file, stacks_, options);
+    std::string error;
+    EXPECT_TRUE(emitter->open(&error)) << error;
+    emitter->begin(tl::TimelineInfo{1'000'000});
+    emitter->process(tl::ProcessTrack{10, "python train.py", 0});
+    emitter->thread(tl::ThreadTrack{10, 11, "worker", 0, tl::ThreadKind::kThread});
+    return emitter;
+  }
+  void slice(ProtobufEmitter& emitter, int64_t begin, int64_t end, uint64_t flow_out = 0, uint64_t flow_in = 0) {
+    tl::Slice s{};
+    s.track = tl::TrackRef{10, 11};
+    s.begin_ns = begin;
+    s.end_ns = end;
+    s.category = tl::Str{"runtime", 0};
+    s.name = tl::Str{"cudaLaunchKernel", 0};
+    s.flow_out = flow_out;
+    s.flow_in = flow_in;
+    args_.clear();
+    args_.add_uint("correlation_id", static_cast<uint64_t>(begin));
+    s.args = &args_;
+    emitter.slice(s);
+  }
+
+  tools::StackFormatter stacks_;
+  tl::Args args_;
+};
+
+TEST_F(EmitterTest, SlicesWrittenOutOfOrderPairTheirBeginsAndEndsRightOnEqualTimestamps) {
+  // Every order the timeline produces: a later sibling before an earlier
+  // one that it touches, an inner call before its outer call with the same
+  // begin, the same end, zero-length slices at a boundary, nested three deep.
+  const std::vector<std::pair<int64_t, int64_t>> written = {
+      {100, 200}, {50, 100},                // touching, written in reverse
+      {300, 310}, {300, 400},               // same begin: inner first
+      {380, 400}, {400, 400}, {400, 450},   // same end, then a zero-length one at it, then a sibling
+      {500, 520}, {505, 520}, {500, 600},   // three deep, sharing ends and begins
+      {600, 600}, {600, 600},               // two zero-length ones at a slice's end
+  };
+  const std::string file = path("order.pftrace");
+  auto emitter = open(file);
+  for (const auto& [begin, end] : written) slice(*emitter, begin, end);
+  std::string error;
+  ASSERT_TRUE(emitter->finish(&error)) << error;
+
+  const Imported imported = import(read_file(file));
+  EXPECT_TRUE(imported.problems.empty()) << imported.problems.front();
+  std::multiset<std::pair<int64_t, int64_t>> got, want(written.begin(), written.end());
+  for (const auto& [track, begin, end] : imported.slices) got.emplace(begin, end);
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(EmitterTest, ManyInterleavedSlicesPassThroughTheReorderBufferIntact) {
+  // Calls that return in reverse nesting order, across many buffer flushes.
+  const std::string file = path("many.pftrace");
+  auto emitter = open(file);
+  std::multiset<std::pair<int64_t, int64_t>> want;
+  for (int64_t i = 0; i < 1000; ++i) {
+    const int64_t t = i * 100;
+    slice(*emitter, t + 10, t + 20);  // inner, first
+    slice(*emitter, t, t + 20);       // outer, same end
+    slice(*emitter, t + 20, t + 100);  // next sibling, touching
+    want.insert({{t + 10, t + 20}, {t, t + 20}, {t + 20, t + 100}});
+  }
+  std::string error;
+  ASSERT_TRUE(emitter->finish(&error)) << error;
+  const Imported imported = import(read_file(file));
+  EXPECT_TRUE(imported.problems.empty()) << imported.problems.front();
+  std::multiset<std::pair<int64_t, int64_t>> got;
+  for (const auto& [track, begin, end] : imported.slices) got.emplace(begin, end);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(emitter->events(), 3000u);
+}
+
+TEST_F(EmitterTest, ShardsEachStartWithTheClockAndDescribeEveryTrackTheyUse) {
+  const std::string file = path("big.pftrace");
+  auto emitter = open(file, 4096);
+  std::multiset<std::pair<int64_t, int64_t>> want;
+  for (int64_t i = 0; i < 2000; ++i) {
+    slice(*emitter, i * 10, i * 10 + 5, static_cast<uint64_t>(i + 1), 0);
+    want.emplace(i * 10, i * 10 + 5);
+  }
+  std::string error;
+  ASSERT_TRUE(emitter->finish(&error)) << error;
+  const std::vector<std::string>& files = emitter->files();
+  ASSERT_GT(files.size(), 3u);
+  EXPECT_EQ(files[0], file);
+  EXPECT_EQ(files[1], path("big.2.pftrace"));
+  std::multiset<std::pair<int64_t, int64_t>> got;
+  uint64_t total = 0;
+  for (const std::string& shard : files) {
+    const std::string data = read_file(shard);
+    total += data.size();
+    EXPECT_LT(data.size(), 4096u + 4096u) << shard;  // one flush past the bound at most
+    const Imported imported = import(data);
+    EXPECT_TRUE(imported.starts_with_clock) << shard;
+    EXPECT_TRUE(imported.problems.empty()) << shard << ": " << imported.problems.front();
+    for (const auto& [track, begin, end] : imported.slices) got.emplace(begin, end);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(total, emitter->bytes());
+}
+
+TEST_F(EmitterTest, AGzNameWritesGzip) {
+  const std::string file = path("small.pftrace.gz");
+  auto emitter = open(file);
+  for (int64_t i = 0; i < 100; ++i) slice(*emitter, i * 10, i * 10 + 5);
+  std::string error;
+  ASSERT_TRUE(emitter->finish(&error)) << error;
+  const std::string raw = read_file(file);
+  ASSERT_GE(raw.size(), 2u);
+  EXPECT_EQ(static_cast<uint8_t>(raw[0]), 0x1f);
+  EXPECT_EQ(static_cast<uint8_t>(raw[1]), 0x8b);
+  const Imported imported = import(gunzip_file(file));
+  EXPECT_TRUE(imported.problems.empty());
+  EXPECT_EQ(imported.slices.size(), 100u);
+}
+
+TEST_F(EmitterTest, AnUnwritableFileIsAnError) {
+  ProtobufEmitter emitter(path("no/such/dir/x.pftrace"), stacks_);
+  std::string error;
+  EXPECT_FALSE(emitter.open(&error));
+  EXPECT_NE(error.find("cannot create the output"), std::string::npos) << error;
+}
+
+// ---- convert -o X.pftrace ----
+
+constexpr uint64_t kStart = 5'000'000'000;
+constexpr uint64_t kKernel = 0x1234;
+
+std::string launches_trace(int launches) {
+  format::TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 0x51, 4321, kStart);
+  trace.function(p.section, kKernel, "_Z5scaleIfEvPT_i");
+  trace.thread(p.section, 4322, "worker");
+  for (int i = 0; i < launches; ++i) {
+    const uint64_t t = kStart + 1000 + static_cast<uint64_t>(i) * 10000;
+    trace.event(p.section, 4322, launch(p, static_cast<uint64_t>(i + 1), t, t + 2000, kKernel, 0xABC));
+    trace.event(p.section, 9999,
+                activity(static_cast<uint64_t>(i + 1), t + 3000, t + 8000, 0xABC, format::GpuActivityKind::kKernel));
+  }
+  return write_trace(trace, "launches.trace");
+}
+
+TEST(ConvertProtobuf, TheExtensionPicksTheFormatAndTheEventsMatchTheJson) {
+  const std::string input = launches_trace(50);
+  tools::ConvertCommand json;
+  json.output = temp_path("x.json");
+  const ConvertedTrace as_json = convert_files({input}, json);
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+
+  tools::ConvertCommand protobuf;
+  protobuf.inputs = {input};
+  protobuf.output = temp_path("x.pftrace");
+  protobuf.quiet = true;
+  std::FILE* err = std::tmpfile();
+  ASSERT_EQ(tools::run_convert(protobuf, err), 0);
+  std::fclose(err);
+  const std::string data = read_file(protobuf.output);
+  ASSERT_FALSE(data.empty());
+  EXPECT_NE(data.substr(0, 1), "{");  // not JSON
+  const Imported imported = import(data);
+  EXPECT_EQ(imported.slices.size(), 100u);  // 50 calls and their 50 kernels
+  EXPECT_EQ(imported.flows_out.size(), 50u);
+  EXPECT_EQ(imported.flows_in.size(), 50u);
+
+  const CommandOutput check = run_shell(std::string(PROFLAUNCH_PYTHON3) + " " + PFTRACE_CHECKER + " " +
+                                        protobuf.output + " --json " + json.output);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  const CommandOutput decoded = run_shell("protoc --decode=perfetto_subset.Trace -I " + std::string(PERFETTO_PROTO_DIR) +
+                                          " perfetto_subset.proto < " + protobuf.output + " > /dev/null");
+  EXPECT_EQ(decoded.exit_code, 0) << decoded.err;
+}
+
+TEST(ConvertProtobuf, WithoutAnOutputNameASmallTraceBecomesJsonNextToIt) {
+  const std::string input = launches_trace(3);
+  tools::ConvertCommand command;
+  command.inputs = {input};
+  std::FILE* err = std::tmpfile();
+  ASSERT_EQ(tools::run_convert(command, err), 0);
+  std::fclose(err);
+  const std::string json = input.substr(0, input.size() - std::string(".trace").size()) + ".json";
+  EXPECT_EQ(read_file(json).substr(0, 1), "{");
+}
+
+}  // namespace
+}  // namespace proflaunch::testing
