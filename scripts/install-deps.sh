@@ -16,6 +16,7 @@ packages=(
   libzstd-dev zlib1g-dev libunwind-dev libdw-dev libelf-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   python3 clang libclang-rt-14-dev
+  protobuf-compiler  # protoc --decode checks the .pftrace output (tests/unit/tools)
   libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
   chromium  # the memory page's browser test (tests/browser)
   # GL, EGL and VDPAU headers: the runtime's graphics-interop entry points
