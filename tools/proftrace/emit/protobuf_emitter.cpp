@@ -618,6 +618,16 @@ void ProtobufEmitter::flush_track(Track& track, size_t keep) {
   track.arena.swap(rest);
 }
 
+void ProtobufEmitter::close_all_slices() {
+  for (auto& [key, track] : tracks_) {
+    flush_track(track, 0);
+    while (!track.open_ends.empty()) {
+      write_end(track, track.open_ends.back());
+      track.open_ends.pop_back();
+    }
+  }
+}
+
 void ProtobufEmitter::instant(const timeline::Instant& instant) {
   ++events_;
   const uint64_t uuid = instant.scope == timeline::InstantScope::kProcess
@@ -692,13 +702,7 @@ void ProtobufEmitter::counter(const timeline::CounterSample& sample) {
 void ProtobufEmitter::next_file_if_full() {
   if (options_.max_bytes == 0 || out_ == nullptr || out_->written() < options_.max_bytes || failed_) return;
   // Close every slice here, then go on in the next file.
-  for (auto& [key, track] : tracks_) {
-    flush_track(track, 0);
-    while (!track.open_ends.empty()) {
-      write_end(track, track.open_ends.back());
-      track.open_ends.pop_back();
-    }
-  }
+  close_all_slices();
   bytes_before_file_ += out_->written();
   if (!out_->close()) {
     failed_ = true;
@@ -722,13 +726,7 @@ void ProtobufEmitter::next_file_if_full() {
 }
 
 bool ProtobufEmitter::finish(std::string* error) {
-  for (auto& [key, track] : tracks_) {
-    flush_track(track, 0);
-    while (!track.open_ends.empty()) {
-      write_end(track, track.open_ends.back());
-      track.open_ends.pop_back();
-    }
-  }
+  close_all_slices();
   if (out_ != nullptr && !out_->close()) failed_ = true;
   if (failed_) {
     *error = "writing the output failed";

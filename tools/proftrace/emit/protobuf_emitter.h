@@ -130,6 +130,8 @@ class ProtobufEmitter : public timeline::TimelineSink {
   void track_event_head(uint64_t type, uint64_t track_uuid, timeline::Str category, timeline::Str name);
   void write_end(const Track& track, int64_t ns);
   void flush_track(Track& track, size_t keep);
+  // Writes every pending begin and every open end of every track.
+  void close_all_slices();
   void write(std::string_view bytes);
   void write_preamble();
   void next_file_if_full();
