@@ -482,7 +482,7 @@ def compare(checker, slices, instants, counters, json_path):
             problems.append(f"{name} differ: {sum((a - b).values())} only in the protobuf (e.g. {only_pb}), "
                             f"{sum((b - a).values())} only in the JSON (e.g. {only_json})")
     # Flows: the same pairs of slices.
-    pb_flows = {(signature(pb_slice(dict(checker.flow_out[f], dur=checker.flow_out[f]["dur"]))),
+    pb_flows = {(signature(pb_slice(checker.flow_out[f])),
                  signature(pb_slice(checker.flow_in[f]))) for f in checker.flow_out if f in checker.flow_in}
     pb_flows = {(tuple(x if i != 1 else shift(x) for i, x in enumerate(a)),
                  tuple(x if i != 1 else shift(x) for i, x in enumerate(b))) for a, b in pb_flows}

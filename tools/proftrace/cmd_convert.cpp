@@ -23,17 +23,13 @@ namespace {
 // pass ~500 MB, which the UI struggles to load.
 constexpr uint64_t kProtobufDefaultInputBytes = 20'000'000;  // ~2 M events
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-bool is_protobuf_name(std::string_view name) { return ends_with(name, ".pftrace") || ends_with(name, ".pftrace.gz"); }
+bool is_protobuf_name(std::string_view name) { return name.ends_with(".pftrace") || name.ends_with(".pftrace.gz"); }
 
 // Next to the first input: "run.trace" -> "run.json" or "run.pftrace".
 std::string default_output(const std::string& input, bool protobuf) {
   std::string stem = input;
   for (std::string_view ending : {".trace", ".part"}) {
-    if (ends_with(stem, ending)) {
+    if (std::string_view(stem).ends_with(ending)) {
       stem.resize(stem.size() - ending.size());
       break;
     }

@@ -195,17 +195,13 @@ class ProtoOutput {
 
 namespace {
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 // "run.pftrace" -> "run.2.pftrace"; "run.pftrace.gz" -> "run.2.pftrace.gz".
 std::string shard_path(const std::string& path, size_t index) {
   if (index == 1) return path;
   std::string stem = path;
   std::string suffix;
   for (std::string_view ending : {".pftrace.gz", ".pftrace", ".gz"}) {
-    if (ends_with(stem, ending)) {
+    if (std::string_view(stem).ends_with(ending)) {
       suffix = std::string(ending);
       stem.resize(stem.size() - ending.size());
       break;
@@ -223,7 +219,7 @@ ProtobufEmitter::~ProtobufEmitter() = default;
 
 bool ProtobufEmitter::open(std::string* error) {
   files_.push_back(shard_path(path_, 1));
-  out_ = ProtoOutput::create(files_.back(), ends_with(path_, ".gz"), error);
+  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), error);
   return out_ != nullptr;
 }
 
@@ -710,7 +706,7 @@ void ProtobufEmitter::next_file_if_full() {
   }
   files_.push_back(shard_path(path_, files_.size() + 1));
   std::string error;
-  out_ = ProtoOutput::create(files_.back(), ends_with(path_, ".gz"), &error);
+  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), &error);
   if (out_ == nullptr) {
     failed_ = true;
     return;
