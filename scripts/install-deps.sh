@@ -15,10 +15,11 @@ packages=(
   g++ meson ninja-build pkg-config
   libzstd-dev zlib1g-dev libunwind-dev libdw-dev libelf-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+  libcpp-httplib-dev  # `proftrace view` serves the trace to the Perfetto UI
   python3 clang libclang-rt-14-dev
   protobuf-compiler  # protoc --decode checks the .pftrace output (tests/unit/tools)
   libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
-  chromium  # the memory page's browser test (tests/browser)
+  chromium  # the browser tests of the memory page and `proftrace view` (tests/browser)
   # GL, EGL and VDPAU headers: the runtime's graphics-interop entry points
   # (cudaGL*, cudaEGL*, cudaVDPAU*) are declared against them, so the hook
   # generator wraps those exports only where they are present

@@ -23,20 +23,6 @@ namespace {
 // pass ~500 MB, which the UI struggles to load.
 constexpr uint64_t kProtobufDefaultInputBytes = 20'000'000;  // ~2 M events
 
-bool is_protobuf_name(std::string_view name) { return name.ends_with(".pftrace") || name.ends_with(".pftrace.gz"); }
-
-// Next to the first input: "run.trace" -> "run.json" or "run.pftrace".
-std::string default_output(const std::string& input, bool protobuf) {
-  std::string stem = input;
-  for (std::string_view ending : {".trace", ".part"}) {
-    if (std::string_view(stem).ends_with(ending)) {
-      stem.resize(stem.size() - ending.size());
-      break;
-    }
-  }
-  return stem + (protobuf ? ".pftrace" : ".json");
-}
-
 void print_summary(const ConvertCommand& command, const timeline::ConvertResult& result,
                    const std::vector<std::string>& symbol_problems, const TraceModel& model, std::FILE* err) {
   const auto& join = result.join;
@@ -86,6 +72,19 @@ void print_summary(const ConvertCommand& command, const timeline::ConvertResult&
 
 }  // namespace
 
+bool is_protobuf_name(std::string_view name) { return name.ends_with(".pftrace") || name.ends_with(".pftrace.gz"); }
+
+std::string default_convert_output(const std::string& input, bool protobuf) {
+  std::string stem = input;
+  for (std::string_view ending : {".trace", ".part"}) {
+    if (std::string_view(stem).ends_with(ending)) {
+      stem.resize(stem.size() - ending.size());
+      break;
+    }
+  }
+  return stem + (protobuf ? ".pftrace" : ".json");
+}
+
 int run_convert(const ConvertCommand& command, std::FILE* err) {
   try {
     std::vector<InputTrace> inputs;
@@ -101,7 +100,7 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
       uint64_t input_bytes = 0;
       for (const auto& input : inputs) input_bytes += input.reader->file_bytes();
       const bool protobuf = input_bytes > kProtobufDefaultInputBytes;
-      resolved.output = default_output(command.inputs.front(), protobuf);
+      resolved.output = default_convert_output(command.inputs.front(), protobuf);
       if (protobuf)
         std::fprintf(err,
                      "proftrace: note: a large trace (%.0f MB, about %.0f M events): writing Perfetto protobuf "

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace CLI {
@@ -33,6 +34,20 @@ struct ConvertCommand {
   bool stacks = true;     // the "stack" arg of API slices (--no-stacks: smaller JSON)
 };
 int run_convert(const ConvertCommand& command, std::FILE* err);
+// Where convert writes without -o: next to the input, "run.trace" ->
+// "run.json" or "run.pftrace".
+std::string default_convert_output(const std::string& input, bool protobuf);
+bool is_protobuf_name(std::string_view name);  // .pftrace or .pftrace.gz
+
+struct ViewCommand {
+  std::vector<std::string> inputs;  // traces to convert, or one converted file
+  std::string output;               // the converted file; default: next to the first input
+  int port = 9001;
+  std::string origin = "https://ui.perfetto.dev";
+  bool open_browser = true;         // when there is a display
+  double timeout_s = 0;             // give up waiting for the UI after this long (0: never)
+};
+int run_view(const ViewCommand& command, std::FILE* out, std::FILE* err);
 
 struct InfoCommand {
   std::vector<std::string> inputs;
@@ -71,6 +86,7 @@ void add_info_command(CLI::App& app, int& exit_code);
 void add_dump_command(CLI::App& app, int& exit_code);
 void add_memory_command(CLI::App& app, int& exit_code);
 void add_stats_command(CLI::App& app, int& exit_code);
+void add_view_command(CLI::App& app, int& exit_code);
 
 // Shared by the commands: one line per damaged input ("<file>: recovered ...").
 // Returns true if any input needed recovery.

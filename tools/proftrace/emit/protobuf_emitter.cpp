@@ -193,9 +193,6 @@ class ProtoOutput {
   bool failed_ = false;
 };
 
-namespace {
-
-// "run.pftrace" -> "run.2.pftrace"; "run.pftrace.gz" -> "run.2.pftrace.gz".
 std::string shard_path(const std::string& path, size_t index) {
   if (index == 1) return path;
   std::string stem = path;
@@ -209,8 +206,6 @@ std::string shard_path(const std::string& path, size_t index) {
   }
   return stem + "." + std::to_string(index) + suffix;
 }
-
-}  // namespace
 
 ProtobufEmitter::ProtobufEmitter(std::string path, StackFormatter& stacks, ProtobufOptions options)
     : path_(std::move(path)), stacks_(stacks), options_(options) {}

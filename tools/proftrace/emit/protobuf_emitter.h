@@ -47,6 +47,10 @@ namespace proflaunch::tools::emit {
 
 class ProtoOutput;
 
+// The name of the index-th file of a sharded output (1: `path` itself):
+// "run.pftrace" -> "run.2.pftrace", "run.pftrace.gz" -> "run.2.pftrace.gz".
+std::string shard_path(const std::string& path, size_t index);
+
 struct ProtobufOptions {
   uint64_t max_bytes = uint64_t{1} << 30;  // per file; 0: no limit
 };
