@@ -60,4 +60,4 @@ mkdir -p out
 "$b/tools/proftrace" convert out/sample.trace -o out/sample.json
 "$b/tools/proftrace" memory out/sample.trace -o out/sample-memory.html
 "$b/tools/proftrace" stats --section gpu-kernels --section call-sites out/sample.trace
-echo "run-sample: open out/sample.json in https://ui.perfetto.dev, out/sample-memory.html in a browser"
+echo "run-sample: open out/sample.json in https://ui.perfetto.dev (or: $b/tools/proftrace view out/sample.trace), out/sample-memory.html in a browser"
