@@ -12,7 +12,7 @@ namespace {
 template <typename Element>
 std::vector<Element> tail_elements(const RecordView& record, size_t fixed_bytes, size_t count) {
   std::vector<Element> elements;
-  if (record.bytes < fixed_bytes + count * sizeof(Element)) return elements;
+  if (count == 0 || record.bytes < fixed_bytes + count * sizeof(Element)) return elements;
   elements.resize(count);
   std::memcpy(elements.data(), record.data + fixed_bytes, count * sizeof(Element));
   return elements;

@@ -112,7 +112,8 @@ MemoryReport analyze_memory(std::vector<InputTrace>& inputs, const TraceModel& m
 
   std::vector<Allocation> leaked;
   std::map<SpaceKey, uint64_t> leaked_bytes;
-  for (const auto& [space, facts] : first.spaces()) {
+  for (const auto& entry : first.spaces()) {
+    const SpaceKey& space = entry.first;  // not a structured binding: clang 14 cannot capture those
     first_state.for_each_live(space, [&](const Allocation& a) {
       leaked.push_back(a);
       leaked_bytes[space] += a.bytes;

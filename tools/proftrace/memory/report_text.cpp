@@ -41,6 +41,13 @@ void print_block(std::FILE* out, const AllocationView& a, uint64_t at_ns, uint64
                human_duration(at_ns - std::min(at_ns, a.time_ns)).c_str(), stack.c_str());
 }
 
+// A rate in bytes that a damaged trace can push past 2^64 (huge sizes over a
+// tiny window): converting such a double to an integer is undefined.
+uint64_t saturated_bytes(double bytes) {
+  if (!(bytes > 0)) return 0;
+  return bytes >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(bytes);
+}
+
 void print_space(std::FILE* out, const SpaceReport& space, uint64_t base_ns, size_t top) {
   std::fprintf(out, "\n%s of pid %u (%s):\n", space_label(space).c_str(), space.pid, space.process.c_str());
   const Peak& peak = space.is_host() ? space.peak_pinned : space.peak_allocated;
@@ -75,7 +82,7 @@ void print_space(std::FILE* out, const SpaceReport& space, uint64_t base_ns, siz
     std::fprintf(out, "  churn in steady state (%s to %s): %.0f allocations/s, %.0f frees/s, %s/s allocated\n",
                  seconds_since(churn.window_begin_ns, base_ns).c_str(),
                  seconds_since(churn.window_end_ns, base_ns).c_str(), churn.allocations_per_s(), churn.frees_per_s(),
-                 human_bytes(static_cast<uint64_t>(churn.allocated_bytes_per_s())).c_str());
+                 human_bytes(saturated_bytes(churn.allocated_bytes_per_s())).c_str());
   if (space.leaked_blocks > 0)
     std::fprintf(out, "  never freed by exit: %s blocks, %s\n", grouped(space.leaked_blocks).c_str(),
                  human_bytes(space.leaked_bytes).c_str());
