@@ -51,8 +51,12 @@ NameResult expand_fixed(const std::string& pattern, pid_t traced_pid, bool* has_
           return result;
         }
         const std::string variable = pattern.substr(i + 2, close - i - 2);
+        if (variable.empty()) {
+          result.error = "--output '" + pattern + "': %q{} names no variable, as in %q{RANK}";
+          return result;
+        }
         const char* value = std::getenv(variable.c_str());
-        if (variable.empty() || value == nullptr) {
+        if (value == nullptr) {
           result.error = "--output '" + pattern + "': environment variable '" + variable +
                          "' is not set";
           return result;
@@ -66,6 +70,11 @@ NameResult expand_fixed(const std::string& pattern, pid_t traced_pid, bool* has_
                        " (known: %p %h %q{VAR} %n %%)";
         return result;
     }
+  }
+  if (out.empty()) {
+    result.error = pattern.empty() ? "--output is empty: name the trace file, as in -o run.trace"
+                                   : "--output '" + pattern + "' expands to an empty name";
+    return result;
   }
   result.path = out;
   return result;

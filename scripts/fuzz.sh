@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Time-bounded fuzzing with libFuzzer under ASan and UBSan: the trace reader
-# (formats/fuzz) and the proftrace commands on traces mutated record by
-# record (tools/fuzz). scripts/test.sh runs it after the tests (CI: about a
-# minute in all).
+# (formats/fuzz), the proftrace commands on traces mutated record by record
+# (tools/fuzz), and the settings parsers: PROFLAUNCH_*, capture options, -o
+# patterns (launcher/fuzz). scripts/test.sh runs it after the tests (CI:
+# about a minute in all).
 #
-#   scripts/fuzz.sh [SECONDS]   # per fuzzer; default 30
+#   scripts/fuzz.sh [SECONDS]   # per fuzzer; default 20
 #
-# Builds only the two fuzzers, in build-fuzz (clang, -Dfuzzing=true,
+# Builds only the fuzzers, in build-fuzz (clang, -Dfuzzing=true,
 # b_sanitize=address,undefined). Each starts from its checked-in corpus and
 # regressions and grows a scratch corpus under build-fuzz/fuzz-corpus. A
 # crash, sanitizer report, hang or broken invariant stops it: the input is
 # left in build-fuzz/fuzz-artifacts/, and the script fails naming it. Keep it
-# as a regression: copy it into formats/fuzz/regressions/ or
-# tools/fuzz/regressions/, where the normal build's runners replay it.
+# as a regression: copy it into formats/fuzz/regressions/,
+# tools/fuzz/regressions/ or launcher/fuzz/regressions/, where the normal
+# build's runners replay it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${1:-30}"
+seconds="${1:-20}"
 dir=build-fuzz
 
 if ! command -v clang++ >/dev/null; then
@@ -26,10 +28,11 @@ if [ ! -f "$dir/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$dir" -Dfuzzing=true -Db_sanitize=address,undefined \
     -Db_lundef=false -Dhip=disabled >/dev/null
 fi
-ninja -C "$dir" formats/fuzz/reader_fuzzer formats/fuzz/make_seed_corpus tools/fuzz/commands_fuzzer >/dev/null
+ninja -C "$dir" formats/fuzz/reader_fuzzer formats/fuzz/make_seed_corpus tools/fuzz/commands_fuzzer \
+  launcher/fuzz/settings_fuzzer >/dev/null
 
 artifacts="$dir/fuzz-artifacts"
-mkdir -p "$artifacts" "$dir/fuzz-corpus/reader" "$dir/fuzz-corpus/commands"
+mkdir -p "$artifacts" "$dir/fuzz-corpus/reader" "$dir/fuzz-corpus/commands" "$dir/fuzz-corpus/settings"
 "$dir/formats/fuzz/make_seed_corpus" "$dir/fuzz-corpus/reader-seeds"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
@@ -54,4 +57,6 @@ run() {
 run reader "$dir/formats/fuzz/reader_fuzzer" "$dir/fuzz-corpus/reader" "$dir/fuzz-corpus/reader-seeds" \
   formats/fuzz/regressions
 run commands "$dir/tools/fuzz/commands_fuzzer" "$dir/fuzz-corpus/commands" tools/fuzz/corpus tools/fuzz/regressions
+run settings "$dir/launcher/fuzz/settings_fuzzer" "$dir/fuzz-corpus/settings" launcher/fuzz/corpus \
+  launcher/fuzz/regressions
 exit $status

@@ -7,3 +7,5 @@ scripts/install-deps.sh --with-amd
 # looks again (and fails loudly if they are still missing).
 scripts/build.sh -Dhip=enabled
 meson test -C build --print-errorlogs --num-processes "$(nproc)" "$@"
+# The fuzzers under ASan and UBSan, 20 s each (their own clang build).
+scripts/fuzz.sh 20

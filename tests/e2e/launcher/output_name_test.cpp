@@ -38,6 +38,13 @@ TEST(OutputName, ErrorsNameTheProblem) {
   EXPECT_NE(expand_output_name("x%y", 1).error.find("unknown placeholder %y"), std::string::npos);
   EXPECT_NE(expand_output_name("x%", 1).error.find("lone %"), std::string::npos);
   EXPECT_NE(expand_output_name("x%q", 1).error.find("%q needs a variable"), std::string::npos);
+  // Found by the settings fuzzer: these used to give neither a path nor an error.
+  EXPECT_NE(expand_output_name("", 1).error.find("--output is empty"), std::string::npos);
+  EXPECT_TRUE(expand_output_name("", 1).path.empty());
+  setenv("PROFLAUNCH_TEST_EMPTY", "", 1);
+  EXPECT_NE(expand_output_name("%q{PROFLAUNCH_TEST_EMPTY}", 1).error.find("expands to an empty name"),
+            std::string::npos);
+  EXPECT_NE(expand_output_name("x%q{}", 1).error.find("names no variable"), std::string::npos);
 }
 
 TEST(ShimLocator, BuildAndInstallTreeCandidates) {
