@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "tools/proftrace/html_text.h"
 #include "tools/proftrace/json_writer.h"
 #include "tools/proftrace/memory/report_json.h"
 #include "tools/proftrace/memory/report_writers.h"
@@ -19,20 +20,6 @@ extern const char kMemoryPageJs[];
 namespace proflaunch::tools::memory {
 
 namespace {
-
-std::string html_escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // Inside <script>, "</script" ends the element and "<!--" changes how the
 // rest is parsed. '<' can only occur inside JSON strings, where "\u003c"

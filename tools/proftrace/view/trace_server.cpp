@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "tools/proftrace/html_text.h"
+
 namespace proflaunch::tools::view {
 
 namespace assets {
@@ -23,21 +25,6 @@ constexpr size_t kChunkBytes = 1 << 20;
 std::string base_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string html_escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 void replace_all(std::string& text, std::string_view placeholder, const std::string& value) {
