@@ -3,6 +3,8 @@
 // shards that each stand alone, gzip, and `convert -o X.pftrace` end to end
 // (checked against the JSON by tests/perfetto/pftrace_check.py).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -366,6 +368,29 @@ TEST(ConvertProtobuf, TheExtensionPicksTheFormatAndTheEventsMatchTheJson) {
   const CommandOutput decoded = run_shell("protoc --decode=perfetto_subset.Trace -I " + std::string(PERFETTO_PROTO_DIR) +
                                           " perfetto_subset.proto < " + protobuf.output + " > /dev/null");
   EXPECT_EQ(decoded.exit_code, 0) << decoded.err;
+}
+
+// A disk that fills during the conversion: "x.pftrace" is a link to
+// /dev/full, where every write fails with ENOSPC once the buffer flushes.
+TEST(ConvertProtobuf, AFullDiskIsAnErrorAndNoFileIsLeft) {
+  const std::string input = launches_trace(20000);  // well past the 1 MB output buffer
+  const std::string output = temp_path("full.pftrace");
+  std::remove(output.c_str());
+  ASSERT_EQ(symlink("/dev/full", output.c_str()), 0);
+  tools::ConvertCommand command;
+  command.inputs = {input};
+  command.output = output;
+  std::FILE* err = std::tmpfile();
+  EXPECT_EQ(tools::run_convert(command, err), tools::kExitError);
+  std::rewind(err);
+  std::string message(4096, '\0');
+  message.resize(std::fread(message.data(), 1, message.size(), err));
+  std::fclose(err);
+  EXPECT_NE(message.find("full.pftrace"), std::string::npos) << message;
+  EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+  EXPECT_EQ(message.find("wrote"), std::string::npos) << message;  // no success summary
+  struct stat info {};
+  EXPECT_NE(lstat(output.c_str(), &info), 0) << "the output is removed";
 }
 
 TEST(ConvertProtobuf, WithoutAnOutputNameASmallTraceBecomesJsonNextToIt) {

@@ -160,15 +160,17 @@ class ProtoOutput {
   bool close() {
     spill();
     if (gz_ != nullptr) {
-      failed_ = gzclose(gz_) != Z_OK || failed_;
+      if (gzclose(gz_) != Z_OK) fail();
       gz_ = nullptr;
     }
     if (file_ != nullptr) {
-      failed_ = std::fclose(file_) != 0 || failed_;
+      if (std::fclose(file_) != 0) fail();
       file_ = nullptr;
     }
     return !failed_;
   }
+  // Why the first write failed ("No space left on device").
+  const std::string& error() const { return error_; }
   // Uncompressed bytes: what the UI loads, and what --max-size bounds.
   uint64_t written() const { return written_; }
   bool failed() const { return failed_; }
@@ -182,15 +184,24 @@ class ProtoOutput {
   }
   bool put(std::string_view bytes) {
     if (bytes.empty() || failed_) return !failed_;
-    if (gz_ != nullptr) failed_ = gzwrite(gz_, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size());
-    else if (file_ != nullptr) failed_ = std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size();
+    errno = 0;
+    if (gz_ != nullptr) {
+      if (gzwrite(gz_, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size())) fail();
+    } else if (file_ != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+      fail();
+    }
     return !failed_;
+  }
+  void fail() {
+    if (!failed_) error_ = errno != 0 ? std::strerror(errno) : "write error";
+    failed_ = true;
   }
   std::string buffer_;
   std::FILE* file_ = nullptr;
   gzFile gz_ = nullptr;
   uint64_t written_ = 0;
   bool failed_ = false;
+  std::string error_;
 };
 
 std::string shard_path(const std::string& path, size_t index) {
@@ -221,7 +232,7 @@ bool ProtobufEmitter::open(std::string* error) {
 uint64_t ProtobufEmitter::bytes() const { return bytes_before_file_ + (out_ ? out_->written() : 0); }
 
 void ProtobufEmitter::write(std::string_view bytes) {
-  if (out_ == nullptr || !out_->write(bytes)) failed_ = true;
+  if (out_ == nullptr || !out_->write(bytes)) fail(out_ != nullptr ? out_->error() : "");
 }
 
 void ProtobufEmitter::start_packet(int64_t ns, bool with_timestamp) {
@@ -696,14 +707,14 @@ void ProtobufEmitter::next_file_if_full() {
   close_all_slices();
   bytes_before_file_ += out_->written();
   if (!out_->close()) {
-    failed_ = true;
+    fail(out_->error());
     return;
   }
   files_.push_back(shard_path(path_, files_.size() + 1));
   std::string error;
   out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), &error);
   if (out_ == nullptr) {
-    failed_ = true;
+    fail(error);
     return;
   }
   for (InternTable* table : {&names_, &categories_, &annotation_names_, &annotation_values_, &function_names_})
@@ -716,11 +727,16 @@ void ProtobufEmitter::next_file_if_full() {
   write_preamble();  // clears the incremental state and repeats every descriptor
 }
 
+void ProtobufEmitter::fail(const std::string& why) {
+  if (!failed_) failure_ = why;
+  failed_ = true;
+}
+
 bool ProtobufEmitter::finish(std::string* error) {
   close_all_slices();
-  if (out_ != nullptr && !out_->close()) failed_ = true;
+  if (out_ != nullptr && !out_->close()) fail(out_->error());
   if (failed_) {
-    *error = "writing the output failed";
+    *error = "writing the output failed" + (failure_.empty() ? std::string() : ": " + failure_);
     return false;
   }
   return true;

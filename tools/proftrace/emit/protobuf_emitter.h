@@ -146,6 +146,8 @@ class ProtobufEmitter : public timeline::TimelineSink {
   std::unique_ptr<ProtoOutput> out_;
   std::vector<std::string> files_;
   bool failed_ = false;
+  std::string failure_;  // why the first write failed
+  void fail(const std::string& why);
   uint64_t events_ = 0;
   uint64_t bytes_before_file_ = 0;
   int64_t base_ns_ = 0;
