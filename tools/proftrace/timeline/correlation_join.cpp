@@ -21,20 +21,10 @@ void CorrelationJoin::add(const HostOperation& operation) {
     return;
   }
   const Key key = key_of(operation.section, id);
-  auto found = waiting_.find(key);
-  if (found != waiting_.end()) {
-    Entry& other = fifo_[found->second - first_sequence_];
-    if (!other.is_operation) {
-      ++stats_.joined;
-      sink_.joined(operation, other.activity);
-      other.done = true;
-      waiting_.erase(found);
-      trim();
-      return;
-    }
-    ++stats_.duplicate_ids;
-    release(other, false);
-    waiting_.erase(found);
+  if (const Entry* activity = take_partner(key, /*is_operation=*/true)) {
+    sink_.joined(operation, activity->activity);
+    trim();
+    return;
   }
   Entry entry{};
   entry.is_operation = true;
@@ -50,25 +40,32 @@ void CorrelationJoin::add(const DeviceActivity& activity) {
     return;
   }
   const Key key = key_of(activity.section, id);
-  auto found = waiting_.find(key);
-  if (found != waiting_.end()) {
-    Entry& other = fifo_[found->second - first_sequence_];
-    if (other.is_operation) {
-      ++stats_.joined;
-      sink_.joined(other.operation, activity);
-      other.done = true;
-      waiting_.erase(found);
-      trim();
-      return;
-    }
-    ++stats_.duplicate_ids;
-    release(other, false);
-    waiting_.erase(found);
+  if (const Entry* operation = take_partner(key, /*is_operation=*/false)) {
+    sink_.joined(operation->operation, activity);
+    trim();
+    return;
   }
   Entry entry{};
   entry.is_operation = false;
   entry.activity = activity;
   insert(key, entry);
+}
+
+const CorrelationJoin::Entry* CorrelationJoin::take_partner(const Key& key, bool is_operation) {
+  const auto found = waiting_.find(key);
+  if (found == waiting_.end()) return nullptr;
+  Entry& other = fifo_[found->second - first_sequence_];
+  waiting_.erase(found);
+  if (other.is_operation != is_operation) {
+    ++stats_.joined;
+    other.done = true;  // popped by the caller's trim(), after it has been used
+    return &other;
+  }
+  // The same kind under the same id: the writer reused it. The older one
+  // goes out alone; the newer one waits instead.
+  ++stats_.duplicate_ids;
+  release(other, false);
+  return nullptr;
 }
 
 void CorrelationJoin::insert(const Key& key, const Entry& entry) {

@@ -100,6 +100,10 @@ class CorrelationJoin {
   };
 
   Key key_of(const SectionContext* section, uint64_t correlation_id) const;
+  // The entry waiting under `key` if it is the other half of an entry of
+  // kind `is_operation` (counted as joined, marked done), else nullptr; a
+  // waiting entry of the same kind is a reused id and is released alone.
+  const Entry* take_partner(const Key& key, bool is_operation);
   void insert(const Key& key, const Entry& entry);
   void release(Entry& entry, bool evicted);
   void trim();
