@@ -113,11 +113,6 @@ Candidate lookup_sysv(const DynamicTables& t, const char* name) {
   return best;
 }
 
-struct LibcSearch {
-  const char* name;
-  void* result;
-};
-
 bool is_libc(const char* path) {
   if (path == nullptr) return false;
   const char* base = path;
@@ -127,18 +122,6 @@ bool is_libc(const char* path) {
   for (; *prefix != '\0'; ++prefix, ++base)
     if (*base != *prefix) return false;
   return true;
-}
-
-int visit_object(struct dl_phdr_info* info, size_t, void* data) {
-  auto* search = static_cast<LibcSearch*>(data);
-  if (!is_libc(info->dlpi_name)) return 0;
-  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
-    if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
-    const void* dynamic = reinterpret_cast<const void*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    search->result = find_symbol_in_object(dynamic, info->dlpi_addr, search->name);
-    return 1;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -158,10 +141,14 @@ void* find_symbol_in_object(const void* dynamic, unsigned long base, const char*
   return reinterpret_cast<void*>(base + found.sym->st_value);
 }
 
+// The loader's list of loaded objects, read directly: dl_iterate_phdr is
+// intercepted by ThreadSanitizer, whose interceptor jumps through a null
+// pointer when called (through our dlsym) while TSan is still initializing.
 void* find_libc_symbol(const char* name) {
-  LibcSearch search{name, nullptr};
-  dl_iterate_phdr(visit_object, &search);
-  return search.result;
+  for (const link_map* object = _r_debug.r_map; object != nullptr; object = object->l_next)
+    if (is_libc(object->l_name) && object->l_ld != nullptr)
+      return find_symbol_in_object(object->l_ld, object->l_addr, name);
+  return nullptr;
 }
 
 }  // namespace proflaunch::intercept
