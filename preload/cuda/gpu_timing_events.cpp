@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "preload/clock.h"
+#include "preload/fork_leftovers.h"
 #include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/event_pool.h"
@@ -258,7 +259,7 @@ void reset_in_child() noexcept {
   // The parent's contexts, events and queues mean nothing in a fork child,
   // and a submission lock another thread held at the fork stays held.
   for (std::mutex& lock : g_submission_locks) new (&lock) std::mutex();
-  new (&g_waiting) std::deque<PendingOperation>();
+  restart_after_fork(g_waiting);
   reset_pending_operations_after_fork();
   reset_event_pool_after_fork();
   reset_context_clocks_after_fork();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "preload/clock.h"
+#include "preload/fork_leftovers.h"
 #include "preload/config.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/hip/hip_services.h"
@@ -222,6 +223,7 @@ void reset_in_child() noexcept {
   new (&g_mutex) std::mutex();
   for (std::mutex& lock : g_submission_locks) new (&lock) std::mutex();
   for (int i = 0; i < kMaxDevices; ++i) {
+    keep_after_fork(&g_pool[i], sizeof g_pool[i]);
     g_pool[i] = nullptr;
     g_anchor[i] = nullptr;
   }

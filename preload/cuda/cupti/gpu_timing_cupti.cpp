@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "preload/clock.h"
+#include "preload/fork_leftovers.h"
 #include "preload/cuda/cupti/cupti_library.h"
 #include "preload/cuda/gpu_timing_events.h"
 #include "preload/cuda/pending_operations.h"
@@ -523,12 +524,12 @@ void run(WriterRecordSink& sink, bool final) noexcept {
 void reset_in_child() noexcept {
   // CUPTI does not follow a fork: the child times its work with events.
   new (&g_mutex) std::mutex();
-  new (&g_incoming) std::vector<Pending>();
-  new (&g_buffers) std::vector<Buffer>();
-  new (&g_notes) std::vector<TimingNote>();
-  new (&g_waiting) std::unordered_map<uint32_t, Pending>();
-  new (&g_orphans) std::deque<Orphan>();
-  new (&g_streams) std::unordered_map<uint64_t, uint64_t>();
+  restart_after_fork(g_incoming);
+  restart_after_fork(g_buffers);
+  restart_after_fork(g_notes);
+  restart_after_fork(g_waiting);
+  restart_after_fork(g_orphans);
+  restart_after_fork(g_streams);
   if (g_state.load() == State::kRunning) {
     g_state.store(State::kYielded);
     note(format::GpuTimingSource::kEvents, "CUPTI does not follow fork: the child uses events");
