@@ -13,6 +13,7 @@
 #include "launcher/control_server.h"
 #include "launcher/join.h"
 #include "launcher/output_name.h"
+#include "launcher/preload_list.h"
 #include "launcher/shim_locator.h"
 #include "launcher/symbol_table.h"
 #include "launcher/summary.h"
@@ -39,22 +40,6 @@ void discard_parts(const std::string& dir) {
       unlink((dir + "/" + name).c_str());
   }
   closedir(handle);
-}
-
-// LD_PRELOAD with the shim first and the user's entries kept, in order.
-std::string preload_value(const std::string& shim) {
-  const char* existing = std::getenv("LD_PRELOAD");
-  if (existing == nullptr || *existing == '\0') return shim;
-  const std::string list = existing;
-  // Already there (a traced process running proflaunch): keep the list as is.
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t end = list.find_first_of(": ", start);
-    if (list.substr(start, end - start) == shim) return list;
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return shim + ":" + list;
 }
 
 // Whether any process left a part (a flight recorder that never dumped leaves none).
@@ -159,8 +144,15 @@ int run_traced(const LaunchOptions& options) {
   std::string control_error;
   const bool has_control = control.create_page(parts_dir, &control_error);
 
+  // A program or shim built with ASan/TSan needs its runtime loaded first.
+  const char* path_variable = std::getenv("PATH");
+  const char* users_preload = std::getenv("LD_PRELOAD");
+  const std::vector<std::string> runtimes = first_only_runtimes(
+      shim.path, resolve_program(options.command[0], path_variable != nullptr ? path_variable : ""));
+  if (options.verbose)
+    for (const std::string& runtime : runtimes) say("preloading " + runtime + " ahead of the shim: it must load first");
   std::vector<std::pair<std::string, std::string>> environment = {
-      {"LD_PRELOAD", preload_value(shim.path)},
+      {"LD_PRELOAD", preload_value(shim.path, users_preload != nullptr ? users_preload : "", runtimes)},
       {kEnvPartsDir, parts_dir},
       {kEnvGpuTiming, options.gpu_timing},
       {kEnvTrace, options.trace_domains},

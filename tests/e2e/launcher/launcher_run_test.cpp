@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "launcher/preload_list.h"
 #include "tests/e2e/launcher/launcher_run.h"
 
 namespace proflaunch::testing {
@@ -150,7 +151,11 @@ TEST(LauncherEnvironment, TheUsersPreloadsStayAfterTheShim) {
   options.set_env.emplace_back("LD_PRELOAD", marker_lib);
   const ProcessResult result = run_process(options);
   ASSERT_TRUE(result.exited_with(0)) << result.describe();
-  EXPECT_EQ(result.out, probe_shim_path() + ":" + marker_lib + "\n");
+  // A sanitized build's shim needs its runtime ahead of it (preload_list.h).
+  std::string runtimes;
+  for (const std::string& runtime : launcher::first_only_runtimes(probe_shim_path(), "/bin/sh"))
+    runtimes += runtime + ":";
+  EXPECT_EQ(result.out, runtimes + probe_shim_path() + ":" + marker_lib + "\n");
   // The user's library was really loaded (into the launcher too: it is
   // preloaded for everything the user starts, the launcher included).
   EXPECT_NE(result.err.find("preload-marker loaded"), std::string::npos);
@@ -199,6 +204,44 @@ TEST(LauncherEnvironment, TheRealShimIsFoundNextToTheLauncherAndChangesNothing) 
   ASSERT_TRUE(loaded.exited_with(0)) << loaded.describe();
   EXPECT_NE(loaded.out, "0\n");
 }
+
+// Programs built with -fsanitize=address or =thread die at start unless their
+// runtime is the first library loaded: the launcher puts it ahead of the shim.
+class LauncherSanitizedProgram : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LauncherSanitizedProgram, RunsAsItDoesUntracedAndIsTraced) {
+  const char* app = std::getenv(GetParam());
+  if (app == nullptr) GTEST_SKIP() << "a sanitized build: no separately instrumented app";
+  TempDir dir;
+  // With the probe shim: the program's calls are recorded.
+  const ProcessResult traced = run_process(launcher_options({"-q", "-o", dir / "a.trace"}, {app, "emit", "10", "3"}));
+  ASSERT_TRUE(traced.exited_with(3)) << traced.describe();
+  EXPECT_EQ(traced.out, "emitted 10\n");
+  EXPECT_EQ(traced.err, "");
+  EXPECT_EQ(load_file(dir / "a.trace").total_calls(), 10u);
+
+  // With the real shim (found next to the launcher), threads and forks.
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{app, "threads", "4", "50"}, {app, "fork", "3"}}) {
+    RunOptions plain;
+    plain.argv = args;
+    const ProcessResult untraced = run_process(plain);
+    ASSERT_TRUE(untraced.exited_with(0)) << untraced.describe();
+    RunOptions options = launcher_options({"-q", "--force", "-o", dir / "b.trace"}, args);
+    options.set_env.clear();
+    options.unset_env.push_back("PROFLAUNCH_LIBRARY");
+    const ProcessResult real = run_process(options);
+    EXPECT_TRUE(real.exited_with(0)) << args[1] << ": " << real.describe();
+    EXPECT_EQ(real.out, untraced.out) << args[1];
+    EXPECT_EQ(real.err, untraced.err) << args[1];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sanitizers, LauncherSanitizedProgram,
+                         ::testing::Values("PROBE_APP_ADDRESS", "PROBE_APP_THREAD"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param).substr(sizeof "PROBE_APP_" - 1);
+                         });
 
 }  // namespace
 }  // namespace proflaunch::testing
