@@ -1,5 +1,6 @@
 #include "preload/exec_environment.h"
 
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,7 +18,7 @@ constexpr char kSettingsPrefix[] = "PROFLAUNCH_";
 constexpr size_t kMaxSavedSettings = 32;
 
 char g_library_path[kMaxPathBytes];
-char g_preload_entry[kMaxPathBytes + sizeof kPreloadPrefix];
+char g_preload_entry[2 * kMaxPathBytes + sizeof kPreloadPrefix];
 char g_saved_settings_storage[16384];
 const char* g_saved_settings[kMaxSavedSettings];
 size_t g_saved_settings_count = 0;
@@ -50,12 +51,36 @@ bool preload_list_has_library(const char* list) {
   return false;
 }
 
+// A shim built with ASan or TSan (a test build) needs that runtime loaded
+// before it in every process: the runtime's path, or null.
+const char* own_sanitizer_runtime() noexcept {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__)
+  const char* const prefix = "libasan.so";
+#else
+  const char* const prefix = "libtsan.so";
+#endif
+  for (const link_map* object = _r_debug.r_map; object != nullptr; object = object->l_next) {
+    if (object->l_name == nullptr) continue;
+    const char* base = std::strrchr(object->l_name, '/');
+    base = base != nullptr ? base + 1 : object->l_name;
+    if (std::strncmp(base, prefix, std::strlen(prefix)) == 0) return object->l_name;
+  }
+#endif
+  return nullptr;
+}
+
 }  // namespace
 
 void save_exec_settings(const char* library_path) noexcept {
   if (library_path != nullptr && std::strlen(library_path) < sizeof g_library_path) {
     std::strcpy(g_library_path, library_path);
     std::strcpy(g_preload_entry, kPreloadPrefix);
+    const char* runtime = own_sanitizer_runtime();
+    if (runtime != nullptr && std::strlen(runtime) < kMaxPathBytes) {
+      std::strcat(g_preload_entry, runtime);
+      std::strcat(g_preload_entry, ":");
+    }
     std::strcat(g_preload_entry, library_path);
   }
   size_t used = 0;

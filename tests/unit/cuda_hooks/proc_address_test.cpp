@@ -61,7 +61,7 @@ TEST(ProcAddress, WrappersHandedOutPerVariantWorkAndRecord) {
   RunOptions options;
   options.argv = {required_env("PROC_ADDRESS_CLIENT"), required_env("PROBE_KERNEL_CUBIN")};
   options.unset_env = {"PROFLAUNCH_EXEC_PARENT", "PROFLAUNCH_TRACE", "PROFLAUNCH_GPU_TIMING"};
-  options.set_env = {{"LD_PRELOAD", required_env("LIBPROFLAUNCH")},
+  options.set_env = {{"LD_PRELOAD", preload_list(required_env("LIBPROFLAUNCH"))},
                      {"PROFLAUNCH_PARTS_DIR", dir.path()},
                      {"LD_LIBRARY_PATH", required_env("SIMGPU_LIBRARY_PATH")}};
   const ProcessResult run = run_process(options);

@@ -115,7 +115,7 @@ TEST(ShimSignals, PythonKeepsItsSignalHandlers) {
                   "    signal.pause()\n"
                   "except KeyboardInterrupt:\n"
                   "    print('KeyboardInterrupt')\n"};
-  options.set_env = {{"LD_PRELOAD", probe_shim_path()}, {"PROFLAUNCH_PARTS_DIR", parts.path()}};
+  options.set_env = {{"LD_PRELOAD", preload_list(probe_shim_path())}, {"PROFLAUNCH_PARTS_DIR", parts.path()}};
   const ProcessResult result = run_process(options);
   ASSERT_TRUE(result.exited_with(0)) << result.describe();
   EXPECT_EQ(result.out, "True\nTrue\nKeyboardInterrupt\n");

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -204,6 +205,20 @@ std::string required_env(const char* name) {
   if (value == nullptr || *value == '\0')
     throw std::runtime_error(std::string("test environment variable not set: ") + name);
   return value;
+}
+
+std::string preload_list(const std::string& libraries) {
+  std::string runtime;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        const std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        const std::string base = name.substr(name.rfind('/') + 1);
+        if (base.rfind("libasan.so", 0) != 0 && base.rfind("libtsan.so", 0) != 0) return 0;
+        *static_cast<std::string*>(data) = name;
+        return 1;
+      },
+      &runtime);
+  return runtime.empty() ? libraries : runtime + ":" + libraries;
 }
 
 }  // namespace proflaunch::testing

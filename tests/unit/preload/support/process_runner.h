@@ -82,4 +82,9 @@ std::vector<std::string> list_files(const std::string& dir, const std::string& s
 // The value of a variable the build passes to tests; fails loudly if missing.
 std::string required_env(const char* name);
 
+// An LD_PRELOAD value for `libraries`: in a test build with ASan or TSan, the
+// sanitizer runtime this test runs with goes first, as it must in every
+// process (the launcher does the same, launcher/preload_list.h).
+std::string preload_list(const std::string& libraries);
+
 }  // namespace proflaunch::testing

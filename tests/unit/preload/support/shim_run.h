@@ -26,7 +26,7 @@ inline RunOptions untraced_probe(const std::vector<std::string>& args) {
 
 inline RunOptions traced_probe(const std::string& parts_dir, const std::vector<std::string>& args) {
   RunOptions options = untraced_probe(args);
-  options.set_env = {{"LD_PRELOAD", probe_shim_path()}, {"PROFLAUNCH_PARTS_DIR", parts_dir}};
+  options.set_env = {{"LD_PRELOAD", preload_list(probe_shim_path())}, {"PROFLAUNCH_PARTS_DIR", parts_dir}};
   return options;
 }
 
