@@ -22,6 +22,7 @@
 #include "preload/chunk_builder.h"
 #include "preload/clock.h"
 #include "preload/definitions.h"
+#include "preload/fork_leftovers.h"
 #include "preload/guard.h"
 #include "preload/log.h"
 #include "preload/part_file.h"
@@ -624,10 +625,15 @@ class Writer {
 };
 Writer* Writer::dumping_ = nullptr;
 
+// The Writer is never freed: a fork child may hold a copy of the pointer,
+// and the process is ending anyway. Held here so that it stays reachable
+// (LeakSanitizer in an ASan-built program would otherwise report it at exit
+// and change the program's exit status); a fork child's new Writer keeps the
+// parent's reachable too.
+Writer* g_writer = nullptr;
+
 void* writer_main(void* writer) {
   static_cast<Writer*>(writer)->run();
-  // The Writer is never freed: a fork child may hold a copy of the pointer,
-  // and the process is ending anyway.
   return nullptr;
 }
 
@@ -649,6 +655,9 @@ bool writer_ensure_started() noexcept {
     return false;
   }
 
+  if (g_writer != nullptr) keep_after_fork(&g_writer, sizeof g_writer);
+  g_writer = writer;
+
   // The thread inherits this mask: every signal blocked, SIGXFSZ included, so
   // a file size limit turns into EFBIG and no program handler runs on it.
   sigset_t all, previous;
@@ -666,6 +675,7 @@ bool writer_ensure_started() noexcept {
   if (error != 0) {
     g_control.running.store(false, std::memory_order_release);
     g_control.start_failed = true;
+    g_writer = nullptr;
     delete writer;
     warn_once(Warning::kWriterThread, "cannot start the writer thread; not recording");
     return false;
