@@ -21,7 +21,7 @@ TEST(Interposer, ASecondPreloadedWrapperAndTheShimBothSeeEveryCall) {
                                             std::to_string(kThreads), "--iterations",
                                             std::to_string(kIterations), "--elements", "4096"};
   const ProcessResult run = testing::run_process(
-      traced(dir / "x.trace", program, {}, {{"LD_PRELOAD", build_path("COUNTING_INTERPOSER")}}));
+      traced(dir / "x.trace", program, {}, {{"LD_PRELOAD", testing::preload_list(build_path("COUNTING_INTERPOSER"))}}));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   // Worker i runs (i + 1) * iterations rounds of two copies.
   const int rounds = kIterations * (1 + 2);

@@ -157,7 +157,7 @@ TEST_F(MemoryPhases, EveryCallIsOneRecordUnderTheNameTheProgramCalled) {
   std::set<uint64_t> correlation_ids;
   for (const MemoryCall& call : calls) {
     ++by_api[call.api];
-    EXPECT_TRUE(correlation_ids.insert(call.span().correlation_id).second) << "a call recorded twice: " << call.api;
+    EXPECT_TRUE(correlation_ids.insert(uint64_t{call.span().correlation_id}).second) << "a call recorded twice: " << call.api;
     // Runtime calls are attributed to the runtime; the VMM calls were made on
     // the driver directly (through cudaGetDriverEntryPoint).
     EXPECT_EQ(call.via_runtime(), call.api.rfind("cuda", 0) == 0) << call.api;

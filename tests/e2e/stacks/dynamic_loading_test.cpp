@@ -80,6 +80,11 @@ TEST(DynamicLoading, ALibraryOpenedAfterStartIsMappedBeforeItsStacks) {
 }
 
 TEST(DynamicLoading, ALibraryFoundThroughTheCallersRunpathStillLoads) {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's dlopen interceptor makes itself the caller: even untraced, the
+  // program's RUNPATH is not searched ("cannot open shared object file").
+  GTEST_SKIP() << "ASan build: dlopen by the caller's RUNPATH fails without the profiler too";
+#endif
   TempDir dir;
   const std::vector<std::string> program = {build_path("STACK_CHAINS"), "--library", build_path("STACK_CHAIN_LIB"),
                                             "--runpath-library", "libstack_runpath_target.so"};
@@ -100,6 +105,9 @@ TEST(DynamicLoading, ALibraryFoundThroughTheCallersRunpathStillLoads) {
 }
 
 TEST(DynamicLoading, DeepbindWarnsOnceAndTheProgramIsStillTraced) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan build: ASan refuses RTLD_DEEPBIND (\"incompatible with sanitizer runtime\")";
+#endif
   TempDir dir;
   const std::vector<std::string> program = {build_path("STACK_CHAINS"), "--library", build_path("STACK_CHAIN_LIB"),
                                             "--repeat", "3", "--deepbind"};
@@ -171,10 +179,16 @@ TEST(DynamicLoading, LibunwindIsLoadedButStaysOutOfTheGlobalScope) {
   TempDir dir;
   const ProcessResult run = testing::run_process(traced(dir / "x.trace", {build_path("SCOPE_PROBE")}));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  EXPECT_EQ(run.out,
-            "libunwind loaded: yes\n"
-            "unw_backtrace from: none\n"
-            "backtrace from: libc.so.6\n");
+  // In an ASan build ASan's own backtrace interceptor comes first in the
+  // global scope, ahead of libc's: what matters is that libunwind's is not.
+#if defined(__SANITIZE_ADDRESS__)
+  const char* const backtrace_owner = "libasan.so.8";
+#else
+  const char* const backtrace_owner = "libc.so.6";
+#endif
+  EXPECT_EQ(run.out, std::string("libunwind loaded: yes\n"
+                                 "unw_backtrace from: none\n"
+                                 "backtrace from: ") + backtrace_owner + "\n");
 }
 
 }  // namespace

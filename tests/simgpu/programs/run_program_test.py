@@ -72,6 +72,10 @@ def run(args, command, debug_dir):
     env = dict(os.environ)
     env['LD_DEBUG'] = 'libs'
     env['LD_DEBUG_OUTPUT'] = os.path.join(debug_dir, 'ld')
+    # A sanitized build (scripts/sanitize.sh): an uninstrumented program (Python)
+    # loading the instrumented simulator needs the sanitizer runtime first.
+    if os.environ.get('SANITIZER_PRELOAD'):
+        env['LD_PRELOAD'] = ':'.join(filter(None, [os.environ['SANITIZER_PRELOAD'], os.environ.get('LD_PRELOAD')]))
 
     def no_core_dumps():
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -84,6 +84,8 @@ TEST(DlsymUnderPreload, SecondInterposerRtldNextResolvesRelativeToItself) {
   ASSERT_NE(libc, nullptr);
   EXPECT_EQ(next_atoi(), dlsym(libc, "atoi"));
   // Called through the global scope (a direct call may be inlined to strtol).
+  if (dlsym(RTLD_DEFAULT, "__asan_init") != nullptr)
+    GTEST_SKIP() << "an ASan build: ASan's own atoi comes first in the global scope";
   auto global_atoi = reinterpret_cast<int (*)(const char*)>(dlsym(RTLD_DEFAULT, "atoi"));
   EXPECT_EQ(global_atoi("41"), 1041) << "the second interposer's atoi must reach libc's";
 }

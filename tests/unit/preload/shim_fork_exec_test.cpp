@@ -66,7 +66,7 @@ void check_fork(const std::string& mode) {
 
   // The child's section names its parent; the parent's is untouched.
   EXPECT_EQ(child->process->flags, static_cast<uint32_t>(kProcessForked));
-  EXPECT_EQ(child->process->parent_section_id, parent.id);
+  EXPECT_EQ(uint64_t{child->process->parent_section_id}, parent.id);  // packed: a copy
   EXPECT_EQ(child->process->ppid, static_cast<uint32_t>(pid));
   EXPECT_EQ(parent.process->flags, 0u);
   EXPECT_TRUE(child->process_info_first);
@@ -117,7 +117,7 @@ TEST(ShimFork, ForkingWhileTheWriterIsBusyNeverDeadlocks) {
   ASSERT_EQ(parent.size(), 1u);
   for (const auto& [id, section] : trace.sections) {
     if (id == parent[0]->id) continue;
-    EXPECT_EQ(section.process->parent_section_id, parent[0]->id);
+    EXPECT_EQ(uint64_t{section.process->parent_section_id}, parent[0]->id);  // packed: a copy
     // Only the child's own ten: nothing of the busy threads' rings came along.
     EXPECT_EQ(calls_by_origin(section), (std::map<uint64_t, uint64_t>{{1, 10}}));
     EXPECT_TRUE(section.end.has_value());
@@ -134,7 +134,7 @@ void check_exec(const std::string& mode) {
   const SectionContents& after = *sections[1];
   EXPECT_NE(before.id, after.id);
   EXPECT_EQ(after.process->flags, static_cast<uint32_t>(kProcessAfterExec));
-  EXPECT_EQ(after.process->parent_section_id, before.id);
+  EXPECT_EQ(uint64_t{after.process->parent_section_id}, before.id);  // packed: a copy
 
   // Everything emitted right up to the exec made it out, and ended cleanly.
   EXPECT_EQ(calls_by_origin(before), (std::map<uint64_t, uint64_t>{{0, 700}}));
@@ -169,7 +169,7 @@ TEST(ShimExec, AFailedExecContinuesInANewSection) {
   EXPECT_EQ(calls_by_origin(*sections[0]), (std::map<uint64_t, uint64_t>{{0, 400}}));
   EXPECT_EQ(calls_by_origin(*sections[1]), (std::map<uint64_t, uint64_t>{{1, 400}}));
   EXPECT_EQ(sections[1]->process->flags, 0u);
-  EXPECT_EQ(sections[1]->process->parent_section_id, sections[0]->id);
+  EXPECT_EQ(uint64_t{sections[1]->process->parent_section_id}, sections[0]->id);  // packed: a copy
   ASSERT_TRUE(sections[0]->end && sections[1]->end);
   EXPECT_EQ(sections[1]->end->records_written, 400u);
 }
@@ -188,7 +188,7 @@ TEST(ShimSpawn, APosixSpawnedChildIsTracedAndKnowsItsParent) {
     }
     EXPECT_EQ(section.process->ppid, static_cast<uint32_t>(pid));
     EXPECT_EQ(section.process->flags, 0u);
-    EXPECT_EQ(section.process->parent_section_id, parent[0]->id);
+    EXPECT_EQ(uint64_t{section.process->parent_section_id}, parent[0]->id);  // packed: a copy
     EXPECT_EQ(calls_by_origin(section), (std::map<uint64_t, uint64_t>{{1, 250}}));
   }
 }

@@ -19,6 +19,10 @@ RunOptions untraced(const std::vector<std::string>& program,
                        "PROFLAUNCH_GPU_TIMING", "SIMGPU_KERNEL_COSTS"};
   // Never a real NVIDIA library: the simulated ones come first.
   options.set_env = {{"LD_LIBRARY_PATH", build_path("SIMGPU_LIBRARY_PATH")}};
+  // A sanitized test build: an uninstrumented program (Python) loading the
+  // instrumented simulator needs the sanitizer runtime first.
+  if (const std::string runtime = testing::sanitizer_runtime(); !runtime.empty())
+    options.set_env.emplace_back("LD_PRELOAD", runtime);
   options.set_env.insert(options.set_env.end(), env.begin(), env.end());
   options.timeout_ms = 20000;
   return options;

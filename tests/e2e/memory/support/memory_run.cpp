@@ -81,7 +81,8 @@ class MemoryCallCollector : public format::RecordVisitor {
   std::vector<MemoryCall> calls() {
     std::vector<MemoryCall> calls;
     for (auto& [section, call] : pending_) {
-      call.api = strings_[section][apis_[section][call.span().api]];
+      const auto api = call.span().api;  // a copy: the record is packed
+      call.api = strings_[section][apis_[section][api]];
       calls.push_back(call);
     }
     return calls;

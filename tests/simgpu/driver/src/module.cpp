@@ -38,8 +38,9 @@ CUresult instantiate(const ModuleImage& image, CUctx_st* context, CUmod_st*& out
       unload_module(module.release());
       return result;
     }
-    std::memcpy(reinterpret_cast<void*>(address), variable.initial_value.data(),
-                std::min<size_t>(variable.initial_value.size(), variable.bytes));
+    if (!variable.initial_value.empty())
+      std::memcpy(reinterpret_cast<void*>(address), variable.initial_value.data(),
+                  std::min<size_t>(variable.initial_value.size(), variable.bytes));
     module->variables[variable.name] = {address, size_t(variable.bytes), variable.managed};
   }
   for (const KernelInfo& kernel : image.kernels) {

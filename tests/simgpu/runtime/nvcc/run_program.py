@@ -69,6 +69,11 @@ def main():
                      for name in arguments.imports if name not in imported]
 
     environment = dict(os.environ)
+    # A sanitized build (scripts/sanitize.sh): the program is not instrumented
+    # but loads the instrumented simulator, whose runtime must load first.
+    if os.environ.get("SANITIZER_PRELOAD"):
+        environment["LD_PRELOAD"] = ":".join(
+            filter(None, [os.environ["SANITIZER_PRELOAD"], os.environ.get("LD_PRELOAD")]))
     log_path = None
     if arguments.proxy_expect or arguments.proxy_reject or arguments.skip_if_failed_and_proxy_log:
         handle, log_path = tempfile.mkstemp(prefix="simgpu-proxy-", suffix=".log")

@@ -207,7 +207,7 @@ std::string required_env(const char* name) {
   return value;
 }
 
-std::string preload_list(const std::string& libraries) {
+std::string sanitizer_runtime() {
   std::string runtime;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
@@ -218,6 +218,11 @@ std::string preload_list(const std::string& libraries) {
         return 1;
       },
       &runtime);
+  return runtime;
+}
+
+std::string preload_list(const std::string& libraries) {
+  const std::string runtime = sanitizer_runtime();
   return runtime.empty() ? libraries : runtime + ":" + libraries;
 }
 

@@ -87,4 +87,7 @@ std::string required_env(const char* name);
 // process (the launcher does the same, launcher/preload_list.h).
 std::string preload_list(const std::string& libraries);
 
+// That runtime's path in a sanitized test build; "" otherwise.
+std::string sanitizer_runtime();
+
 }  // namespace proflaunch::testing
