@@ -27,7 +27,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:exitcode=88:handle_segv=0:handle_abort=0
 export LSAN_OPTIONS=exitcode=89:suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0
 
-run() {  # dir, b_sanitize, runtime, default selection...
+run() {  # dir, b_sanitize, runtime, default selection... [-- more selection...]
   local dir=$1 sanitize=$2 runtime=$3
   shift 3
   # Uninstrumented programs that the tests run on the instrumented simulator
@@ -36,13 +36,24 @@ run() {  # dir, b_sanitize, runtime, default selection...
   [ -f "$dir/build.ninja" ] || meson setup "$dir" -Db_sanitize="$sanitize" -Db_lundef=false -Dhip=enabled
   meson compile -C "$dir"
   if ((${#selection[@]})); then set -- "${selection[@]}"; fi
-  meson test -C "$dir" --print-errorlogs --num-processes "$(nproc)" --timeout-multiplier 3 "$@"
+  # meson intersects suites with test names: "--" separates selections run one after the other.
+  local part=() status=0
+  for word in "$@" --; do
+    if [ "$word" = -- ]; then
+      meson test -C "$dir" --print-errorlogs --num-processes "$(nproc)" --timeout-multiplier 3 "${part[@]}" ||
+        status=1
+      part=()
+    else
+      part+=("$word")
+    fi
+  done
+  return $status
 }
 
 case "$kind" in
   address | all) run build-asan address,undefined libasan.so ;;&
   thread | all)
-    run build-tsan thread libtsan.so --suite preload --suite unit --suite launcher \
+    run build-tsan thread libtsan.so --suite preload --suite unit --suite launcher -- \
       e2e_cuda_threads_streams e2e_cuda_gpu_accuracy e2e_cuda_graph_capture e2e_nccl e2e_ring e2e_ctl
     ;;
   address) ;;
