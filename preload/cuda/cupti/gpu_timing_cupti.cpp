@@ -454,7 +454,9 @@ void run(WriterRecordSink& sink, bool final) noexcept {
     for (uint32_t id : op.cupti_ids)
       if (id != 0) g_waiting[id] = op;
   const State state = g_state.load(std::memory_order_acquire);
-  if (g_cupti == nullptr || (state != State::kRunning && state != State::kYielded)) return;
+  // The state first: its release store (after start_cupti set g_cupti) is what
+  // makes g_cupti safe to read on this thread (TSan reported the other order).
+  if ((state != State::kRunning && state != State::kYielded) || g_cupti == nullptr) return;
   // CUPTI is called from here only, never under g_mutex.
   const uint64_t now = now_ns();
   if (state == State::kRunning && (final || now - g_last_flush_ns >= kFlushEveryNs)) {
