@@ -4,12 +4,12 @@
 #include <mutex>
 
 #include "preload/clock.h"
-#include "preload/fork_leftovers.h"
 #include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/event_pool.h"
 #include "preload/cuda/gpu_clock.h"
 #include "preload/cuda/pending_operations.h"
+#include "preload/fork_leftovers.h"
 #include "preload/writer.h"
 #include "preload/writer_tasks.h"
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "preload/clock.h"
-#include "preload/fork_leftovers.h"
 #include "preload/config.h"
 #include "preload/cuda/gpu_timing.h"
+#include "preload/fork_leftovers.h"
 #include "preload/hip/hip_services.h"
 #include "preload/writer.h"
 #include "preload/writer_tasks.h"

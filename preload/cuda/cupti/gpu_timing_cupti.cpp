@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "preload/clock.h"
-#include "preload/fork_leftovers.h"
 #include "preload/cuda/cupti/cupti_library.h"
 #include "preload/cuda/gpu_timing_events.h"
 #include "preload/cuda/pending_operations.h"
 #include "preload/definitions.h"
+#include "preload/fork_leftovers.h"
 #include "preload/log.h"
 #include "preload/runtime.h"
 #include "preload/writer.h"
