@@ -21,6 +21,11 @@ class EventChunkBuilder {
 
   // Copies one record produced by thread `tid`; false when the chunk is full.
   bool append(uint32_t tid, const void* record, uint16_t bytes, uint64_t now_ns) noexcept;
+  // Whether append(tid, ..., bytes, ...) would succeed.
+  bool fits(uint32_t tid, uint16_t bytes) const noexcept {
+    const bool needs_batch = !has_batch_ || tid != current_tid_;
+    return used_bytes_ + bytes + (needs_batch ? sizeof(format::ThreadBatchRecord) : 0) <= capacity_bytes_;
+  }
 
   bool empty() const noexcept { return used_bytes_ == 0; }
   const uint8_t* content() const noexcept { return content_.get(); }

@@ -218,14 +218,18 @@ class Writer {
     while (true) {
       bool full = false;
       const DrainResult result = ring.drain([&](const void* record, uint16_t bytes) {
+        // A record left in the ring for the next chunk is drained again:
+        // nothing may be done to it before it is known to fit.
+        if (!events_.fits(ring.tid(), bytes)) {
+          full = true;
+          return false;
+        }
         // The slot is the writer's until drain() moves past it: convert the
         // span's ticks to ns in place.
         ticks_.convert_record(const_cast<void*>(record), bytes);
         define_api_of(record, bytes);
         if (ring_.enabled()) note_for_ring(record, bytes, now);
-        if (events_.append(ring.tid(), record, bytes, now)) return true;
-        full = true;
-        return false;
+        return events_.append(ring.tid(), record, bytes, now);
       });
       if (result.corrupt)
         warn_once(Warning::kCorruptRing,

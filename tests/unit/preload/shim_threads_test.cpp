@@ -144,5 +144,30 @@ TEST(ShimThreads, VerboseAddsOneLineAndNothingElse) {
   EXPECT_EQ(std::count(ours.begin(), ours.end(), '\n'), 1);
 }
 
+// Enough records for many chunks: a record that does not fit in a full chunk
+// stays in its ring for the next one and must be taken as it was (it was
+// once converted from ticks to ns twice, and landed hours before the start).
+TEST(ShimThreads, TimesRunForwardAcrossManyChunks) {
+  TempDir parts;
+  const ProcessResult result = run_process(traced_probe(parts.path(), {"threads", "2", "100000"}));
+  ASSERT_TRUE(result.exited_with(0)) << result.describe();
+  std::string error;
+  const TraceContents trace = load_trace(list_files(parts.path(), ".part"), &error);
+  ASSERT_EQ(error, "");
+  ASSERT_TRUE(trace.all_clean()) << trace.problems();
+  ASSERT_EQ(trace.sections.size(), 1u);
+  const SectionContents& section = trace.sections.begin()->second;
+  ASSERT_TRUE(section.process.has_value());
+  EXPECT_GT(section.events_chunks, 3u);
+  EXPECT_EQ(section.calls.size() + section.lost_count(), 3u * 100000u);
+
+  std::map<uint32_t, uint64_t> previous_by_tid;
+  for (const ProbeCall& call : section.calls) {
+    auto [it, first] = previous_by_tid.try_emplace(call.tid, section.process->monotonic_ns);
+    ASSERT_GE(call.record.span.begin_ns, it->second) << "tid " << call.tid << " value " << call.value();
+    it->second = call.record.span.begin_ns;
+  }
+}
+
 }  // namespace
 }  // namespace proflaunch::testing
