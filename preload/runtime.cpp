@@ -50,14 +50,16 @@ void set_section(const SectionIdentity& section) {
 // fork while another thread holds one of these locks (the writer handing
 // over a chunk, a hook defining a name) would leave it locked forever in the
 // child: take them all first, and release them on both sides. The writer
-// holds each only for short copies, never while writing.
+// holds each only for short copies, never while writing; the writer round,
+// held while writing, fork waits for with a bound (writer.h).
 //
-// Lock order, everywhere: capture, live set, definitions, section, registry,
-// writer control.
+// Lock order, everywhere: writer round, capture, live set, definitions,
+// section, registry, writer control.
 // No code holds one of them while taking one earlier in this list.
 void prepare_fork() {
   g_fork_locked = g_state.load(std::memory_order_acquire) != State::kOff;
   if (!g_fork_locked) return;
+  writer_quiesce_before_fork();
   capture::lock_before_fork();
   definitions_lock_before_fork();
   g_section_mutex.lock();
@@ -72,6 +74,7 @@ void after_fork_in_parent() {
   g_section_mutex.unlock();
   definitions_unlock_after_fork();
   capture::unlock_after_fork_in_parent();
+  writer_resume_after_fork_in_parent();
 }
 
 void after_fork_in_child() {

@@ -51,6 +51,20 @@ struct Control {
   // futex, not an eventfd: no descriptor the program could close or reuse,
   // nothing to recreate after fork, and waking stays async-signal-safe.
   std::atomic<uint32_t> wake_word{0};
+  // The writer's round of work, for fork (writer_quiesce_before_fork), a
+  // futex word: kRoundFree, kRoundWriter (working between two sleeps, or its
+  // thread starting), kRoundFork. fork_waiting makes the writer step aside
+  // after a round so that a waiting fork gets in.
+  std::atomic<uint32_t> round{0};
+  std::atomic<uint32_t> fork_waiting{0};
+  // A fork child of a program built with ThreadSanitizer may not start a
+  // thread (TSan kills it: "starting new threads after multi-threaded fork is
+  // not supported"). There the writer has no thread: records wait in the
+  // rings (a full ring drops and counts) and the exiting or exec-ing thread
+  // writes the section (writer_flush_and_wait).
+  bool no_thread = false;
+  std::atomic<bool> inline_ready{false};
+  std::atomic<bool> inline_busy{false};
   // Guards starting the thread and handing over a new section. fork takes it.
   std::mutex mutex;
   bool start_failed = false;
@@ -58,6 +72,9 @@ struct Control {
   SectionIdentity pending_section;
 };
 Control g_control;
+constexpr uint32_t kRoundFree = 0, kRoundWriter = 1, kRoundFork = 2;
+// Whether this thread's fork got the round (two threads may fork at once).
+__thread __attribute__((tls_model("initial-exec"))) bool tls_round_held_for_fork = false;
 
 __thread __attribute__((tls_model("initial-exec"))) bool tls_on_writer_thread = false;
 
@@ -84,14 +101,27 @@ class Writer {
     return events_.init(kChunkContentBytes) && encoder_.init(kChunkContentBytes);
   }
 
+  // The section's end on the calling thread, for a writer without a thread
+  // (Control::no_thread): what the thread's last round does.
+  void end_section_inline() noexcept {
+    ReentrancyGuard guard;
+    if (inline_ended_ && adopt_pending_section()) inline_ended_ = false;
+    if (inline_ended_) return;
+    end_section();
+    inline_ended_ = true;
+    g_control.section_ended.store(true, std::memory_order_release);
+  }
+
   void run() noexcept {
     mark_profiler_thread();
     tls_on_writer_thread = true;
     prctl(PR_SET_NAME, "proflaunch-wr", 0, 0, 0);
     bool ended = false;
     bool busy = false;
+    end_round();  // the thread has started (writer_ensure_started took the round)
     while (true) {
       if (!busy) wait_for_wake();
+      begin_round();
       const uint32_t request = g_control.requested.load(std::memory_order_acquire);
       const bool stop = g_control.stop.load(std::memory_order_acquire);
       const bool end = g_control.end_section.exchange(false, std::memory_order_acq_rel) || stop;
@@ -111,6 +141,7 @@ class Writer {
       g_control.section_ended.store(ended, std::memory_order_release);
       g_control.completed.store(request, std::memory_order_release);
       wake_waiters();
+      end_round();
       if (stop) break;
     }
     g_control.running.store(false, std::memory_order_release);
@@ -118,6 +149,29 @@ class Writer {
   }
 
  private:
+  // A fork waiting for the round goes first (at most 100 ms, as its own wait
+  // is); one that holds it is waited for.
+  static void begin_round() noexcept {
+    for (int i = 0; i < 100 && g_control.fork_waiting.load(std::memory_order_acquire) != 0; ++i) {
+      const timespec step{0, 1000000};
+      futex(&g_control.fork_waiting, FUTEX_WAIT_PRIVATE, 1, &step);
+    }
+    while (true) {
+      uint32_t seen = kRoundFree;
+      if (g_control.round.compare_exchange_strong(seen, kRoundWriter, std::memory_order_acquire))
+        return;
+      const timespec step{0, 10000000};
+      futex(&g_control.round, FUTEX_WAIT_PRIVATE, seen, &step);
+    }
+  }
+
+  // Only the writer's own round (at the thread's start, a fork may hold it).
+  static void end_round() noexcept {
+    uint32_t mine = kRoundWriter;
+    if (!g_control.round.compare_exchange_strong(mine, kRoundFree, std::memory_order_release)) return;
+    futex(&g_control.round, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr);
+  }
+
   // Sleeps for the drain period, or until someone bumps the wake word. A
   // bump between two waits is not lost: the kernel compares the word first.
   void wait_for_wake() noexcept {
@@ -237,6 +291,12 @@ class Writer {
       if (!full) return filled;
       filled = true;
       flush_events();
+      // Threads that record without pause keep a drain going: let a waiting
+      // fork in between two chunks (no lock is held here).
+      if (g_control.fork_waiting.load(std::memory_order_acquire) != 0) {
+        end_round();
+        begin_round();
+      }
     }
   }
 
@@ -625,6 +685,7 @@ class Writer {
   uint32_t dump_index_ = 0;
   uint32_t writer_tid_ = 0;
   uint64_t dump_begin_ns_ = 0;
+  bool inline_ended_ = false;
   static Writer* dumping_;
 };
 Writer* Writer::dumping_ = nullptr;
@@ -643,8 +704,12 @@ void* writer_main(void* writer) {
 
 }  // namespace
 
+// ThreadSanitizer's runtime, when the program was built with it.
+extern "C" void __tsan_init() __attribute__((weak));
+
 bool writer_ensure_started() noexcept {
   if (g_control.running.load(std::memory_order_acquire)) return true;
+  if (g_control.inline_ready.load(std::memory_order_acquire)) return true;
   // Taken before the control mutex: lock order is section before control.
   const SectionIdentity section = runtime::section();
   std::lock_guard<std::mutex> lock(g_control.mutex);
@@ -661,6 +726,10 @@ bool writer_ensure_started() noexcept {
 
   if (g_writer != nullptr) keep_after_fork(&g_writer, sizeof g_writer);
   g_writer = writer;
+  if (g_control.no_thread) {
+    g_control.inline_ready.store(true, std::memory_order_release);
+    return true;
+  }
 
   // The thread inherits this mask: every signal blocked, SIGXFSZ included, so
   // a file size limit turns into EFBIG and no program handler runs on it.
@@ -672,11 +741,18 @@ bool writer_ensure_started() noexcept {
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
   g_control.stop.store(false, std::memory_order_relaxed);
   g_control.running.store(true, std::memory_order_release);
+  // The new thread's start (its allocations in a sanitizer's runtime) counts
+  // as a round, which the thread ends. Not waited for: a fork that holds the
+  // round waits for the control mutex held here.
+  uint32_t free_round = kRoundFree;
+  const bool took_round =
+      g_control.round.compare_exchange_strong(free_round, kRoundWriter, std::memory_order_acquire);
   pthread_t thread;
   const int error = pthread_create(&thread, &attributes, writer_main, writer);
   pthread_attr_destroy(&attributes);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (error != 0) {
+    if (took_round) g_control.round.store(kRoundFree, std::memory_order_release);
     g_control.running.store(false, std::memory_order_release);
     g_control.start_failed = true;
     g_writer = nullptr;
@@ -698,6 +774,18 @@ void writer_wake() noexcept {
 
 bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept {
   if (tls_on_writer_thread) return false;  // the writer cannot wait for itself
+  if (g_control.inline_ready.load(std::memory_order_acquire)) {
+    // Writing here allocates and compresses: not from a crash's signal
+    // handler (kFlush), and once at a time.
+    if (goal == FlushGoal::kFlush || g_control.inline_busy.exchange(true, std::memory_order_acq_rel))
+      return false;
+    const int saved_errno = errno;
+    if (goal == FlushGoal::kStop) g_control.stop.store(true, std::memory_order_release);
+    g_writer->end_section_inline();
+    g_control.inline_busy.store(false, std::memory_order_release);
+    errno = saved_errno;
+    return true;
+  }
   if (!g_control.running.load(std::memory_order_acquire)) return false;
   const int saved_errno = errno;
   if (goal == FlushGoal::kEndSection) g_control.end_section.store(true, std::memory_order_release);
@@ -750,6 +838,33 @@ bool writer_section_ended() noexcept {
   return g_control.section_ended.load(std::memory_order_acquire);
 }
 
+void writer_quiesce_before_fork() noexcept {
+  g_control.fork_waiting.store(1, std::memory_order_release);
+  const uint64_t deadline_ns = now_ns() + 100 * 1000000u;
+  tls_round_held_for_fork = false;
+  while (true) {
+    uint32_t seen = kRoundFree;
+    if (g_control.round.compare_exchange_strong(seen, kRoundFork, std::memory_order_acquire)) {
+      tls_round_held_for_fork = true;
+      return;
+    }
+    const uint64_t now = now_ns();
+    if (now >= deadline_ns) return;  // fork without it rather than hang the program
+    const uint64_t wait_ns = deadline_ns - now < 10000000u ? deadline_ns - now : 10000000u;
+    const timespec step{0, static_cast<long>(wait_ns)};
+    futex(&g_control.round, FUTEX_WAIT_PRIVATE, seen, &step);
+  }
+}
+
+void writer_resume_after_fork_in_parent() noexcept {
+  g_control.fork_waiting.store(0, std::memory_order_release);
+  futex(&g_control.fork_waiting, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr);
+  if (!tls_round_held_for_fork) return;
+  tls_round_held_for_fork = false;
+  g_control.round.store(kRoundFree, std::memory_order_release);
+  futex(&g_control.round, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr);
+}
+
 void writer_lock_before_fork() noexcept { g_control.mutex.lock(); }
 
 void writer_unlock_after_fork_in_parent() noexcept { g_control.mutex.unlock(); }
@@ -781,6 +896,13 @@ void writer_reset_after_fork_in_child() noexcept {
   g_control.flush_request.store(false, std::memory_order_relaxed);
   g_control.start_failed = false;
   g_control.has_pending_section = false;
+  g_control.no_thread = &__tsan_init != nullptr;
+  g_control.inline_ready.store(false, std::memory_order_relaxed);
+  g_control.inline_busy.store(false, std::memory_order_relaxed);
+  // No writer in the child: the round is free whether or not the fork got it.
+  g_control.round.store(kRoundFree, std::memory_order_relaxed);
+  g_control.fork_waiting.store(0, std::memory_order_relaxed);
+  tls_round_held_for_fork = false;
   g_control.mutex.unlock();
 }
 

@@ -56,6 +56,16 @@ bool writer_section_ended() noexcept;
 
 // fork: the child gets no writer (one starts on its first record), its own
 // wake descriptor, and forgets the parent's part file.
+//
+// writer_quiesce_before_fork comes before every other lock of prepare_fork:
+// it waits (at most 100 ms) for the writer to finish the round it is in, so
+// the child is not forked while the writer is inside the allocator or zstd.
+// glibc's malloc survives that, but the allocator of GCC 12's ASan runtime in
+// an ASan-built program does not lock itself across fork, and such a child
+// hangs at its first allocation. writer_resume_after_fork_in_parent comes
+// after every other unlock; the child's reset releases it.
+void writer_quiesce_before_fork() noexcept;
+void writer_resume_after_fork_in_parent() noexcept;
 void writer_lock_before_fork() noexcept;
 void writer_unlock_after_fork_in_parent() noexcept;
 void writer_reset_after_fork_in_child() noexcept;

@@ -19,13 +19,6 @@ using format::kProcessAfterExec;
 using format::kProcessForked;
 
 TEST(LauncherJoin, OneFileWithOneHeaderAndEverySection) {
-#if defined(__SANITIZE_ADDRESS__)
-  // GCC 12's ASan runtime does not hold its allocator's locks across fork: a
-  // child forked while the writer thread was inside malloc hangs in
-  // LeakSanitizer's exit check (both threads wait in
-  // SizeClassAllocator64::GetFromAllocator/ForceLock). 200 forks hit it.
-  GTEST_SKIP() << "ASan runtime deadlocks in fork children of threaded programs";
-#endif
   TempDir dir;
   const std::string output = dir / "tree.trace";
   // fork, then exec in the parent: three sections, two pids.
