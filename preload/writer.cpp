@@ -65,6 +65,12 @@ struct Control {
   bool no_thread = false;
   std::atomic<bool> inline_ready{false};
   std::atomic<bool> inline_busy{false};
+  // kThreadNone, kThreadCreated (pthread_create returned), kThreadRunning
+  // (its code began), kThreadAbandoned: a thread that never began (seen in a
+  // fork child of an ASan-built program forked while its own new threads
+  // were registering: the child's next thread waits forever in the runtime)
+  // is given up by the exiting thread, which writes the section itself.
+  std::atomic<uint32_t> thread_state{0};
   // Guards starting the thread and handing over a new section. fork takes it.
   std::mutex mutex;
   bool start_failed = false;
@@ -73,6 +79,9 @@ struct Control {
 };
 Control g_control;
 constexpr uint32_t kRoundFree = 0, kRoundWriter = 1, kRoundFork = 2;
+constexpr uint32_t kThreadNone = 0, kThreadCreated = 1, kThreadRunning = 2, kThreadAbandoned = 3;
+// How long an exiting thread waits for a writer thread that never began.
+constexpr uint64_t kThreadStartGraceNs = 1000000000u;
 // Whether this thread's fork got the round (two threads may fork at once).
 __thread __attribute__((tls_model("initial-exec"))) bool tls_round_held_for_fork = false;
 
@@ -113,6 +122,9 @@ class Writer {
   }
 
   void run() noexcept {
+    uint32_t created = kThreadCreated;
+    if (!g_control.thread_state.compare_exchange_strong(created, kThreadRunning, std::memory_order_acq_rel))
+      return;  // given up before it began: the Writer is someone else's now
     mark_profiler_thread();
     tls_on_writer_thread = true;
     prctl(PR_SET_NAME, "proflaunch-wr", 0, 0, 0);
@@ -740,6 +752,7 @@ bool writer_ensure_started() noexcept {
   pthread_attr_init(&attributes);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
   g_control.stop.store(false, std::memory_order_relaxed);
+  g_control.thread_state.store(kThreadCreated, std::memory_order_relaxed);
   g_control.running.store(true, std::memory_order_release);
   // The new thread's start (its allocations in a sanitizer's runtime) counts
   // as a round, which the thread ends. Not waited for: a fork that holds the
@@ -752,6 +765,7 @@ bool writer_ensure_started() noexcept {
   pthread_attr_destroy(&attributes);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (error != 0) {
+    g_control.thread_state.store(kThreadNone, std::memory_order_relaxed);
     if (took_round) g_control.round.store(kRoundFree, std::memory_order_release);
     g_control.running.store(false, std::memory_order_release);
     g_control.start_failed = true;
@@ -772,20 +786,25 @@ void writer_wake() noexcept {
   errno = saved_errno;
 }
 
+namespace {
+// A writer without a thread (Control::no_thread, or one that never began):
+// the calling thread ends the section. Writing allocates and compresses: not
+// from a crash's signal handler (kFlush), and once at a time.
+bool end_section_inline(FlushGoal goal) noexcept {
+  if (goal == FlushGoal::kFlush || g_control.inline_busy.exchange(true, std::memory_order_acq_rel))
+    return false;
+  const int saved_errno = errno;
+  if (goal == FlushGoal::kStop) g_control.stop.store(true, std::memory_order_release);
+  g_writer->end_section_inline();
+  g_control.inline_busy.store(false, std::memory_order_release);
+  errno = saved_errno;
+  return true;
+}
+}  // namespace
+
 bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept {
   if (tls_on_writer_thread) return false;  // the writer cannot wait for itself
-  if (g_control.inline_ready.load(std::memory_order_acquire)) {
-    // Writing here allocates and compresses: not from a crash's signal
-    // handler (kFlush), and once at a time.
-    if (goal == FlushGoal::kFlush || g_control.inline_busy.exchange(true, std::memory_order_acq_rel))
-      return false;
-    const int saved_errno = errno;
-    if (goal == FlushGoal::kStop) g_control.stop.store(true, std::memory_order_release);
-    g_writer->end_section_inline();
-    g_control.inline_busy.store(false, std::memory_order_release);
-    errno = saved_errno;
-    return true;
-  }
+  if (g_control.inline_ready.load(std::memory_order_acquire)) return end_section_inline(goal);
   if (!g_control.running.load(std::memory_order_acquire)) return false;
   const int saved_errno = errno;
   if (goal == FlushGoal::kEndSection) g_control.end_section.store(true, std::memory_order_release);
@@ -793,7 +812,8 @@ bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept {
   const uint32_t ticket = g_control.requested.fetch_add(1, std::memory_order_acq_rel) + 1;
   writer_wake();
 
-  const uint64_t deadline_ns = now_ns() + uint64_t{timeout_ms} * 1000000u;
+  const uint64_t start_ns = now_ns();
+  const uint64_t deadline_ns = start_ns + uint64_t{timeout_ms} * 1000000u;
   bool served = false;
   while (true) {
     const uint32_t completed = g_control.completed.load(std::memory_order_acquire);
@@ -803,6 +823,17 @@ bool writer_flush_and_wait(FlushGoal goal, uint32_t timeout_ms) noexcept {
     }
     if (!g_control.running.load(std::memory_order_acquire)) break;
     const uint64_t now = now_ns();
+    if (goal != FlushGoal::kFlush && now - start_ns >= kThreadStartGraceNs &&
+        g_control.thread_state.load(std::memory_order_acquire) == kThreadCreated) {
+      uint32_t created = kThreadCreated;
+      if (g_control.thread_state.compare_exchange_strong(created, kThreadAbandoned, std::memory_order_acq_rel)) {
+        g_control.round.store(kRoundFree, std::memory_order_release);
+        g_control.inline_ready.store(true, std::memory_order_release);
+        g_control.running.store(false, std::memory_order_release);
+        errno = saved_errno;
+        return end_section_inline(goal);
+      }
+    }
     if (now >= deadline_ns) break;
     uint64_t wait_ns = deadline_ns - now;
     if (wait_ns > 10000000u) wait_ns = 10000000u;  // re-check `running` now and then
@@ -899,6 +930,7 @@ void writer_reset_after_fork_in_child() noexcept {
   g_control.no_thread = &__tsan_init != nullptr;
   g_control.inline_ready.store(false, std::memory_order_relaxed);
   g_control.inline_busy.store(false, std::memory_order_relaxed);
+  g_control.thread_state.store(kThreadNone, std::memory_order_relaxed);
   // No writer in the child: the round is free whether or not the fork got it.
   g_control.round.store(kRoundFree, std::memory_order_relaxed);
   g_control.fork_waiting.store(0, std::memory_order_relaxed);
