@@ -161,9 +161,10 @@ TEST(ShimThreads, TimesRunForwardAcrossManyChunks) {
   EXPECT_GT(section.events_chunks, 3u);
   EXPECT_EQ(section.calls.size() + section.lost_count(), 3u * 100000u);
 
+  const uint64_t section_start_ns = section.process->monotonic_ns;  // a packed field: copied
   std::map<uint32_t, uint64_t> previous_by_tid;
   for (const ProbeCall& call : section.calls) {
-    auto [it, first] = previous_by_tid.try_emplace(call.tid, section.process->monotonic_ns);
+    auto [it, first] = previous_by_tid.try_emplace(call.tid, section_start_ns);
     ASSERT_GE(call.record.span.begin_ns, it->second) << "tid " << call.tid << " value " << call.value();
     it->second = call.record.span.begin_ns;
   }
