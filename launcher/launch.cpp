@@ -157,6 +157,11 @@ int run_traced(const LaunchOptions& options) {
       {kEnvGpuTiming, options.gpu_timing},
       {kEnvTrace, options.trace_domains},
   };
+  const std::string tsan_options = tsan_options_value(std::getenv("TSAN_OPTIONS"), runtimes);
+  if (!tsan_options.empty()) {
+    environment.emplace_back("TSAN_OPTIONS", tsan_options);
+    if (options.verbose) say("TSAN_OPTIONS=" + tsan_options + ": the writer thread makes every fork multi-threaded");
+  }
   if (!options.buffer_size.empty()) environment.emplace_back(kEnvBufferSize, options.buffer_size);
   if (options.flush_interval_ms != 0)
     environment.emplace_back(kEnvFlushInterval, std::to_string(options.flush_interval_ms));

@@ -121,4 +121,15 @@ std::string preload_value(const std::string& shim, const std::string& users_list
   return value;
 }
 
+std::string tsan_options_value(const char* users_options, const std::vector<std::string>& runtimes) {
+  const bool tsan = std::any_of(runtimes.begin(), runtimes.end(), [](const std::string& runtime) {
+    const std::string name = base_name(runtime);
+    return name.rfind("libtsan.so", 0) == 0 || name.rfind("libclang_rt.tsan", 0) == 0;
+  });
+  if (!tsan) return "";
+  const std::string users = users_options != nullptr ? users_options : "";
+  if (users.find("die_after_fork") != std::string::npos) return "";
+  return users.empty() ? "die_after_fork=0" : users + ":die_after_fork=0";
+}
+
 }  // namespace proflaunch::launcher

@@ -36,4 +36,13 @@ std::vector<std::string> first_only_runtimes(const std::string& shim_path,
 std::string preload_value(const std::string& shim, const std::string& users_list,
                           const std::vector<std::string>& runtimes);
 
+// ThreadSanitizer kills a child of a multi-threaded fork that starts a
+// thread, and the shim's writer makes every traced process multi-threaded: a
+// TSan-built program whose fork children start threads (their own, or the
+// writer) would die under proflaunch. TSan's die_after_fork=0 lets them. The
+// TSAN_OPTIONS value to set when a runtime in `runtimes` is TSan's and the
+// user's options (`users_options`, null when unset) do not name the flag;
+// "" when nothing is to be set.
+std::string tsan_options_value(const char* users_options, const std::vector<std::string>& runtimes);
+
 }  // namespace proflaunch::launcher

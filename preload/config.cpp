@@ -355,4 +355,15 @@ bool parse_counted_calls(const char* text, CountedItemFn item, void* context) {
   }
 }
 
+bool tsan_allows_threads_after_fork(const char* options) noexcept {
+  if (options == nullptr) return false;
+  static constexpr char kFlag[] = "die_after_fork=";
+  const char* value = nullptr;
+  for (const char* at = std::strstr(options, kFlag); at != nullptr; at = std::strstr(at + 1, kFlag))
+    value = at + sizeof kFlag - 1;
+  if (value == nullptr) return false;
+  size_t length = std::strcspn(value, " ,:\t\n");
+  return (length == 1 && value[0] == '0') || (length == 5 && std::strncmp(value, "false", 5) == 0);
+}
+
 }  // namespace proflaunch

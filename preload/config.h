@@ -63,6 +63,11 @@ struct Config {
 };
 
 // Environment variable names, shared with the launcher.
+// Whether TSAN_OPTIONS text lets a fork child of a multi-threaded process
+// start threads (die_after_fork=0 or =false; the last setting wins, as for
+// TSan's own parser). Set by the launcher for TSan-built programs.
+bool tsan_allows_threads_after_fork(const char* options) noexcept;
+
 inline constexpr const char* kEnvPartsDir = "PROFLAUNCH_PARTS_DIR";
 inline constexpr const char* kEnvBufferSize = "PROFLAUNCH_BUFFER_SIZE";
 inline constexpr const char* kEnvFlushInterval = "PROFLAUNCH_FLUSH_INTERVAL_MS";

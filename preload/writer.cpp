@@ -11,6 +11,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -21,6 +22,7 @@
 #include "preload/capture/flight_recorder.h"
 #include "preload/chunk_builder.h"
 #include "preload/clock.h"
+#include "preload/config.h"
 #include "preload/definitions.h"
 #include "preload/fork_leftovers.h"
 #include "preload/guard.h"
@@ -716,8 +718,14 @@ void* writer_main(void* writer) {
 
 }  // namespace
 
-// ThreadSanitizer's runtime, when the program was built with it.
+// ThreadSanitizer's runtime, when the program was built with it, and whether
+// its options (read once at start, as TSan does) let a multi-threaded
+// fork's child start threads.
 extern "C" void __tsan_init() __attribute__((weak));
+bool g_tsan_threads_after_fork = false;
+__attribute__((constructor)) void read_tsan_options() {
+  g_tsan_threads_after_fork = tsan_allows_threads_after_fork(std::getenv("TSAN_OPTIONS"));
+}
 
 bool writer_ensure_started() noexcept {
   if (g_control.running.load(std::memory_order_acquire)) return true;
@@ -927,7 +935,7 @@ void writer_reset_after_fork_in_child() noexcept {
   g_control.flush_request.store(false, std::memory_order_relaxed);
   g_control.start_failed = false;
   g_control.has_pending_section = false;
-  g_control.no_thread = &__tsan_init != nullptr;
+  g_control.no_thread = &__tsan_init != nullptr && !g_tsan_threads_after_fork;
   g_control.inline_ready.store(false, std::memory_order_relaxed);
   g_control.inline_busy.store(false, std::memory_order_relaxed);
   g_control.thread_state.store(kThreadNone, std::memory_order_relaxed);

@@ -236,15 +236,30 @@ TEST_P(LauncherSanitizedProgram, RunsAsItDoesUntracedAndIsTraced) {
   }
 }
 
+void check_fork_storm(const char* app, const std::string& tsan_options);
+
 // GCC 12's ASan runtime does not lock its allocator across fork: a child
 // forked while the shim's writer was inside malloc (ASan's, in such a
 // program) hung at its first allocation. fork waits for the writer's round.
 TEST_P(LauncherSanitizedProgram, ForksWhileTheWriterIsBusyDoNotHangTheChildren) {
   const char* app = std::getenv(GetParam());
   if (app == nullptr) GTEST_SKIP() << "a sanitized build: no separately instrumented app";
+  // ThreadSanitizer: the launcher sets die_after_fork=0, so the children
+  // start writer threads; with the user's die_after_fork=1 they may not, and
+  // each child's exit writes its section.
+  const bool tsan = std::string(GetParam()) == "PROBE_APP_THREAD";
+  for (const char* tsan_options : {"", "die_after_fork=1"}) {
+    if (*tsan_options != '\0' && !tsan) continue;
+    SCOPED_TRACE(std::string("TSAN_OPTIONS=") + tsan_options);
+    check_fork_storm(app, tsan_options);
+  }
+}
+
+void check_fork_storm(const char* app, const std::string& tsan_options) {
   TempDir dir;
   RunOptions options = launcher_options({"-q", "-o", dir / "storm.trace"}, {app, "fork-storm", "200", "2"});
   options.timeout_ms = 120000;
+  if (!tsan_options.empty()) options.set_env.emplace_back("TSAN_OPTIONS", tsan_options);
   const ProcessResult storm = run_process(options);
   ASSERT_TRUE(storm.exited_with(0)) << storm.describe();
   EXPECT_EQ(storm.out, "forks done, 0 failed\n");

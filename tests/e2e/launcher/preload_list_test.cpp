@@ -88,4 +88,14 @@ TEST(PreloadList, TheNeededLibrariesAreReadFromTheElfFile) {
 }
 
 }  // namespace
+TEST(PreloadList, ATSanProgramMayStartThreadsAfterAForkUnlessTheUserSaidOtherwise) {
+  const std::vector<std::string> tsan = {"libtsan.so.2"};
+  EXPECT_EQ(tsan_options_value(nullptr, tsan), "die_after_fork=0");
+  EXPECT_EQ(tsan_options_value("halt_on_error=1", tsan), "halt_on_error=1:die_after_fork=0");
+  EXPECT_EQ(tsan_options_value("die_after_fork=1", tsan), "") << "the user's choice is kept";
+  EXPECT_EQ(tsan_options_value(nullptr, {"libclang_rt.tsan-x86_64.so"}), "die_after_fork=0");
+  EXPECT_EQ(tsan_options_value(nullptr, {"libasan.so.8"}), "") << "only TSan has the rule";
+  EXPECT_EQ(tsan_options_value("halt_on_error=1", {}), "");
+}
+
 }  // namespace proflaunch::launcher

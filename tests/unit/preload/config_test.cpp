@@ -156,4 +156,17 @@ TEST(Config, ByteSizeParser) {
 }
 
 }  // namespace
+TEST(TsanOptions, DieAfterForkOffIsReadAsTSanReadsIt) {
+  EXPECT_FALSE(tsan_allows_threads_after_fork(nullptr));
+  EXPECT_FALSE(tsan_allows_threads_after_fork(""));
+  EXPECT_FALSE(tsan_allows_threads_after_fork("halt_on_error=1"));
+  EXPECT_TRUE(tsan_allows_threads_after_fork("die_after_fork=0"));
+  EXPECT_TRUE(tsan_allows_threads_after_fork("halt_on_error=1:die_after_fork=false"));
+  EXPECT_TRUE(tsan_allows_threads_after_fork("halt_on_error=1 die_after_fork=0,report_bugs=1"));
+  EXPECT_FALSE(tsan_allows_threads_after_fork("die_after_fork=1"));
+  EXPECT_FALSE(tsan_allows_threads_after_fork("die_after_fork=0:die_after_fork=1")) << "the last one wins";
+  EXPECT_TRUE(tsan_allows_threads_after_fork("die_after_fork=1:die_after_fork=0"));
+  EXPECT_FALSE(tsan_allows_threads_after_fork("die_after_fork=00"));
+}
+
 }  // namespace proflaunch
