@@ -24,7 +24,7 @@ selection=("$@")
 # possible.") and then reports its stack's vectors, or hangs: off by default.
 export ASAN_OPTIONS=handle_segv=0:handle_abort=0:allow_user_segv_handler=1:detect_leaks=${LEAKS:-0}:halt_on_error=1:exitcode=86
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:exitcode=88:handle_segv=0:handle_abort=0
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:exitcode=88:handle_segv=0:handle_abort=0:suppressions=$PWD/tests/sanitizers/tsan.supp
 export LSAN_OPTIONS=exitcode=89:suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0
 
 run() {  # dir, b_sanitize, runtime, default selection... [-- more selection...]
@@ -53,8 +53,12 @@ run() {  # dir, b_sanitize, runtime, default selection... [-- more selection...]
 case "$kind" in
   address | all) run build-asan address,undefined libasan.so ;;&
   thread | all)
+    # e2e_cuda_gpu_accuracy (timing_mix: threads on shared and own streams)
+    # ran here until its program's race was fixed; it compares measured with
+    # modelled durations, which TSan's slowdown of the simulator makes 5-15x
+    # longer, so it is not part of this selection.
     run build-tsan thread libtsan.so --suite preload --suite unit --suite launcher -- \
-      e2e_cuda_threads_streams e2e_cuda_gpu_accuracy e2e_cuda_graph_capture e2e_nccl e2e_ring e2e_ctl
+      e2e_cuda_threads_streams e2e_cuda_graph_capture e2e_nccl e2e_ring e2e_ctl
     ;;
   address) ;;
   *) echo "usage: scripts/sanitize.sh [address|thread|all] [meson test arguments...]" >&2; exit 2 ;;

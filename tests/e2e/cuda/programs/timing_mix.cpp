@@ -53,9 +53,16 @@ void run_worker(cudaStream_t shared, float* scratch) {
   float* device_a = nullptr;
   float* device_b = nullptr;
   float* pinned = nullptr;
+  // The own stream's work runs beside the shared stream's: its own buffers,
+  // so that the two never touch the same memory at once (a data race on a
+  // real GPU, and one ThreadSanitizer sees in the simulator).
+  float* device_own = nullptr;
+  float* pinned_own = nullptr;
   check_cuda(cudaMalloc(&device_a, s.copy_bytes), "cudaMalloc");
   check_cuda(cudaMalloc(&device_b, s.copy_bytes), "cudaMalloc");
+  check_cuda(cudaMalloc(&device_own, s.copy_bytes), "cudaMalloc");
   check_cuda(cudaMallocHost(&pinned, s.copy_bytes), "cudaMallocHost");
+  check_cuda(cudaMallocHost(&pinned_own, s.copy_bytes), "cudaMallocHost");
   for (int round = 0; round < s.rounds; ++round) {
     check_cuda(simtorch::fill(device_a, elements, 1.0f, shared), "fill");
     check_cuda(cudaMemcpyAsync(device_b, pinned, s.copy_bytes, cudaMemcpyHostToDevice, shared), "cudaMemcpyAsync");
@@ -66,12 +73,14 @@ void run_worker(cudaStream_t shared, float* scratch) {
     check_cuda(cudaMemcpy2DAsync(device_b, 1024, device_a, 1024, 1024, s.copy_bytes / 1024,
                                  cudaMemcpyDeviceToDevice, shared),
                "cudaMemcpy2DAsync");
-    check_cuda(simtorch::fill(device_b, elements, 3.0f, own), "fill");
-    check_cuda(cudaMemcpyAsync(pinned, device_b, s.copy_bytes, cudaMemcpyDeviceToHost, own), "cudaMemcpyAsync");
+    check_cuda(simtorch::fill(device_own, elements, 3.0f, own), "fill");
+    check_cuda(cudaMemcpyAsync(pinned_own, device_own, s.copy_bytes, cudaMemcpyDeviceToHost, own), "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(own), "cudaStreamSynchronize");
   }
   check_cuda(cudaStreamSynchronize(shared), "cudaStreamSynchronize");
+  check_cuda(cudaFreeHost(pinned_own), "cudaFreeHost");
   check_cuda(cudaFreeHost(pinned), "cudaFreeHost");
+  check_cuda(cudaFree(device_own), "cudaFree");
   check_cuda(cudaFree(device_b), "cudaFree");
   check_cuda(cudaFree(device_a), "cudaFree");
   check_cuda(cudaStreamDestroy(own), "cudaStreamDestroy");
