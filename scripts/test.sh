@@ -9,3 +9,6 @@ scripts/build.sh -Dhip=enabled
 meson test -C build --print-errorlogs --num-processes "$(nproc)" "$@"
 # The fuzzers under ASan and UBSan, 20 s each (their own clang build).
 scripts/fuzz.sh 20
+# Every unit and e2e test again in an ASan+UBSan build (build-asan). TSan
+# (scripts/sanitize.sh thread) is not run here yet: see README, Sanitizers.
+scripts/sanitize.sh address
