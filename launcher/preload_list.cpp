@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace proflaunch::launcher {
 namespace {
@@ -34,14 +35,23 @@ bool is_executable_file(const std::string& path) {
   return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
+bool has_prefix(const std::string& name, std::initializer_list<const char*> prefixes) {
+  for (const char* prefix : prefixes)
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// ThreadSanitizer's runtime, GNU and LLVM names.
+bool is_tsan_runtime(const std::string& library) {
+  return has_prefix(base_name(library), {"libtsan.so", "libclang_rt.tsan"});
+}
+
 }  // namespace
 
 bool is_first_only_runtime(const std::string& library) {
-  const std::string name = base_name(library);
-  for (const char* prefix : {"libasan.so", "libtsan.so", "libhwasan.so", "libclang_rt.asan", "libclang_rt.tsan",
-                             "libclang_rt.hwasan"})
-    if (name.rfind(prefix, 0) == 0) return true;
-  return false;
+  return is_tsan_runtime(library) ||
+         has_prefix(base_name(library),
+                    {"libasan.so", "libhwasan.so", "libclang_rt.asan", "libclang_rt.hwasan"});
 }
 
 std::vector<std::string> needed_libraries(const std::string& elf_path) {
@@ -122,11 +132,7 @@ std::string preload_value(const std::string& shim, const std::string& users_list
 }
 
 std::string tsan_options_value(const char* users_options, const std::vector<std::string>& runtimes) {
-  const bool tsan = std::any_of(runtimes.begin(), runtimes.end(), [](const std::string& runtime) {
-    const std::string name = base_name(runtime);
-    return name.rfind("libtsan.so", 0) == 0 || name.rfind("libclang_rt.tsan", 0) == 0;
-  });
-  if (!tsan) return "";
+  if (std::none_of(runtimes.begin(), runtimes.end(), is_tsan_runtime)) return "";
   const std::string users = users_options != nullptr ? users_options : "";
   if (users.find("die_after_fork") != std::string::npos) return "";
   return users.empty() ? "die_after_fork=0" : users + ":die_after_fork=0";
