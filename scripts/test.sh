@@ -2,6 +2,13 @@
 # Installs what is missing, builds, and runs every test. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Three builds (build, build-fuzz, build-asan) take about 7 GB: a full disk
+# fails a compile with a message that is easy to miss in the log.
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+echo "test.sh: $((free_kib / 1024 / 1024)) GiB free in $(pwd)"
+if [ "${free_kib:-0}" -lt $((10 * 1024 * 1024)) ]; then
+  echo "test.sh: warning: under 10 GiB free; the builds need about 7 GiB" >&2
+fi
 scripts/install-deps.sh --with-amd
 # -Dhip=enabled: a build configured before the HIP packages were installed
 # looks again (and fails loudly if they are still missing).
