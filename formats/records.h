@@ -309,7 +309,7 @@ static_assert(sizeof(LostRecord) == 32);
 
 enum class LostReason : uint32_t {
   kBufferFull = 1,
-  kWriteFailed = 2,    // disk full, EFBIG, EIO: the writer stopped
+  kWriteFailed = 2,    // disk full, EFBIG, EIO (the writer stopped), or no descriptor for a while
   kThreadGone = 3,     // a thread exited while the writer was unable to drain it
   // GpuActivity records that could not be produced: the operation's timing
   // could not be queued, its context was destroyed first, or the process

@@ -19,10 +19,8 @@ bool PartFile::create(const char* parts_dir, uint32_t pid, uint64_t section_id) 
   std::snprintf(path_, sizeof path_, "%s/%u-%s.part", parts_dir, pid, section_hex);
 
   const int fd = ::open(path_, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    fail("cannot create", errno);
-    return false;
-  }
+  if (fd < 0) return open_failed("cannot create", errno);
+  transient_ = false;
   created_ = true;
   const format::FileHeader header = format::make_file_header();
   const bool ok = write_at_end(fd, &header, sizeof header);
@@ -33,10 +31,8 @@ bool PartFile::create(const char* parts_dir, uint32_t pid, uint64_t section_id) 
 bool PartFile::append(const void* bytes, size_t length) noexcept {
   if (!created_ || failed_) return false;
   const int fd = ::open(path_, O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) {
-    fail("cannot reopen", errno);
-    return false;
-  }
+  if (fd < 0) return open_failed("cannot reopen", errno);
+  transient_ = false;
   const bool ok = write_at_end(fd, bytes, length);
   ::close(fd);
   return ok;
@@ -67,6 +63,7 @@ bool PartFile::write_at_end(int fd, const void* bytes, size_t length) noexcept {
 void PartFile::reset() noexcept {
   created_ = false;
   failed_ = false;
+  transient_ = false;
   good_bytes_ = 0;
   path_[0] = '\0';
 }
@@ -74,6 +71,20 @@ void PartFile::reset() noexcept {
 void PartFile::mark_failed(const char* what) noexcept {
   failed_ = true;
   warn_once(Warning::kWriteFailed, what, " ", path_, "; recording stopped, the program continues");
+}
+
+bool PartFile::open_failed(const char* what, int error) noexcept {
+  if (error == EMFILE || error == ENFILE || error == ENOMEM || error == EAGAIN || error == EINTR) {
+    transient_ = true;
+    char message[kMaxPathBytes + 160];
+    std::snprintf(message, sizeof message,
+                  "%s %s: %s; the events until it can are counted as lost, the program continues", what,
+                  path_, strerrordesc_np(error) ? strerrordesc_np(error) : "error");
+    warn_once(Warning::kOpenPart, message);
+    return false;
+  }
+  fail(what, error);
+  return false;
 }
 
 void PartFile::fail(const char* what, int error) noexcept {

@@ -10,7 +10,10 @@
 // open/close pair per flush costs nothing measurable.
 //
 // A failed write cuts the file back to the last complete chunk and stops the
-// output for good: the part stays readable and the program goes on.
+// output for good: the part stays readable and the program goes on. An open
+// that fails for want of descriptors or memory (EMFILE, ENFILE, ENOMEM,
+// EAGAIN: the program ran out for a while) stops nothing: the call returns
+// false with transient() set, and the caller tries again at its next flush.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +31,8 @@ class PartFile {
 
   bool exists() const noexcept { return created_; }
   bool failed() const noexcept { return failed_; }
+  // The last create/append failed only for now (see above).
+  bool transient() const noexcept { return transient_; }
   const char* path() const noexcept { return path_; }
   uint64_t bytes_written() const noexcept { return good_bytes_; }
 
@@ -43,9 +48,12 @@ class PartFile {
  private:
   bool write_at_end(int fd, const void* bytes, size_t length) noexcept;
   void fail(const char* what, int error) noexcept;
+  // After a failed open: false (transient() set) or fail().
+  bool open_failed(const char* what, int error) noexcept;
 
   bool created_ = false;
   bool failed_ = false;
+  bool transient_ = false;
   uint64_t good_bytes_ = 0;
   char path_[kMaxPathBytes] = {};
 };

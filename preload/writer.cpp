@@ -209,6 +209,8 @@ class Writer {
     // Not under the control mutex: lock order is definitions before control
     // (runtime.cpp, prepare_fork).
     written_ = dropped_ = lost_to_write_failure_ = 0;
+    write_loss_ = {};
+    unwritten_definitions_.clear();
     file_.reset();
     definitions_begin_section();
     // The flight recorder starts over: its chunks were the old section's.
@@ -381,29 +383,38 @@ class Writer {
     if (!file_.create(config.parts_dir, section_.pid, section_.id)) return false;
     const ProcessInfoRecord info = build_process_info(section_, config);
     try {
-      scratch_.assign(reinterpret_cast<const uint8_t*>(&info),
-                      reinterpret_cast<const uint8_t*>(&info) + sizeof info);
+      unwritten_definitions_.assign(reinterpret_cast<const uint8_t*>(&info),
+                                    reinterpret_cast<const uint8_t*>(&info) + sizeof info);
     } catch (...) {
       file_.mark_failed("out of memory for");
       return false;
     }
-    if (with_pending_definitions && !take_pending_definitions(scratch_)) {
+    if (with_pending_definitions && !take_pending_definitions(unwritten_definitions_)) {
       file_.mark_failed("out of memory for");
       return false;
     }
-    return write_definitions(scratch_);
+    return write_unwritten_definitions();
   }
 
   bool write_pending_definitions() noexcept {
-    scratch_.clear();
-    if (!take_pending_definitions(scratch_)) {
+    if (!take_pending_definitions(unwritten_definitions_)) {
       file_.mark_failed("out of memory for");
       return false;
     }
-    return write_definitions(scratch_);
+    return write_unwritten_definitions();
   }
 
-  bool write_definitions(const std::vector<uint8_t>& content, size_t from = 0) noexcept {
+  // Definitions taken from the store stay here until they are on disk: a
+  // write that fails for now (out of descriptors) leaves them for the next.
+  bool write_unwritten_definitions() noexcept {
+    size_t written = 0;
+    const bool ok = write_definitions(unwritten_definitions_, 0, &written);
+    unwritten_definitions_.erase(unwritten_definitions_.begin(),
+                                 unwritten_definitions_.begin() + static_cast<ptrdiff_t>(written));
+    return ok;
+  }
+
+  bool write_definitions(const std::vector<uint8_t>& content, size_t from = 0, size_t* written = nullptr) noexcept {
     size_t offset = from;
     while (offset < content.size()) {
       const size_t piece = whole_records_prefix(content.data() + offset, content.size() - offset,
@@ -411,6 +422,7 @@ class Writer {
       if (piece == 0) break;  // malformed tail: never produced by definitions.cpp
       if (!write_chunk(ChunkKind::kDefinitions, content.data() + offset, piece)) return false;
       offset += piece;
+      if (written != nullptr) *written = offset - from;
     }
     return true;
   }
@@ -433,21 +445,49 @@ class Writer {
   }
 
   void flush_events_without_counts() noexcept {
-    if (events_.empty()) return;
+    if (events_.empty() && write_loss_.count == 0) return;
     if (ring_.enabled()) {
       keep_in_ring();
       return;
     }
+    const uint64_t staged = stage_write_loss();
     const uint64_t events = events_.event_records();
     const uint64_t lost = events_.lost_records();
+    const uint64_t first_ns = events_.first_append_ns();
     const bool ok = ensure_file_open() && write_pending_definitions() &&
                     write_chunk(ChunkKind::kEvents, events_.content(), events_.content_bytes());
-    if (ok)
+    if (ok) {
       written_ += events;
-    else
+      dropped_ += lost;  // the staged write loss included
+      write_loss_ = {};
+    } else {
       lost_to_write_failure_ += events;
-    dropped_ += lost;
+      // For now only: said in the next chunk that gets out, with the losses
+      // this chunk would have reported (the staged count is already in).
+      if (!file_.failed()) {
+        if (write_loss_.count == 0) write_loss_.first_ns = first_ns;
+        write_loss_.last_ns = now_ns();
+        write_loss_.count += events + (lost - staged);
+      } else {
+        dropped_ += lost;
+      }
+    }
     events_.clear();
+  }
+
+  // The events a flush could not write for want of descriptors, as a Lost
+  // record in front of the next chunk (which may not get out either: then
+  // the count grows and is staged again).
+  uint64_t stage_write_loss() noexcept {
+    if (write_loss_.count == 0) return 0;
+    LostRecord record{};
+    record.header = header_for<LostRecord>();
+    record.reason = static_cast<uint32_t>(LostReason::kWriteFailed);
+    record.first_ns = write_loss_.first_ns;
+    record.last_ns = write_loss_.last_ns;
+    record.count = write_loss_.count;
+    // A full chunk: the next flush says it.
+    return events_.append(static_cast<uint32_t>(gettid()), &record, sizeof record, now_ns()) ? record.count : 0;
   }
 
   void end_section() noexcept {
@@ -682,7 +722,10 @@ class Writer {
   TickConverter ticks_;
   ChunkWriterBuffer encoder_;
   PartFile file_;
-  std::vector<uint8_t> scratch_;
+  std::vector<uint8_t> unwritten_definitions_;
+  struct WriteLoss {
+    uint64_t first_ns = 0, last_ns = 0, count = 0;
+  } write_loss_;
   uint64_t written_ = 0;
   uint64_t dropped_ = 0;
   uint64_t lost_to_write_failure_ = 0;
