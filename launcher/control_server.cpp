@@ -207,6 +207,14 @@ std::string ControlServer::handle(const std::string& request) {
   return "error malformed request: " + request + "\n";
 }
 
+std::vector<uint32_t> ControlServer::slot_pids() const {
+  std::vector<uint32_t> pids;
+  if (page_ == nullptr) return pids;
+  for (const control::Slot& slot : page_->slots)
+    if (const uint32_t pid = slot.pid.load(std::memory_order_acquire); pid != 0) pids.push_back(pid);
+  return pids;
+}
+
 std::string ControlServer::list() {
   std::string out = "job " + std::to_string(getpid()) + "\t" + job_.mode + "\t" + job_.output + "\t" +
                     job_.command + "\n";

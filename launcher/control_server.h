@@ -52,6 +52,10 @@ class ControlServer {
   // Stops serving; removes the socket and the control page.
   void stop();
 
+  // The pids that took a slot in the control page (any state, alive or
+  // not): with the parts' names, who may still be writing. Empty without a page.
+  std::vector<uint32_t> slot_pids() const;
+
   // One request, as the thread serves it (tests call it directly).
   std::string handle(const std::string& request);
 

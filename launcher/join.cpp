@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "formats/chunk_encoder.h"
 #include "formats/file_header_check.h"
 #include "formats/records.h"
+#include "launcher/parts_dir.h"
 
 namespace proflaunch::launcher {
 namespace {
@@ -143,25 +145,21 @@ bool copy_part(const std::string& path, const std::string& name, OutputFile& out
   return ok;
 }
 
-std::vector<std::string> part_names(const std::string& dir, std::string* error) {
-  std::vector<std::string> names;
-  DIR* handle = opendir(dir.c_str());
-  if (handle == nullptr) {
-    *error = "cannot read " + dir + ": " + errno_text(errno);
-    return names;
+// rename(2), but without replacing a file that appeared since the check
+// above unless asked to (another run, or the user, wrote it meanwhile).
+bool move_into_place(const std::string& from, const std::string& to, bool replace, std::string* error) {
+  int result = replace ? rename(from.c_str(), to.c_str())
+                       : renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE);
+  if (result != 0 && !replace && (errno == EINVAL || errno == ENOSYS)) {
+    // A file system without RENAME_NOREPLACE: link(2) does not replace either.
+    result = link(from.c_str(), to.c_str());
+    if (result == 0) unlink(from.c_str());
   }
-  while (dirent* entry = readdir(handle)) {
-    const std::string name = entry->d_name;
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0) names.push_back(name);
-  }
-  closedir(handle);
-  std::sort(names.begin(), names.end());
-  return names;
+  if (result == 0) return true;
+  *error = errno == EEXIST ? to + " appeared while joining (use --force to replace it)"
+                           : "cannot rename " + from + " to " + to + ": " + errno_text(errno);
+  return false;
 }
-
-}  // namespace
-
-namespace {
 
 JoinResult join_names(const std::string& parts_dir, const std::vector<std::string>& names,
                       const std::string& output_path, bool replace_existing) {
@@ -184,10 +182,7 @@ JoinResult join_names(const std::string& parts_dir, const std::vector<std::strin
     result.parts.push_back(report);
   }
   ok = ok && output.finish(&result.error);
-  if (ok && rename(temporary.c_str(), output_path.c_str()) != 0) {
-    result.error = "cannot rename " + temporary + " to " + output_path + ": " + errno_text(errno);
-    ok = false;
-  }
+  if (ok && !move_into_place(temporary, output_path, replace_existing, &result.error)) ok = false;
   if (!ok) {
     unlink(temporary.c_str());
     return result;
@@ -200,14 +195,15 @@ JoinResult join_names(const std::string& parts_dir, const std::vector<std::strin
 }  // namespace
 
 JoinResult join_parts(const std::string& parts_dir, const std::string& output_path,
-                      bool replace_existing) {
+                      bool replace_existing, bool keep_parts) {
   JoinResult result;
   const std::vector<std::string> names = part_names(parts_dir, &result.error);
   if (!result.error.empty()) return result;
   result = join_names(parts_dir, names, output_path, replace_existing);
-  if (!result.ok) return result;  // the parts stay, for another --join
+  if (!result.ok || keep_parts) return result;  // the parts stay, for another --join
   for (const std::string& name : names) unlink((parts_dir + "/" + name).c_str());
   unlink((parts_dir + "/control").c_str());  // the control page of an interrupted run
+  unlink((parts_dir + "/" + kLockName).c_str());
   rmdir(parts_dir.c_str());  // fails, harmlessly, if something else is in there
   return result;
 }

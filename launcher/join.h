@@ -29,9 +29,10 @@ struct JoinResult {
 
 // Writes `output_path` (through a temporary file renamed into place; an
 // existing file is replaced only when `replace_existing`) from the *.part
-// files in `parts_dir`, then removes them and the directory.
+// files in `parts_dir`, then removes them and the directory, unless
+// `keep_parts` (some writers still run: a later --join gets the whole).
 JoinResult join_parts(const std::string& parts_dir, const std::string& output_path,
-                      bool replace_existing);
+                      bool replace_existing, bool keep_parts = false);
 
 // The same for the parts of the processes in `pids` only, and the parts stay
 // (proflaunch ctl writes a trace of a run that goes on). A part being

@@ -1,6 +1,5 @@
 #include "launcher/launch.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,10 +8,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "launcher/control_server.h"
 #include "launcher/join.h"
 #include "launcher/output_name.h"
+#include "launcher/parts_dir.h"
 #include "launcher/preload_list.h"
 #include "launcher/shim_locator.h"
 #include "launcher/symbol_table.h"
@@ -30,44 +33,49 @@ bool exists(const std::string& path) {
   return lstat(path.c_str(), &info) == 0;
 }
 
-// Removes the *.part files of a stale parts directory (--force).
-void discard_parts(const std::string& dir) {
-  DIR* handle = opendir(dir.c_str());
-  if (handle == nullptr) return;
-  while (dirent* entry = readdir(handle)) {
-    const std::string name = entry->d_name;
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0)
-      unlink((dir + "/" + name).c_str());
-  }
-  closedir(handle);
+std::string pid_list(const std::vector<uint32_t>& pids) {
+  std::string text;
+  for (size_t i = 0; i < pids.size() && i < 8; ++i) text += (i == 0 ? "" : ", ") + std::to_string(pids[i]);
+  if (pids.size() > 8) text += ", ...";
+  return text;
 }
 
-// Whether any process left a part (a flight recorder that never dumped leaves none).
-bool has_parts(const std::string& parts_dir) {
-  DIR* dir = opendir(parts_dir.c_str());
-  if (dir == nullptr) return false;
-  bool found = false;
-  while (const dirent* entry = readdir(dir)) {
-    const size_t n = std::strlen(entry->d_name);
-    if (n > 5 && std::strcmp(entry->d_name + n - 5, ".part") == 0) {
-      found = true;
-      break;
+std::string processes(size_t n) { return std::to_string(n) + (n == 1 ? " traced process" : " traced processes"); }
+
+// After the program exits, processes it left behind (daemons, orphans) may
+// still write: wait for them, up to `seconds`, or until the user signals the
+// launcher. Returns those still running.
+std::vector<uint32_t> wait_for_writers(const std::string& parts_dir, const ControlServer& control,
+                                       unsigned seconds, bool quiet) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::seconds(seconds);
+  bool said = false;
+  for (;;) {
+    std::vector<uint32_t> running = running_writers(parts_dir, control.slot_pids());
+    const auto now = Clock::now();
+    if (running.empty() || now >= deadline || TracedChild::signalled_after_exit()) return running;
+    if (!said && !quiet && now - start >= std::chrono::seconds(1)) {
+      say("waiting up to " + std::to_string(seconds) + " s for " + processes(running.size()) +
+          " the program left running (pid " + pid_list(running) + "); Ctrl-C joins at once");
+      said = true;
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  closedir(dir);
-  return found;
 }
 
 // Joins, reports damaged parts, prints the summary. False when the joined
-// file could not be written (the parts are then left for --join).
-bool join_and_report(const std::string& parts_dir, const std::string& output,
-                     const std::string& shown_name, bool replace, bool quiet, bool symbols) {
+// file could not be written (the parts are then left for --join). The parts
+// of `running` processes are still being written: they are copied up to
+// their last whole chunk and every part is kept for a later --join.
+bool join_and_report(const std::string& parts_dir, const std::string& output, const std::string& shown_name,
+                     bool replace, bool quiet, bool symbols, const std::vector<uint32_t>& running) {
   // Under a file size limit (RLIMIT_FSIZE) a joined file bigger than every
   // part would kill the launcher with SIGXFSZ, losing the program's exit
   // status and leaving the temporary file: take EFBIG instead. The program
   // has exited by now, so it does not inherit this.
   signal(SIGXFSZ, SIG_IGN);
-  const JoinResult joined = join_parts(parts_dir, output, replace);
+  const JoinResult joined = join_parts(parts_dir, output, replace, /*keep_parts=*/!running.empty());
   if (!joined.ok) {
     say(joined.error + "; the parts are in " + parts_dir);
     return false;
@@ -78,9 +86,12 @@ bool join_and_report(const std::string& parts_dir, const std::string& output,
     const SymbolTableResult table = append_symbol_table(output);
     if (!table.ok && !quiet) say(table.error + " (proftrace will look the names up itself)");
   }
+  auto still_writing = [&](const std::string& part) {
+    return std::find(running.begin(), running.end(), part_pid(part)) != running.end();
+  };
   if (!quiet) {
     for (const PartReport& part : joined.parts)
-      if (!part.cut_reason.empty())
+      if (!part.cut_reason.empty() && !still_writing(part.part))
         say(part.part + ": " + part.cut_reason + ", " + std::to_string(part.bytes_cut) +
             " bytes at offset " + std::to_string(part.cut_offset) + " left out");
     TraceCounts counts;
@@ -90,6 +101,11 @@ bool join_and_report(const std::string& parts_dir, const std::string& output,
     else
       say(error);
   }
+  // Said even with -q: the trace is not whole yet.
+  if (!running.empty())
+    say(processes(running.size()) + " still running (pid " + pid_list(running) + "): " + shown_name +
+        " holds what they wrote so far, and the parts stay in " + parts_dir + "; `proflaunch --join " +
+        shown_name + " --force` once they end writes the whole trace");
   return true;
 }
 
@@ -109,33 +125,51 @@ int run_traced(const LaunchOptions& options) {
     return 1;
   }
 
-  const NameResult name = expand_output_name(options.output_pattern, child.pid());
-  if (!name.error.empty()) {
-    child.abandon();
-    say(name.error);
-    return 2;
-  }
-  const std::string output = absolute_path(name.path);
-  const std::string parts_dir = parts_directory_for(output);
-  if (!options.force && exists(output)) {
-    child.abandon();
-    say(name.path + " already exists: use --force to overwrite it, or another -o (e.g. with %n)");
-    return 1;
-  }
-  if (exists(parts_dir)) {
-    if (!options.force) {
+  // The parts directory is made exclusively and locked for the whole run:
+  // two runs never share one. With %n, a run that loses the race for a name
+  // takes the next one.
+  NameResult name;
+  std::string output, parts_dir;
+  PartsLock lock;
+  for (int attempt = 0;; ++attempt) {
+    name = expand_output_name(options.output_pattern, child.pid());
+    if (!name.error.empty()) {
       child.abandon();
-      say(parts_dir + " exists (left by an interrupted run?): recover it with proflaunch --join " +
-          name.path + ", or pass --force to discard it");
+      say(name.error);
+      return 2;
+    }
+    output = absolute_path(name.path);
+    parts_dir = parts_directory_for(output);
+    if (!options.force && exists(output)) {
+      child.abandon();
+      say(name.path + " already exists: use --force to overwrite it, or another -o (e.g. with %n)");
       return 1;
     }
-    discard_parts(parts_dir);
-  }
-  if (mkdir(parts_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    const std::string reason = std::strerror(errno);
-    child.abandon();
-    say("cannot create " + parts_dir + ": " + reason);
-    return 1;
+    std::string error;
+    const MakeDir made = make_parts_dir(parts_dir, &error);
+    if (made == MakeDir::kFailed) {
+      child.abandon();
+      say(error);
+      return 1;
+    }
+    if (made == MakeDir::kExists && attempt < 100 &&
+        absolute_path(expand_output_name(options.output_pattern, child.pid()).path) != output)
+      continue;  // %n: another run took this name since it was expanded
+    if (!lock.acquire(parts_dir, &error)) {
+      child.abandon();
+      say(error + ": use another -o (e.g. with %n)");
+      return 1;
+    }
+    if (made == MakeDir::kExists) {
+      if (!options.force) {
+        child.abandon();
+        say(parts_dir + " exists (left by an interrupted run?): recover it with proflaunch --join " +
+            name.path + ", or pass --force to discard it");
+        return 1;
+      }
+      discard_parts(parts_dir);
+    }
+    break;
   }
 
   // proflaunch ctl reaches the job through a page every process maps at
@@ -212,6 +246,7 @@ int run_traced(const LaunchOptions& options) {
   if (exec_errno != 0) {
     control.stop();
     child.wait();
+    unlink((parts_dir + "/" + kLockName).c_str());
     rmdir(parts_dir.c_str());
     const std::string& program = options.command[0];
     if (exec_errno == ENOENT) {
@@ -240,12 +275,13 @@ int run_traced(const LaunchOptions& options) {
   }
 
   const int status = child.wait();
+  const std::vector<uint32_t> running = wait_for_writers(parts_dir, control, options.wait_after_exit_s, options.quiet);
   control.stop();
   // Said even with -q: it explains an empty trace.
   if (!options.ring.empty() && !has_parts(parts_dir))
     say("--ring: no process wrote out its flight recorder (no crash, out-of-memory, sticky device error "
         "or `proflaunch ctl dump`); --ring-dump-at-exit keeps the last " + options.ring + " at exit");
-  join_and_report(parts_dir, output, name.path, options.force, options.quiet, options.symbols);
+  join_and_report(parts_dir, output, name.path, options.force, options.quiet, options.symbols, running);
   return exit_code_for(status);
 }
 
@@ -261,8 +297,14 @@ int run_join(const JoinOptions& options) {
     say(options.output + " already exists: use --force to replace it");
     return 1;
   }
-  return join_and_report(parts_dir, output, options.output, options.force, options.quiet,
-                         options.symbols)
+  PartsLock lock;
+  std::string error;
+  if (!lock.acquire(parts_dir, &error)) {
+    say(error + ": its run has not ended");
+    return 1;
+  }
+  return join_and_report(parts_dir, output, options.output, options.force, options.quiet, options.symbols,
+                         running_writers(parts_dir))
              ? 0
              : 1;
 }

@@ -21,6 +21,7 @@ struct LaunchOptions {
   unsigned flush_interval_ms = 0;   // 0: the shim's default
   bool verbose = false;
   bool quiet = false;
+  unsigned wait_after_exit_s = 10;  // for processes the program left running
   // When to record (preload/capture/capture_spec.h): the options' text,
   // passed on verbatim; empty: not given. Checked by main() before the run.
   std::string capture_range;

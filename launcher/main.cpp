@@ -130,6 +130,12 @@ int main(int argc, char** argv) {
                    "the bound wins over DURATION");
   ring->add_flag("--ring-dump-at-exit", launch.ring_dump_at_exit,
                  "also write out what the ring holds when each process exits or execs");
+  app.add_option("--wait-after-exit", launch.wait_after_exit_s,
+                 "when the program exits, wait up to this many seconds for the traced processes it left "
+                 "running (daemons, orphans) before joining; those still running then are joined as far as "
+                 "they got, and their parts kept for a later --join")
+      ->check(CLI::Range(0u, 86400u))
+      ->capture_default_str();
   app.add_flag("-v,--verbose", launch.verbose, "one line per traced process on stderr");
   app.add_flag("-q,--quiet", launch.quiet, "no summary line at the end");
   app.add_option("--join", join_output,

@@ -16,11 +16,16 @@ namespace {
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 std::atomic<pid_t> g_forward_to{0};
+std::atomic<bool> g_signalled_after_exit{false};
 
 void forward_signal(int signal_number, siginfo_t* info, void*) {
-  if (info != nullptr && info->si_code == SI_KERNEL) return;  // the terminal told the program too
   const pid_t child = g_forward_to.load();
-  if (child > 0) kill(child, signal_number);
+  if (child <= 0) {
+    g_signalled_after_exit.store(true);  // the launcher is joining, or waiting for orphans
+    return;
+  }
+  if (info != nullptr && info->si_code == SI_KERNEL) return;  // the terminal told the program too
+  kill(child, signal_number);
 }
 
 sigset_t forwarded_set() {
@@ -168,6 +173,8 @@ int TracedChild::wait() {
   g_forward_to.store(0);
   return status;
 }
+
+bool TracedChild::signalled_after_exit() { return g_signalled_after_exit.load(); }
 
 int exit_code_for(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);

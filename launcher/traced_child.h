@@ -42,6 +42,10 @@ class TracedChild {
   // Waits for the child (forwarding signals meanwhile); the raw wait status.
   int wait();
 
+  // Whether one of those signals came after the child exited (the user
+  // wants the launcher to stop waiting for processes the program left).
+  static bool signalled_after_exit();
+
  private:
   pid_t pid_ = -1;
   int release_fd_ = -1;  // write end: the child waits for the environment here

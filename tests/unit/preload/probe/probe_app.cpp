@@ -8,10 +8,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -244,6 +246,123 @@ int run_output(uint64_t count, int exit_code) {
   return exit_code;
 }
 
+// A daemon: forks, the child starts a session and forks again, the
+// grandchild leaves the launcher's stdio and records `count` events after
+// `sleep_ms`, outliving this process. Prints the daemon's pid.
+int run_daemon(uint64_t sleep_ms, uint64_t count) {
+  emit_range(0, count);
+  int report[2];
+  if (pipe(report) != 0) return 2;
+  const pid_t middle = fork();
+  if (middle < 0) return 2;
+  if (middle == 0) {
+    setsid();
+    const pid_t daemon = fork();
+    if (daemon == 0) {
+      const int null = open("/dev/null", O_RDWR);
+      dup2(null, 0);
+      dup2(null, 1);
+      dup2(null, 2);
+      if (null > 2) close(null);
+      const uint32_t self = static_cast<uint32_t>(getpid());
+      [[maybe_unused]] const ssize_t n = write(report[1], &self, sizeof self);
+      close(report[0]);
+      close(report[1]);
+      usleep(static_cast<useconds_t>(sleep_ms * 1000));
+      emit_range(1, count);
+      std::exit(0);
+    }
+    _exit(daemon > 0 ? 0 : 1);
+  }
+  close(report[1]);
+  uint32_t daemon = 0;
+  const bool told = read(report[0], &daemon, sizeof daemon) == static_cast<ssize_t>(sizeof daemon);
+  close(report[0]);
+  int status = 0;
+  waitpid(middle, &status, 0);
+  std::printf("daemon %u\n", daemon);
+  return told && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+// `forks` children at once, each recording 10 events and then waiting; every
+// `kill_every`-th is killed with SIGKILL once the others have exited, after
+// its events were flushed (waits past the flush interval first).
+int run_fork_kill(uint64_t forks, uint64_t kill_every) {
+  std::vector<pid_t> children;
+  for (uint64_t f = 0; f < forks; ++f) {
+    probe_event(f);
+    const pid_t child = fork();
+    if (child < 0) break;
+    if (child == 0) {
+      emit_range(1 + f, 10);
+      if (kill_every != 0 && f % kill_every == 0)
+        for (;;) pause();
+      usleep(50000);
+      _exit(0);
+    }
+    children.push_back(child);
+  }
+  usleep(600000);  // past several flushes: the waiting children's events are on disk
+  int unexpected = 0;
+  for (uint64_t f = 0; f < children.size(); ++f) {
+    const bool doomed = kill_every != 0 && f % kill_every == 0;
+    if (doomed) kill(children[f], SIGKILL);
+    int status = 0;
+    waitpid(children[f], &status, 0);
+    if (doomed ? !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) : !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      ++unexpected;
+  }
+  std::printf("%zu children, %d unexpected\n", children.size(), unexpected);
+  return children.size() == forks && unexpected == 0 ? 0 : 1;
+}
+
+// vfork, then exec in the child (what posix_spawn and subprocess do inside
+// glibc, here through the program's own execv call).
+int run_vfork_exec(char** argv, uint64_t count) {
+  emit_range(0, count);
+  const std::string count_text = std::to_string(count);
+  char* child_argv[] = {argv[0], const_cast<char*>("exec-child"), const_cast<char*>(count_text.c_str()), nullptr};
+  const pid_t child = vfork();
+  if (child == 0) {
+    execv("/proc/self/exe", child_argv);
+    _exit(127);
+  }
+  emit_range(2, count);
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) return 1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+// Every signal blocked in every thread (the writer's included, which starts
+// after) while it records for a while and exits.
+int run_block_signals(uint64_t count) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  for (uint64_t i = 0; i < count; ++i) {
+    probe_event(i);
+    if (i % 100 == 99) usleep(10000);
+  }
+  say("blocked\n");
+  return 0;
+}
+
+// Runs out of descriptors (RLIMIT_NOFILE 64) while it records past several
+// flushes, then gives them back and records more.
+int run_exhaust_fds(uint64_t count) {
+  const rlimit limit{64, 64};
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
+  std::vector<int> held;
+  for (int fd; (fd = open("/dev/null", O_RDONLY)) >= 0;) held.push_back(fd);
+  const int exhausted = errno;
+  emit_range(0, count);
+  usleep(400000);
+  for (int fd : held) close(fd);
+  emit_range(1, count);
+  std::printf("exhausted: %s\n", exhausted == EMFILE ? "EMFILE" : std::strerror(exhausted));
+  return 0;
+}
+
 // A real fault (SIGSEGV), also in a UBSan build: the null store is the point.
 volatile int* volatile g_nowhere = nullptr;
 __attribute__((noinline, no_sanitize("undefined"))) void write_through_null() { *g_nowhere = 1; }
@@ -297,6 +416,11 @@ int main(int argc, char** argv) {
   if (mode == "sigterm") return run_signal(SIGTERM);
   if (mode == "sigint") return run_signal(SIGINT);
   if (mode == "count-sigint") return run_count_sigint(argc > 2 && std::string(argv[2]) == "own-group");
+  if (mode == "daemon") return run_daemon(a, b);
+  if (mode == "fork-kill") return run_fork_kill(a, b);
+  if (mode == "vfork-exec") return run_vfork_exec(argv, a);
+  if (mode == "block-signals") return run_block_signals(a);
+  if (mode == "exhaust-fds") return run_exhaust_fds(a);
   if (mode == "output") return run_output(a, static_cast<int>(number(argc, argv, 3, 0)));
   std::fprintf(stderr, "probe_app: unknown mode %s\n", mode.c_str());
   return 2;
