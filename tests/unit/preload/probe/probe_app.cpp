@@ -8,10 +8,13 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <linux/sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -363,6 +366,91 @@ int run_exhaust_fds(uint64_t count) {
   return 0;
 }
 
+// A child made by a raw clone3 (fork-like: no atfork handlers run, so the
+// shim is not told) that execs at once, as some runtimes spawn.
+int run_clone3_exec(char** argv, uint64_t count) {
+  emit_range(0, count);
+  const std::string count_text = std::to_string(count);
+  char* child_argv[] = {argv[0], const_cast<char*>("exec-child"), const_cast<char*>(count_text.c_str()), nullptr};
+  clone_args args{};
+  args.exit_signal = SIGCHLD;
+  const long child = syscall(SYS_clone3, &args, sizeof args);
+  if (child == 0) {
+    execv("/proc/self/exe", child_argv);
+    _exit(127);
+  }
+  emit_range(2, count);
+  int status = 0;
+  if (child < 0 || waitpid(static_cast<pid_t>(child), &status, 0) != child) return 1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+// A fork child that records, closes every descriptor, stdio included
+// (closefrom(0)), and execs.
+int run_closefrom_exec(char** argv, uint64_t count) {
+  emit_range(0, count);
+  const std::string count_text = std::to_string(count);
+  char* child_argv[] = {argv[0], const_cast<char*>("exec-child"), const_cast<char*>(count_text.c_str()), nullptr};
+  const pid_t child = fork();
+  if (child == 0) {
+    emit_range(3, 10);
+    closefrom(0);
+    execv("/proc/self/exe", child_argv);
+    _exit(127);
+  }
+  emit_range(2, count);
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) return 1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+// dup2 over every descriptor from 3 up to 1023 while recording.
+int run_dup2_high(uint64_t count) {
+  emit_range(0, count);
+  usleep(150000);  // the part exists and has been written
+  const int null = open("/dev/null", O_RDWR);
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  const int top = static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1024));
+  for (int fd = 3; fd < top; ++fd)
+    if (fd != null) dup2(null, fd);
+  emit_range(1, count);
+  usleep(150000);
+  for (int fd = 3; fd < top; ++fd) close(fd);
+  say("dup2 done\n");
+  return 0;
+}
+
+// Runs out of address space (RLIMIT_AS) while it records past several
+// flushes, then frees it and records more.
+int run_exhaust_memory(uint64_t count) {
+  probe_event(0);
+  usleep(150000);  // the writer runs and the part exists
+  unsigned long vm_kib = 0;
+  if (FILE* status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, status) != nullptr)
+      if (std::sscanf(line, "VmSize: %lu kB", &vm_kib) == 1) break;
+    std::fclose(status);
+  }
+  const rlim_t bytes = static_cast<rlim_t>(vm_kib) * 1024 + (256u << 20);
+  const rlimit limit{bytes, RLIM_INFINITY};
+  if (vm_kib == 0 || setrlimit(RLIMIT_AS, &limit) != 0) return 2;
+  std::vector<void*> blocks;
+  for (void* block; blocks.size() < 4096 && (block = std::malloc(1 << 20)) != nullptr;) {
+    std::memset(block, 1, 1 << 20);
+    blocks.push_back(block);
+  }
+  for (uint64_t i = 1; i <= count; ++i) probe_event(i);
+  usleep(300000);
+  for (void* block : blocks) std::free(block);
+  const rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+  setrlimit(RLIMIT_AS, &unlimited);
+  emit_range(1, count);
+  std::printf("exhausted: %s\n", blocks.size() < 4096 ? "yes" : "no");
+  return 0;
+}
+
 // A real fault (SIGSEGV), also in a UBSan build: the null store is the point.
 volatile int* volatile g_nowhere = nullptr;
 __attribute__((noinline, no_sanitize("undefined"))) void write_through_null() { *g_nowhere = 1; }
@@ -421,6 +509,10 @@ int main(int argc, char** argv) {
   if (mode == "vfork-exec") return run_vfork_exec(argv, a);
   if (mode == "block-signals") return run_block_signals(a);
   if (mode == "exhaust-fds") return run_exhaust_fds(a);
+  if (mode == "clone3-exec") return run_clone3_exec(argv, a);
+  if (mode == "closefrom-exec") return run_closefrom_exec(argv, a);
+  if (mode == "dup2-high") return run_dup2_high(a);
+  if (mode == "exhaust-memory") return run_exhaust_memory(a);
   if (mode == "output") return run_output(a, static_cast<int>(number(argc, argv, 3, 0)));
   std::fprintf(stderr, "probe_app: unknown mode %s\n", mode.c_str());
   return 2;
