@@ -42,6 +42,10 @@ class PartFile {
   // Ready for another section's file (after a failed exec).
   void reset() noexcept;
 
+  // Allows one more append after a failure (the last attempt, at the end of
+  // the section); a failure then is not warned again.
+  void clear_failure() noexcept { failed_ = false; }
+
   // Stops the output for a reason other than a failed write ("<what> <path>").
   void mark_failed(const char* what) noexcept;
 

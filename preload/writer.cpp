@@ -461,16 +461,13 @@ class Writer {
       dropped_ += lost;  // the staged write loss included
       write_loss_ = {};
     } else {
+      // Said in the next chunk that gets out (after a failure for now, or in
+      // the last attempt at the end), with the losses this chunk would have
+      // reported (the staged count is already in).
       lost_to_write_failure_ += events;
-      // For now only: said in the next chunk that gets out, with the losses
-      // this chunk would have reported (the staged count is already in).
-      if (!file_.failed()) {
-        if (write_loss_.count == 0) write_loss_.first_ns = first_ns;
-        write_loss_.last_ns = now_ns();
-        write_loss_.count += events + (lost - staged);
-      } else {
-        dropped_ += lost;
-      }
+      if (write_loss_.count == 0) write_loss_.first_ns = first_ns;
+      write_loss_.last_ns = now_ns();
+      write_loss_.count += events + (lost - staged);
     }
     events_.clear();
   }
@@ -493,6 +490,21 @@ class Writer {
   void end_section() noexcept {
     cycle(/*final=*/true);
     flush_events();
+    if (!ring_.enabled() && file_.failed() && file_.exists() && tls_on_writer_thread) {
+      // One last attempt after a failed write (EIO, a disk full that has
+      // room again): a chunk that counts what was lost, then the end. The
+      // part was cut back to its last whole chunk when the write failed. On
+      // the writer thread only: its signals are blocked (SIGXFSZ).
+      file_.clear_failure();
+      flush_events_without_counts();
+      if (file_.failed() && write_loss_.count != 0) {
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "pid %u: %llu events after the failed write are not in the trace", section_.pid,
+                      static_cast<unsigned long long>(write_loss_.count));
+        print_line(line);
+      }
+    }
     if (ring_.enabled()) {
       if (runtime::config().capture.ring_dump_at_exit)
         dump(g_control.stop.load(std::memory_order_acquire) ? CaptureTrigger::kExit : CaptureTrigger::kExec);

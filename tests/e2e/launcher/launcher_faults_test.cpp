@@ -360,6 +360,68 @@ TEST(LauncherChurn, OutOfAddressSpaceEveryEventIsInTheTraceOrCountedLost) {
   EXPECT_TRUE(section.end.has_value());
 }
 
+// probe_app block-signals 3000 (about 300 ms of recording) with write
+// errors injected under the shim (tests/e2e/launcher/write_faults.c).
+ProcessResult run_with_write_fault(const std::string& output, const std::string& fault) {
+  RunOptions options = launcher_options({"-o", output, "--flush-interval", "20"}, probe({"block-signals", "3000"}));
+  options.set_env.emplace_back("LD_PRELOAD", required_env("WRITE_FAULTS"));
+  options.set_env.emplace_back("PROBE_WRITE_FAULT", fault);
+  return run_process(options);
+}
+
+TEST(LauncherWriteErrors, ShortWritesLoseNothing) {
+  TempDir dir;
+  const std::string output = dir / "short.trace";
+  const ProcessResult result = run_with_write_fault(output, "short");
+  ASSERT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, "blocked\n");
+  const TraceContents trace = load_file(output);
+  ASSERT_TRUE(trace.all_clean()) << trace.problems();
+  ASSERT_EQ(trace.sections.size(), 1u);
+  const SectionContents& section = trace.sections.begin()->second;
+  EXPECT_EQ(section.calls.size(), 3000u);
+  ASSERT_TRUE(section.end.has_value());
+  EXPECT_EQ(section.end->records_dropped, 0u);
+}
+
+TEST(LauncherWriteErrors, AnEioMidRunIsCountedByTheLastAttemptAtExit) {
+  TempDir dir;
+  const std::string output = dir / "eio.trace";
+  // One write fails once the part holds 2000 bytes: recording stops there,
+  // and the last attempt at exit writes the count and the end.
+  const ProcessResult result = run_with_write_fault(output, "eio:2000:1");
+  ASSERT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, "blocked\n") << "the program's output is its own";
+  EXPECT_NE(result.err.find("Input/output error"), std::string::npos) << result.err;
+  const TraceContents trace = load_file(output);
+  ASSERT_TRUE(trace.all_clean()) << trace.problems();
+  ASSERT_EQ(trace.sections.size(), 1u);
+  const SectionContents& section = trace.sections.begin()->second;
+  EXPECT_GT(section.lost_count(), 0u);
+  EXPECT_GT(section.calls.size(), 0u) << "what came before the error is kept";
+  EXPECT_EQ(section.calls.size() + section.lost_count(), 3000u) << "every event is there or counted";
+  ASSERT_TRUE(section.end.has_value());
+  EXPECT_EQ(section.end->records_dropped, section.lost_count());
+}
+
+TEST(LauncherWriteErrors, ADiskThatStaysFullIsReportedWithWhatWasLost) {
+  TempDir dir;
+  const std::string output = dir / "enospc.trace";
+  const ProcessResult result = run_with_write_fault(output, "enospc:2000:0");
+  ASSERT_TRUE(result.exited_with(0)) << result.describe();
+  EXPECT_EQ(result.out, "blocked\n");
+  EXPECT_NE(result.err.find("No space left on device"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("events after the failed write are not in the trace"), std::string::npos)
+      << result.err;
+  const TraceContents trace = load_file(output);
+  ASSERT_TRUE(trace.all_clean()) << "cut back to its last whole chunk: " << trace.problems();
+  ASSERT_EQ(trace.sections.size(), 1u);
+  const SectionContents& section = trace.sections.begin()->second;
+  EXPECT_LT(section.calls.size(), 3000u);
+  EXPECT_FALSE(section.end.has_value()) << "no room for it";
+  EXPECT_NE(result.err.find("1 ended abruptly"), std::string::npos) << result.err;
+}
+
 TEST(LauncherChurn, TenThousandThreadsComeAndGo) {
   TempDir dir;
   const std::string output = dir / "threads.trace";
