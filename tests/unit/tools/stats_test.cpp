@@ -2,6 +2,7 @@
 // hand-built traces whose numbers are known.
 #include <gtest/gtest.h>
 
+#include <span>
 #include <sstream>
 
 #include "tests/unit/tools/tool_fixture.h"
@@ -93,6 +94,46 @@ TEST(Stats, CountsApiCallsTimeAndErrors) {
   EXPECT_EQ(rows[0][2], "5");
   EXPECT_EQ(rows[0][6], "1");  // errors
   EXPECT_EQ(rows[0].back(), "cuLaunchKernel");
+}
+
+NvtxEventRecord nvtx_event(NvtxEventType type, uint64_t range_id, uint64_t at_ns) {
+  NvtxEventRecord record{};
+  record.type = static_cast<uint8_t>(type);
+  record.message_type = static_cast<uint8_t>(type == NvtxEventType::kStart ? NvtxMessageType::kInline
+                                                                            : NvtxMessageType::kNone);
+  record.span = ApiSpan{at_ns, at_ns + 10, 0, 0, 0, 0};
+  record.range_id = range_id;
+  return record;
+}
+
+// Records of different threads are not in time order in the file: a range
+// ended by another thread can be read before the launches its own thread
+// made inside it (they went out in a later flush).
+TEST(Stats, ARangeEndedOnAnotherThreadKeepsTheWorkItsThreadLaunchedBeforeTheEnd) {
+  TraceBuilder trace;
+  TracedProcess p = add_process(trace, 1, 100, kStart);
+  p.launch_api = trace.api(1, "cuLaunchKernel", ApiDomain::kDriver);
+  trace.function(1, 0xA, "k", kStart);
+  const std::string name = "whole run";
+  trace.event_with_tail(1, 100, nvtx_event(NvtxEventType::kStart, 7, kStart + 100),
+                        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(name.data()), name.size()));
+  trace.event_with_tail(1, 200, nvtx_event(NvtxEventType::kEnd, 7, kStart + 5000), std::span<const uint8_t>());
+  trace.event(1, 100, launch(p, 1, kStart + 1000, kStart + 1050, 0xA, kStreamLegacy));
+  trace.event(1, 100, activity(1, kStart + 1500, kStart + 2500, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(1, 100, launch(p, 2, kStart + 6000, kStart + 6050, 0xA, kStreamLegacy));  // after the end
+  trace.event(1, 100, activity(2, kStart + 6500, kStart + 9500, kStreamLegacy, GpuActivityKind::kKernel));
+
+  tools::StatsCommand command;
+  command.inputs = {write_trace(trace, "nvtx.trace")};
+  command.csv = true;
+  command.sections = {"nvtx-gpu"};
+  const CommandOutput result = run_stats_on(command);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto rows = csv_rows(result.out, "projected onto the GPU");
+  ASSERT_EQ(rows.size(), 1u) << result.out;
+  EXPECT_EQ(rows[0].back(), "whole run");
+  EXPECT_EQ(rows[0][1], "1000") << "the first launch's GPU time, not the one after the end";
+  EXPECT_EQ(rows[0][2], "1");
 }
 
 TEST(Stats, AnUnknownSectionIsAnError) {

@@ -78,9 +78,10 @@ class RangeTracker {
           ended_early_[{s, event.range_id}] = event.span.begin_ns;
           break;
         }
-        const Open open = it->second;
-        started_.erase(it);
-        closed(open, event.span.begin_ns, s);
+        // Ended, often on another thread: the starting thread's records up
+        // to the end may still come (a later chunk), so the range stays
+        // until they have (settle_started_on), or until the end of input.
+        it->second.end_ns = std::max(event.span.begin_ns, it->second.begin_ns);
         break;
       }
       default: break;  // marks, synchronization objects
@@ -101,16 +102,14 @@ class RangeTracker {
   // of them with UINT64_MAX).
   template <typename Closed>
   void settle_started(uint64_t before_ns, Closed&& closed) {
-    for (auto it = started_.begin(); it != started_.end();) {
-      if (it->second.end_ns != 0 && it->second.end_ns < before_ns) {
-        const Open open = it->second;
-        const uint64_t s = it->first.first;
-        it = started_.erase(it);
-        closed(open, open.end_ns, s);
-      } else {
-        ++it;
-      }
-    }
+    settle_where(closed, [&](const Open& open) { return open.end_ns < before_ns; });
+  }
+  // The same for the ranges started on `tid` of section `s`, whose records
+  // have reached `at_ns`: each thread's records are in time order in the
+  // file, but not those of different threads.
+  template <typename Closed>
+  void settle_started_on(uint64_t s, uint32_t tid, uint64_t at_ns, Closed&& closed) {
+    settle_where(closed, [&](const Open& open) { return open.tid == tid && open.end_ns < at_ns; }, &s);
   }
   size_t still_open() const {
     size_t n = 0;
@@ -120,6 +119,21 @@ class RangeTracker {
   }
 
  private:
+  template <typename Closed, typename Ripe>
+  void settle_where(Closed& closed, Ripe&& ripe, const uint64_t* only_section = nullptr) {
+    auto it = only_section != nullptr ? started_.lower_bound({*only_section, 0}) : started_.begin();
+    while (it != started_.end() && (only_section == nullptr || it->first.first == *only_section)) {
+      if (it->second.end_ns != 0 && ripe(it->second)) {
+        const Open open = it->second;
+        const uint64_t s = it->first.first;
+        it = started_.erase(it);
+        closed(open, open.end_ns, s);
+      } else {
+        ++it;
+      }
+    }
+  }
+
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<Open>> pushed_;
   std::map<std::pair<uint64_t, uint64_t>, Open> started_;
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> ended_early_;  // (section, range id) -> end
@@ -193,6 +207,7 @@ class NvtxGpuSummary final : public StatsSection {
     switch (record.record_kind()) {
       case RecordKind::kNvtxEvent:
         tracker_.on_event(section, record.tid, record, closed_callback());
+        tracker_.settle_started_on(s, record.tid, record.as<NvtxEventRecord>().span.begin_ns, closed_callback());
         break;
       case RecordKind::kKernelLaunch: launched(s, record.tid, record.as<KernelLaunchRecord>().span); break;
       case RecordKind::kMemoryCopy: launched(s, record.tid, record.as<MemoryCopyRecord>().span); break;
@@ -245,7 +260,7 @@ class NvtxGpuSummary final : public StatsSection {
 
   void launched(uint64_t s, uint32_t tid, const ApiSpan& span) {
     if (span.flags & kApiCaptured) return;  // did not run now
-    tracker_.settle_started(span.begin_ns, closed_callback());
+    tracker_.settle_started_on(s, tid, span.begin_ns, closed_callback());
     std::vector<uint64_t> ids;
     tracker_.open_on_thread(s, tid, span.begin_ns, [&](uint64_t id) { ids.push_back(id); });
     if (ids.empty()) return;
