@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -364,7 +365,10 @@ TEST(LauncherChurn, OutOfAddressSpaceEveryEventIsInTheTraceOrCountedLost) {
 // errors injected under the shim (tests/e2e/launcher/write_faults.c).
 ProcessResult run_with_write_fault(const std::string& output, const std::string& fault) {
   RunOptions options = launcher_options({"-o", output, "--flush-interval", "20"}, probe({"block-signals", "3000"}));
-  options.set_env.emplace_back("LD_PRELOAD", required_env("WRITE_FAULTS"));
+  // In a sanitizer build the launcher itself needs the runtime first.
+  const char* runtime = std::getenv("SANITIZER_PRELOAD");
+  options.set_env.emplace_back("LD_PRELOAD", (runtime != nullptr && *runtime != '\0' ? std::string(runtime) + ":" : "") +
+                                                 required_env("WRITE_FAULTS"));
   options.set_env.emplace_back("PROBE_WRITE_FAULT", fault);
   return run_process(options);
 }
