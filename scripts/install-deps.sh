@@ -13,6 +13,7 @@ if [ "${1:-}" = "--with-amd" ]; then with_amd=1; fi
 
 packages=(
   g++ meson ninja-build pkg-config
+  ccache  # meson uses it when present: a second build of the same sources (CI) is mostly cache hits
   libzstd-dev zlib1g-dev libunwind-dev libdw-dev libelf-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libcpp-httplib-dev  # `proftrace view` serves the trace to the Perfetto UI

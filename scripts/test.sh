@@ -10,6 +10,9 @@ if [ "${free_kib:-0}" -lt $((10 * 1024 * 1024)) ]; then
   echo "test.sh: warning: under 10 GiB free; the builds need about 7 GiB" >&2
 fi
 scripts/install-deps.sh --with-amd
+# ccache (installed above) shares objects between clones at different paths:
+# paths under the checkout are hashed relative to it.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
 # -Dhip=enabled: a build configured before the HIP packages were installed
 # looks again (and fails loudly if they are still missing).
 scripts/build.sh -Dhip=enabled
