@@ -4,12 +4,15 @@
 // bandwidths, compute/communication overlap).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <sstream>
 
 #include "tools/proftrace/clock_alignment.h"
+#include "tools/proftrace/stats/collective_analysis.h"
+#include "tools/proftrace/trace_model.h"
 #include "tests/unit/tools/tool_fixture.h"
 #include "tests/unit/tools/trace_scenarios.h"
 
@@ -273,6 +276,75 @@ TEST(NcclStats, WaitStragglerBandwidthAndOverlapFromKnownNumbers) {
   command.sections = {"nccl-ranks"};
   const CommandOutput text = run_stats_on(command);
   EXPECT_NE(text.out.find("straggler: rank 3 (arrived last at 1 of 1 collectives"), std::string::npos) << text.out;
+}
+
+// The analysis keeps a bounded window of kernels and seals each section's
+// time sums as it reads: with a window of 4 kernels and a seal every 8
+// intervals, a long two-rank trace must give exactly the numbers of the
+// default sizes (under which nothing is sealed before the end).
+TEST(NcclStats, SealingAsItReadsGivesTheNumbersOfOnePass) {
+  TraceBuilder trace;
+  constexpr uint64_t kBase = 1'000'000'000;
+  Rank ranks[2] = {add_rank(trace, 0x21, 0, "h", kBase, kBase), add_rank(trace, 0x22, 1, "h", kBase, kBase)};
+  uint64_t correlation = 1;
+  for (uint64_t step = 0; step < 300; ++step) {
+    const uint64_t t = kBase + 10'000 * step;
+    for (int32_t r = 0; r < 2; ++r) {
+      // Compute [t, t + 3000 + r * 100], two kernels on one stream at times
+      // overlapping each other, then the all-reduce from t + 2500 + step % 7 * 100 to t + 6000.
+      trace.event(ranks[r].section, 2, activity(correlation++, t, t + 2000, kStream, GpuActivityKind::kKernel));
+      trace.event(ranks[r].section, 2,
+                  activity(correlation++, t + 1500, t + 3000 + r * 100, kStream, GpuActivityKind::kKernel));
+      add_allreduce(trace, ranks[r], r, 2, step + 1, correlation++, t + 2400, t + 2500 + step % 7 * 100, t + 6000);
+    }
+  }
+  const std::string path = write_trace(trace, "sealing.trace");
+
+  auto analyse = [&](stats::CollectiveAnalysis& analysis) {
+    std::vector<InputTrace> inputs;
+    std::string error;
+    ASSERT_TRUE(open_inputs({path}, &inputs, &error)) << error;
+    TraceModel model;
+    load_definitions(inputs, model);
+    struct Feed : RecordVisitor {
+      const TraceModel* model;
+      stats::CollectiveAnalysis* analysis;
+      void on_record(const RecordView& record) override {
+        if (const SectionModel* section = model->find(record.section_id)) analysis->on_record(*section, record);
+      }
+    } feed;
+    feed.model = &model;
+    feed.analysis = &analysis;
+    inputs[0].reader->read(feed, ChunkSelection::kEventsOnly);
+    analysis.finish(model);
+  };
+  stats::CollectiveAnalysis one_pass, sealed(/*window=*/4, /*seal_at=*/8);
+  analyse(one_pass);
+  analyse(sealed);
+  ASSERT_EQ(one_pass.ranks().size(), 2u);
+  EXPECT_EQ(one_pass.calls_without_gpu_time(), 0u);
+  EXPECT_EQ(sealed.calls_without_gpu_time(), 0u);
+  EXPECT_EQ(sealed.instances().size(), one_pass.instances().size());
+  for (const auto& [rank, expected] : one_pass.ranks()) {
+    const stats::RankTimes& got = sealed.ranks().at(rank);
+    EXPECT_EQ(got.compute_ns, expected.compute_ns) << "rank " << rank;
+    EXPECT_EQ(got.communication_ns, expected.communication_ns) << "rank " << rank;
+    EXPECT_EQ(got.overlap_ns, expected.overlap_ns) << "rank " << rank;
+    EXPECT_EQ(got.wait_ns, expected.wait_ns) << "rank " << rank;
+  }
+  // And the known numbers: per step, compute [t, t + 3000 + 100 r], communication from
+  // t + 2500 + (step % 7) * 100 to t + 6000.
+  int64_t communication = 0, overlap[2] = {0, 0};
+  for (uint64_t step = 0; step < 300; ++step) {
+    const int64_t start = 2500 + int64_t(step % 7) * 100;
+    communication += 6000 - start;
+    for (int r = 0; r < 2; ++r) overlap[r] += std::max<int64_t>(0, 3000 + 100 * r - start);
+  }
+  for (int32_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(one_pass.ranks().at(r).compute_ns, 300 * (3000 + 100 * r));
+    EXPECT_EQ(one_pass.ranks().at(r).communication_ns, communication);
+    EXPECT_EQ(one_pass.ranks().at(r).overlap_ns, overlap[r]);
+  }
 }
 
 TEST(NcclStats, TracesWithoutCollectivesPrintNoNcclTables) {

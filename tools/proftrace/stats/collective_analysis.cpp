@@ -84,22 +84,85 @@ void CollectiveAnalysis::on_record(const SectionModel& section, const RecordView
       if (r.span.result != 0 || r.sequence == 0) return;  // rejected by NCCL: nothing ran
       calls_.push_back(Call{section.section_id, r.span.correlation_id, r.group_id, r.stream, r.op, r.comm_id,
                             r.sequence, r.bytes, r.rank, r.nranks, r.root});
+      if (r.group_id == 0) claim({section.section_id, r.span.correlation_id});
       break;
     }
     case RecordKind::kCollectiveGroup: {
       const auto r = record.as<CollectiveGroupRecord>();
       groups_[{section.section_id, r.group_id, r.stream}] = r.span.correlation_id;
+      claim({section.section_id, r.span.correlation_id});
       break;
     }
     case RecordKind::kGpuActivity: {
       const auto a = record.as<GpuActivityRecord>();
       if (a.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
-      kernels_[{section.section_id, a.correlation_id}] =
-          Interval{static_cast<int64_t>(a.start_ns), static_cast<int64_t>(a.end_ns)};
+      const Key key{section.section_id, a.correlation_id};
+      const Interval interval{static_cast<int64_t>(a.start_ns), static_cast<int64_t>(a.end_ns)};
+      if (awaited_.erase(key) != 0) {
+        collective_kernels_[key] = interval;
+        add_interval(key.first, interval, /*communication=*/true);
+        return;
+      }
+      if (collective_kernels_.count(key) != 0 || !recent_.emplace(key, interval).second) return;  // seen already
+      recent_order_.push_back(key);
+      while (recent_order_.size() > window_) {
+        const Key oldest = recent_order_.front();
+        recent_order_.pop_front();
+        auto it = recent_.find(oldest);
+        if (it == recent_.end()) continue;  // claimed meanwhile
+        add_interval(oldest.first, it->second, /*communication=*/false);
+        recent_.erase(it);
+      }
       break;
     }
     default: break;
   }
+}
+
+// A collective (or group) names the kernel it launched: taken out of the
+// window, or awaited when its interval has not come yet.
+void CollectiveAnalysis::claim(const Key& kernel) {
+  if (collective_kernels_.count(kernel) != 0) return;
+  auto it = recent_.find(kernel);
+  if (it == recent_.end()) {
+    awaited_.insert(kernel);
+    return;
+  }
+  collective_kernels_[kernel] = it->second;
+  add_interval(kernel.first, it->second, /*communication=*/true);
+  recent_.erase(it);
+}
+
+void CollectiveAnalysis::add_interval(uint64_t section, Interval interval, bool communication) {
+  SectionTimes& times = times_[section];
+  const int64_t start = std::max(interval.start_ns, times.sealed_until);
+  if (interval.end_ns <= start) return;  // entirely before the seal
+  (communication ? times.communication : times.compute).emplace_back(start, interval.end_ns);
+  if (times.compute.size() + times.communication.size() < seal_at_) return;
+  std::vector<int64_t> starts;
+  starts.reserve(times.compute.size() + times.communication.size());
+  for (const auto& list : {&times.compute, &times.communication})
+    for (const auto& [s, e] : *list) starts.push_back(s);
+  std::nth_element(starts.begin(), starts.begin() + static_cast<ptrdiff_t>(starts.size() / 2), starts.end());
+  seal(times, starts[starts.size() / 2]);
+}
+
+// Unions and intersects what lies before `until`; what reaches past it stays.
+void CollectiveAnalysis::seal(SectionTimes& times, int64_t until) {
+  std::vector<std::pair<int64_t, int64_t>> before[2];
+  std::vector<std::pair<int64_t, int64_t>>* lists[2] = {&times.compute, &times.communication};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::pair<int64_t, int64_t>> kept;
+    for (const auto& [start, end] : *lists[i]) {
+      if (start < until) before[i].emplace_back(start, std::min(end, until));
+      if (end > until) kept.emplace_back(std::max(start, until), end);
+    }
+    lists[i]->swap(kept);
+  }
+  times.compute_ns += union_length_ns(before[0]);
+  times.communication_ns += union_length_ns(before[1]);
+  times.overlap_ns += overlap_length_ns(before[0], before[1]);
+  times.sealed_until = until;
 }
 
 void CollectiveAnalysis::finish(const TraceModel& model) {
@@ -134,8 +197,8 @@ void CollectiveAnalysis::finish(const TraceModel& model) {
       }
       correlation = group->second;
     }
-    auto kernel = kernels_.find({call.section, correlation});
-    if (kernel == kernels_.end()) {
+    auto kernel = collective_kernels_.find({call.section, correlation});
+    if (kernel == collective_kernels_.end()) {
       ++calls_without_gpu_time_;
       continue;
     }
@@ -152,8 +215,6 @@ void CollectiveAnalysis::finish(const TraceModel& model) {
   // Instances: collectives by (comm, sequence); a send and its receive by
   // (comm, source, destination, sequence).
   std::map<std::tuple<uint64_t, int32_t, int32_t, uint64_t>, size_t> index;
-  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> communication, compute;
-  std::set<std::pair<uint64_t, uint64_t>> collective_kernels;
   for (const Resolved& r : resolved) {
     const Call& call = *r.call;
     const int64_t offset = offsets.offset_ns(host_of[call.section]);
@@ -169,13 +230,6 @@ void CollectiveAnalysis::finish(const TraceModel& model) {
                                               operation_size(call.op, call.bytes, call.nranks), call.nranks, {}});
     instances_[it->second].arrivals.push_back({rank, r.gpu.start_ns + offset, r.gpu.end_ns + offset});
     ranks_[rank].collectives++;
-    if (collective_kernels.insert({call.section, r.kernel_correlation}).second)
-      communication[rank].emplace_back(r.gpu.start_ns, r.gpu.end_ns);
-  }
-  for (const auto& [key, interval] : kernels_) {
-    if (collective_kernels.count(key)) continue;
-    const int32_t rank = process_rank[key.first];
-    compute[rank].emplace_back(interval.start_ns, interval.end_ns);
   }
   for (const CollectiveInstance& instance : instances_) {
     if (instance.arrivals.size() < 2) continue;
@@ -189,14 +243,24 @@ void CollectiveAnalysis::finish(const TraceModel& model) {
     ranks_[straggler].arrived_last++;
     ranks_[straggler].caused_wait_ns += caused;
   }
-  for (auto& [rank, times] : ranks_) {
-    times.communication_ns = union_length_ns(communication[rank]);
-    times.compute_ns = union_length_ns(compute[rank]);
-    times.overlap_ns = overlap_length_ns(communication[rank], compute[rank]);
+  // The kernels still in the window were launched by no collective: compute.
+  for (const Key& key : recent_order_) {
+    auto it = recent_.find(key);
+    if (it == recent_.end()) continue;
+    add_interval(key.first, it->second, /*communication=*/false);
+    recent_.erase(it);
   }
-  for (auto& [rank, intervals] : compute) {
-    if (ranks_.count(rank)) continue;  // ranks without collectives still show their compute
-    ranks_[rank].compute_ns = union_length_ns(intervals);
+  recent_order_.clear();
+  // Per rank, the sum of its sections' times (ranks without collectives
+  // still show their compute).
+  for (auto& [id, times] : times_) {
+    seal(times, INT64_MAX);
+    const int32_t rank = process_rank[id];
+    if (ranks_.count(rank) == 0 && times.compute_ns == 0) continue;
+    RankTimes& rank_times = ranks_[rank];
+    rank_times.compute_ns += times.compute_ns;
+    rank_times.communication_ns += times.communication_ns;
+    rank_times.overlap_ns += times.overlap_ns;
   }
 }
 

@@ -7,12 +7,20 @@
 // (last arrival - its arrival), and the instance's own time is the
 // duration of the last rank to arrive (it did not wait).
 //
-// Memory: one small entry per collective call and per kernel (the per-rank
-// time unions need every interval), unlike the constant-per-name sections.
+// Memory: one small entry per collective call, and a bounded amount per
+// section for kernels. A kernel's GPU interval waits in a window (the last
+// `window` kernels) for the collective that launched it; one that leaves it
+// unclaimed is compute. Compute and communication intervals are summed per
+// section as the trace is read: once a section holds `seal_at` of them, the
+// part before their median start is unioned, intersected and sealed (an
+// interval arriving later that reaches back before the seal counts only
+// from it on).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -52,6 +60,8 @@ struct RankTimes {
 
 class CollectiveAnalysis {
  public:
+  explicit CollectiveAnalysis(size_t window = size_t{1} << 16, size_t seal_at = size_t{1} << 18)
+      : window_(window), seal_at_(seal_at) {}
   void on_record(const SectionModel& section, const format::RecordView& record);
   // Matches everything once the last record was seen.
   void finish(const TraceModel& model);
@@ -76,10 +86,26 @@ class CollectiveAnalysis {
   struct Interval {
     int64_t start_ns, end_ns;
   };
+  using Key = std::pair<uint64_t, uint64_t>;  // (section, correlation)
+  // A section's compute and communication time, summed as it is read.
+  struct SectionTimes {
+    std::vector<std::pair<int64_t, int64_t>> compute, communication;  // not sealed yet
+    int64_t sealed_until = INT64_MIN;
+    int64_t compute_ns = 0, communication_ns = 0, overlap_ns = 0;
+  };
 
+  void claim(const Key& kernel);
+  void add_interval(uint64_t section, Interval interval, bool communication);
+  void seal(SectionTimes& times, int64_t until);
+
+  size_t window_, seal_at_;
   std::vector<Call> calls_;
   std::map<std::tuple<uint64_t, uint64_t, uint64_t>, uint64_t> groups_;  // (section, group, stream) -> correlation
-  std::map<std::pair<uint64_t, uint64_t>, Interval> kernels_;            // (section, correlation) -> interval
+  std::map<Key, Interval> recent_;             // kernels in the window, not claimed yet
+  std::deque<Key> recent_order_;               // oldest first (claimed ones are skipped)
+  std::set<Key> awaited_;                      // collective kernels whose interval has not come yet
+  std::map<Key, Interval> collective_kernels_; // claimed: one per collective call or group
+  std::map<uint64_t, SectionTimes> times_;
   std::vector<CollectiveInstance> instances_;
   std::map<int32_t, RankTimes> ranks_;
   uint64_t calls_without_gpu_time_ = 0;
