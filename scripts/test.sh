@@ -17,6 +17,9 @@ export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE
 # looks again (and fails loudly if they are still missing).
 scripts/build.sh -Dhip=enabled
 meson test -C build --print-errorlogs --num-processes "$(nproc)" "$@"
+# One minute of the soak: the training loop traced, RSS and file growth
+# sampled, the trace converted; fails on drops or a failed run.
+scripts/soak.sh 60 build/soak
 # The fuzzers under ASan and UBSan, 20 s each (their own clang build).
 scripts/fuzz.sh 20
 # Every unit and e2e test again in an ASan+UBSan build (build-asan). TSan
