@@ -3,6 +3,12 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#if defined(__x86_64__)
+// Types and symbol names only: libunwind is loaded at run time.
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
 #include "preload/config.h"
 #include "preload/intercept/dlsym_interposer.h"
 #include "preload/intercept/libc_symbols.h"
@@ -17,6 +23,41 @@ using UnwBacktraceFn = int (*)(void** buffer, int size);
 using DlopenFn = void* (*)(const char* file, int mode);
 
 UnwBacktraceFn g_unw_backtrace = nullptr;
+#if defined(__x86_64__)
+// libunwind's step-by-step API, used instead of unw_backtrace where it is
+// there: unw_backtrace keeps a per-thread cache whose pthread key destructor
+// runs in the last round of a thread's exit, after ThreadSanitizer has torn
+// down the thread's state, and its mutex_lock then crashes a TSan-built
+// program (seen in stacks_native_walker_test under TSan). A cursor on the
+// stack leaves nothing per thread behind.
+#define PROFLAUNCH_SYMBOL_NAME(name) PROFLAUNCH_SYMBOL_NAME2(name)
+#define PROFLAUNCH_SYMBOL_NAME2(name) #name
+struct LibunwindSteps {
+  int (*getcontext)(unw_context_t*) = nullptr;
+  int (*init_local)(unw_cursor_t*, unw_context_t*) = nullptr;
+  int (*step)(unw_cursor_t*) = nullptr;
+  int (*get_reg)(unw_cursor_t*, unw_regnum_t, unw_word_t*) = nullptr;
+  bool ready() const { return getcontext != nullptr && init_local != nullptr && step != nullptr && get_reg != nullptr; }
+};
+LibunwindSteps g_steps;
+
+// unw_backtrace's slow path, without its per-thread cache: the first
+// address is this function's own (left out as the shim's, as unw_backtrace's
+// own frame was as libunwind's).
+__attribute__((noinline)) int step_backtrace(void** buffer, int size) {
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (g_steps.getcontext(&context) != 0 || g_steps.init_local(&cursor, &context) != 0) return 0;
+  int n = 0;
+  while (n < size) {
+    unw_word_t ip = 0;
+    if (g_steps.get_reg(&cursor, UNW_REG_IP, &ip) < 0) break;
+    buffer[n++] = reinterpret_cast<void*>(static_cast<uintptr_t>(ip));
+    if (g_steps.step(&cursor) <= 0) break;
+  }
+  return n;
+}
+#endif
 bool g_initialized = false;
 bool g_walker_ready = false;
 
@@ -359,6 +400,14 @@ bool init_native_unwinder() noexcept {
   if (backtrace != nullptr) {
     g_libunwind = object_containing(reinterpret_cast<const void*>(backtrace));
     g_unw_backtrace = backtrace;
+#if defined(__x86_64__)
+    auto find = [&](const char* name) { return intercept::real_dlsym()(handle, name); };
+    g_steps.getcontext = reinterpret_cast<decltype(g_steps.getcontext)>(find(PROFLAUNCH_SYMBOL_NAME(unw_tdep_getcontext)));
+    g_steps.init_local = reinterpret_cast<decltype(g_steps.init_local)>(find(PROFLAUNCH_SYMBOL_NAME(unw_init_local)));
+    g_steps.step = reinterpret_cast<decltype(g_steps.step)>(find(PROFLAUNCH_SYMBOL_NAME(unw_step)));
+    g_steps.get_reg = reinterpret_cast<decltype(g_steps.get_reg)>(find(PROFLAUNCH_SYMBOL_NAME(unw_get_reg)));
+    if (g_steps.ready()) g_unw_backtrace = step_backtrace;
+#endif
   } else if (g_walker_ready) {
     print_line("libunwind.so.8 cannot be loaded: a native stack ends at the first frame without standard "
                "unwind information");
