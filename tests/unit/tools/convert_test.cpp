@@ -2,6 +2,8 @@
 // JSON, and that the result passes the importer-rule checker.
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include <map>
 #include <set>
 
@@ -416,6 +418,42 @@ TEST(Convert, UnwritableOutputFails) {
   const ConvertedTrace out = convert_trace(trace, command);
   EXPECT_EQ(out.exit_code, tools::kExitError);
   EXPECT_NE(out.err.find("/nonexistent-dir/out.json"), std::string::npos) << out.err;
+}
+
+// Records of different threads are not in time order in the file: a start
+// range ended by another thread can be read before the launches its own
+// thread made inside it. Its GPU projection must still hold them (and not
+// the launch after its end).
+TEST(Convert, ARangeEndedOnAnotherThreadProjectsTheWorkItsThreadLaunchedBeforeTheEnd) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 0x51, 4321, kStart);
+  trace.function(p.section, kKernel, "k");
+  auto nvtx = [](NvtxEventType type, uint64_t at_ns) {
+    NvtxEventRecord record{};
+    record.type = static_cast<uint8_t>(type);
+    record.message_type = static_cast<uint8_t>(type == NvtxEventType::kStart ? NvtxMessageType::kInline
+                                                                              : NvtxMessageType::kNone);
+    record.span = ApiSpan{at_ns, at_ns + 10, 0, 0, 0, 0};
+    record.range_id = 7;
+    return record;
+  };
+  const std::string name = "whole run";
+  trace.event_with_tail(p.section, 4321, nvtx(NvtxEventType::kStart, kStart + 100),
+                        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(name.data()), name.size()));
+  trace.event_with_tail(p.section, 4400, nvtx(NvtxEventType::kEnd, kStart + 5000), std::span<const uint8_t>());
+  trace.event(p.section, 4321, launch(p, 1, kStart + 1000, kStart + 1050, kKernel, kStreamLegacy));
+  trace.event(p.section, 9999, activity(1, kStart + 1500, kStart + 2500, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 4321, launch(p, 2, kStart + 6000, kStart + 6050, kKernel, kStreamLegacy));
+  trace.event(p.section, 9999, activity(2, kStart + 6500, kStart + 9500, kStreamLegacy, GpuActivityKind::kKernel));
+
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  std::vector<const JsonValue*> projections;
+  for (const JsonValue* e : out.with_phase('X'))
+    if ((*e)["name"].str() == "whole run" && (*e)["args"].has("projection")) projections.push_back(e);
+  ASSERT_EQ(projections.size(), 1u) << out.json_text;
+  EXPECT_EQ((*projections[0])["ts"].str(), "1.500");
+  EXPECT_EQ((*projections[0])["dur"].str(), "1.000") << "the first launch's GPU time only";
 }
 
 }  // namespace

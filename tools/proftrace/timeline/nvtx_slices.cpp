@@ -40,11 +40,27 @@ void SliceWriter::add_nvtx_args(const SectionContext& section, const NvtxEventRe
   if (record.flags & kNvtxTruncated) args_.add_bool("truncated", true);
 }
 
-void SliceWriter::write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end) {
-  if (auto projection = nvtx_projections_.find(open.id); projection != nvtx_projections_.end()) {
+void SliceWriter::close_nvtx_projection(uint64_t id) {
+  if (auto projection = nvtx_projections_.find(id); projection != nvtx_projections_.end()) {
     projection->second.closed = true;
-    nvtx_projection_settle(open.id);
+    nvtx_projection_settle(id);
   }
+}
+
+void SliceWriter::settle_ended_nvtx(uint64_t key, uint32_t tid, uint64_t at_ns) {
+  for (auto it = nvtx_started_.lower_bound({key, 0}); it != nvtx_started_.end() && it->first.first == key;) {
+    if (it->second.end_ns != 0 && it->second.tid == tid && it->second.end_ns < at_ns) {
+      close_nvtx_projection(it->second.id);
+      it = nvtx_started_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void SliceWriter::write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end) {
+  // A start range's projection waits for its thread (settle_ended_nvtx).
+  if (open.record.type == static_cast<uint8_t>(NvtxEventType::kPush) || open_at_end) close_nvtx_projection(open.id);
   SectionContext& section = *open.section;
   const int64_t begin = layout_.timeline_ns(section, open.begin_ns);
   const int64_t end = layout_.timeline_ns(section, end_ns);
@@ -72,6 +88,7 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
   const uint64_t key = section_key(section);
   uint64_t& last = nvtx_last_ns_[key];
   if (record.span.end_ns > last) last = record.span.end_ns;
+  if (!nvtx_started_.empty()) settle_ended_nvtx(key, tid, record.span.begin_ns);
   switch (static_cast<NvtxEventType>(record.type)) {
     case NvtxEventType::kPush:
       nvtx_pushed_[{key, tid, record.domain}].push_back(OpenNvtxRange{
@@ -89,12 +106,12 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
                                nvtx_next_id_++};
       // Records of different threads are not in time order in the file:
       // an end read first waits here for its start.
+      OpenNvtxRange& started = nvtx_started_[{key, record.range_id}] = open;
       if (auto early = nvtx_ended_early_.find({key, record.range_id}); early != nvtx_ended_early_.end()) {
-        write_nvtx_range(open, std::max(early->second, open.begin_ns), false);
+        started.end_ns = std::max(early->second, open.begin_ns);
+        write_nvtx_range(started, started.end_ns, false);
         nvtx_ended_early_.erase(early);
-        break;
       }
-      nvtx_started_[{key, record.range_id}] = open;
       break;
     }
     case NvtxEventType::kEnd: {
@@ -103,8 +120,9 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
         nvtx_ended_early_[{key, record.range_id}] = record.span.begin_ns;
         break;
       }
-      write_nvtx_range(found->second, record.span.begin_ns, false);
-      nvtx_started_.erase(found);
+      if (found->second.end_ns != 0) break;  // ended twice: the first end stands
+      found->second.end_ns = std::max<uint64_t>(record.span.begin_ns, found->second.begin_ns);
+      write_nvtx_range(found->second, found->second.end_ns, false);
       break;
     }
     case NvtxEventType::kSyncAcquireStart:
@@ -150,6 +168,10 @@ void SliceWriter::finish_nvtx() {
     stack.clear();
   }
   for (auto& [key, open] : nvtx_started_) {
+    if (open.end_ns != 0) {
+      close_nvtx_projection(open.id);  // ended, its slice written
+      continue;
+    }
     const uint64_t last = nvtx_last_ns_[key.first];
     write_nvtx_range(open, std::max(last, open.begin_ns), true);
   }
@@ -169,6 +191,7 @@ void SliceWriter::finish_nvtx() {
 void SliceWriter::nvtx_note_operation(SectionContext& section, uint32_t tid, const ApiSpan& span) {
   if (nvtx_pushed_.empty() && nvtx_started_.empty()) return;
   const uint64_t key = section_key(section);
+  settle_ended_nvtx(key, tid, span.begin_ns);
   std::vector<uint64_t> ids;
   auto note = [&](const OpenNvtxRange& open) {
     NvtxProjection& projection = nvtx_projections_[open.id];
@@ -184,7 +207,7 @@ void SliceWriter::nvtx_note_operation(SectionContext& section, uint32_t tid, con
        it != nvtx_pushed_.end() && std::get<0>(it->first) == key && std::get<1>(it->first) == tid; ++it)
     for (const OpenNvtxRange& open : it->second) note(open);
   for (const auto& [started_key, open] : nvtx_started_)
-    if (started_key.first == key && open.tid == tid) note(open);
+    if (started_key.first == key && open.tid == tid && (open.end_ns == 0 || span.begin_ns <= open.end_ns)) note(open);
   if (!ids.empty()) nvtx_waiting_[{key, span.correlation_id}] = std::move(ids);
 }
 

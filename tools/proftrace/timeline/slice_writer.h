@@ -180,6 +180,10 @@ class SliceWriter {
     format::NvtxEventRecord record;  // the push or start
     std::string name;
     uint64_t id = 0;  // for its GPU projection
+    // A start range whose end was read (its slice is written): it stays for
+    // its projection until its thread's records pass the end, since records
+    // of different threads are not in time order in the file.
+    uint64_t end_ns = 0;
   };
   // A range's GPU projection per device, while its work is being joined.
   struct NvtxProjection {
@@ -193,6 +197,9 @@ class SliceWriter {
   void nvtx_projection_settle(uint64_t id);
   void nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity);
   void write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end);
+  void close_nvtx_projection(uint64_t id);
+  // Lets go of the ended start ranges of (section key, tid) whose end lies before `at_ns`.
+  void settle_ended_nvtx(uint64_t key, uint32_t tid, uint64_t at_ns);
   // The args of a range or mark, into args_.
   void add_nvtx_args(const SectionContext& section, const format::NvtxEventRecord& record);
   // Open push ranges per (section, tid, domain), innermost last; start
