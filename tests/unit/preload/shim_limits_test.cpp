@@ -116,11 +116,17 @@ TEST(ShimLimits, AFullDiskStopsTheTraceNotTheProgram) {
   EXPECT_GT(section.calls.size(), 0u);
   EXPECT_LT(section.calls.size(), 400000u);
   for (size_t i = 0; i < section.calls.size(); ++i) ASSERT_EQ(section.calls[i].value(), i);
-  // The cut left room under the limit for the last attempt at exit: a Lost
-  // record with every event not written, and the section's end.
-  EXPECT_EQ(section.calls.size() + section.lost_count(), 400000u);
-  ASSERT_TRUE(section.end.has_value());
-  EXPECT_EQ(section.end->records_dropped, section.lost_count());
+  // The last attempt at exit: where the cut left room under the limit, a
+  // Lost record with every event not written and the section's end; where
+  // it did not (the definitions still owed may not fit), one more line on
+  // stderr with the count. Nothing is lost without being counted.
+  if (section.end.has_value()) {
+    EXPECT_EQ(section.calls.size() + section.lost_count(), 400000u);
+    EXPECT_EQ(section.end->records_dropped, section.lost_count());
+  } else {
+    EXPECT_NE(traced.err.find("events after the failed write are not in the trace"), std::string::npos)
+        << traced.err.substr(0, 2000);
+  }
 }
 
 TEST(ShimLimits, AProgramThatClosesAllDescriptorsKeepsItsTrace) {
