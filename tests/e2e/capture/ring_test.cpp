@@ -102,8 +102,9 @@ TEST(Ring, OutOfMemoryThenCrashWritesTwoWindowsThatDoNotOverlap) {
   TempDir dir;
   // The steps after the failed allocation sleep, so that the writer has
   // written the first dump before the crash (a dump follows its trigger
-  // within a drain period, <= 10 ms).
-  RingRun r = run(dir, {"--steps", "6", "--sleep-ms", "30", "--end", "oom,crash"}, {"--ring=30s"}, "oom.trace");
+  // within a drain period, <= 10 ms, on an idle machine; under ASan with two
+  // tests at once it came ~1 s late, and the windows overlapped): 6 x 250 ms.
+  RingRun r = run(dir, {"--steps", "6", "--sleep-ms", "250", "--end", "oom,crash"}, {"--ring=30s"}, "oom.trace");
   EXPECT_TRUE(r.traced.exited_with(128 + SIGSEGV)) << r.traced.describe();
   const auto begins = windows(r.trace, CaptureWindowAction::kBegin);
   ASSERT_EQ(begins.size(), 2u) << describe(r.trace);
