@@ -69,6 +69,17 @@ pid_t program_pid(const std::string& parts_dir) {
   return 0;
 }
 
+// The trace holds one section, whole: `calls` events, its end, no drop.
+void expect_one_whole_section(const std::string& output, uint64_t calls) {
+  const TraceContents trace = load_file(output);
+  ASSERT_TRUE(trace.all_clean()) << trace.problems();
+  ASSERT_EQ(trace.sections.size(), 1u);
+  const SectionContents& section = trace.sections.begin()->second;
+  EXPECT_EQ(section.calls.size(), calls);
+  ASSERT_TRUE(section.end.has_value());
+  EXPECT_EQ(section.end->records_dropped, 0u);
+}
+
 ProcessResult join(const std::string& output, bool force) {
   RunOptions options;
   options.argv = {launcher_path(), "--join", output};
@@ -275,13 +286,7 @@ TEST(LauncherChurn, DescriptorsDup2edOverByTheProgramAreNotOurs) {
   const ProcessResult result = run_process(launcher_options({"-o", output}, probe({"dup2-high", "1000"})));
   ASSERT_TRUE(result.exited_with(0)) << result.describe();
   EXPECT_EQ(result.out, "dup2 done\n");
-  const TraceContents trace = load_file(output);
-  ASSERT_TRUE(trace.all_clean()) << trace.problems();
-  ASSERT_EQ(trace.sections.size(), 1u);
-  const SectionContents& section = trace.sections.begin()->second;
-  EXPECT_EQ(section.calls.size(), 2000u);
-  ASSERT_TRUE(section.end.has_value());
-  EXPECT_EQ(section.end->records_dropped, 0u);
+  expect_one_whole_section(output, 2000);
 }
 
 TEST(LauncherChurn, AProgramWithEverySignalBlockedIsTracedWhole) {
@@ -290,13 +295,7 @@ TEST(LauncherChurn, AProgramWithEverySignalBlockedIsTracedWhole) {
   const ProcessResult result = run_process(launcher_options({"-o", output}, probe({"block-signals", "3000"})));
   ASSERT_TRUE(result.exited_with(0)) << result.describe();
   EXPECT_EQ(result.out, "blocked\n");
-  const TraceContents trace = load_file(output);
-  ASSERT_TRUE(trace.all_clean()) << trace.problems();
-  ASSERT_EQ(trace.sections.size(), 1u);
-  const SectionContents& section = trace.sections.begin()->second;
-  EXPECT_EQ(section.calls.size(), 3000u);
-  ASSERT_TRUE(section.end.has_value());
-  EXPECT_EQ(section.end->records_dropped, 0u);
+  expect_one_whole_section(output, 3000);
 }
 
 TEST(LauncherChurn, AProgramStoppedAndContinuedLosesNothing) {
@@ -379,13 +378,7 @@ TEST(LauncherWriteErrors, ShortWritesLoseNothing) {
   const ProcessResult result = run_with_write_fault(output, "short");
   ASSERT_TRUE(result.exited_with(0)) << result.describe();
   EXPECT_EQ(result.out, "blocked\n");
-  const TraceContents trace = load_file(output);
-  ASSERT_TRUE(trace.all_clean()) << trace.problems();
-  ASSERT_EQ(trace.sections.size(), 1u);
-  const SectionContents& section = trace.sections.begin()->second;
-  EXPECT_EQ(section.calls.size(), 3000u);
-  ASSERT_TRUE(section.end.has_value());
-  EXPECT_EQ(section.end->records_dropped, 0u);
+  expect_one_whole_section(output, 3000);
 }
 
 TEST(LauncherWriteErrors, AnEioMidRunIsCountedByTheLastAttemptAtExit) {
@@ -440,13 +433,7 @@ TEST(LauncherChurn, TenThousandThreadsComeAndGo) {
   ASSERT_EQ(std::sscanf(plain.out.c_str(), "VmSize: %lu kB", &plain_vm_kib), 1) << plain.out;
   EXPECT_LT(vm_kib, plain_vm_kib + 1024ul * 1024ul) << "the buffers of ended threads are released";
 
-  const TraceContents trace = load_file(output);
-  ASSERT_TRUE(trace.all_clean()) << trace.problems();
-  ASSERT_EQ(trace.sections.size(), 1u);
-  const SectionContents& section = trace.sections.begin()->second;
-  EXPECT_EQ(section.calls.size(), 50000u);
-  ASSERT_TRUE(section.end.has_value());
-  EXPECT_EQ(section.end->records_dropped, 0u);
+  expect_one_whole_section(output, 50000);
 }
 
 }  // namespace

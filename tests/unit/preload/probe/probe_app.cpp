@@ -249,6 +249,25 @@ int run_output(uint64_t count, int exit_code) {
   return exit_code;
 }
 
+// "<this program> exec-child <count>", for a child to exec.
+struct ExecChildArgv {
+  ExecChildArgv(char* self, uint64_t count) : count_text(std::to_string(count)) {
+    argv[0] = self;
+    argv[1] = const_cast<char*>("exec-child");
+    argv[2] = count_text.data();
+    argv[3] = nullptr;
+  }
+  std::string count_text;
+  char* argv[4];
+};
+
+// 0 when `child` exited with 0, else 1.
+int wait_for_success(pid_t child) {
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) return 1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 // A daemon: forks, the child starts a session and forks again, the
 // grandchild leaves the launcher's stdio and records `count` events after
 // `sleep_ms`, outliving this process. Prints the daemon's pid.
@@ -323,17 +342,14 @@ int run_fork_kill(uint64_t forks, uint64_t kill_every) {
 // glibc, here through the program's own execv call).
 int run_vfork_exec(char** argv, uint64_t count) {
   emit_range(0, count);
-  const std::string count_text = std::to_string(count);
-  char* child_argv[] = {argv[0], const_cast<char*>("exec-child"), const_cast<char*>(count_text.c_str()), nullptr};
+  ExecChildArgv child_argv(argv[0], count);
   const pid_t child = vfork();
   if (child == 0) {
-    execv("/proc/self/exe", child_argv);
+    execv("/proc/self/exe", child_argv.argv);
     _exit(127);
   }
   emit_range(2, count);
-  int status = 0;
-  if (child < 0 || waitpid(child, &status, 0) != child) return 1;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  return wait_for_success(child);
 }
 
 // Every signal blocked in every thread (the writer's included, which starts
@@ -370,38 +386,32 @@ int run_exhaust_fds(uint64_t count) {
 // shim is not told) that execs at once, as some runtimes spawn.
 int run_clone3_exec(char** argv, uint64_t count) {
   emit_range(0, count);
-  const std::string count_text = std::to_string(count);
-  char* child_argv[] = {argv[0], const_cast<char*>("exec-child"), const_cast<char*>(count_text.c_str()), nullptr};
+  ExecChildArgv child_argv(argv[0], count);
   clone_args args{};
   args.exit_signal = SIGCHLD;
   const long child = syscall(SYS_clone3, &args, sizeof args);
   if (child == 0) {
-    execv("/proc/self/exe", child_argv);
+    execv("/proc/self/exe", child_argv.argv);
     _exit(127);
   }
   emit_range(2, count);
-  int status = 0;
-  if (child < 0 || waitpid(static_cast<pid_t>(child), &status, 0) != child) return 1;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  return wait_for_success(static_cast<pid_t>(child));
 }
 
 // A fork child that records, closes every descriptor, stdio included
 // (closefrom(0)), and execs.
 int run_closefrom_exec(char** argv, uint64_t count) {
   emit_range(0, count);
-  const std::string count_text = std::to_string(count);
-  char* child_argv[] = {argv[0], const_cast<char*>("exec-child"), const_cast<char*>(count_text.c_str()), nullptr};
+  ExecChildArgv child_argv(argv[0], count);
   const pid_t child = fork();
   if (child == 0) {
     emit_range(3, 10);
     closefrom(0);
-    execv("/proc/self/exe", child_argv);
+    execv("/proc/self/exe", child_argv.argv);
     _exit(127);
   }
   emit_range(2, count);
-  int status = 0;
-  if (child < 0 || waitpid(child, &status, 0) != child) return 1;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  return wait_for_success(child);
 }
 
 // dup2 over every descriptor from 3 up to 1023 while recording.
