@@ -20,7 +20,6 @@ bool PartFile::create(const char* parts_dir, uint32_t pid, uint64_t section_id) 
 
   const int fd = ::open(path_, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return open_failed("cannot create", errno);
-  transient_ = false;
   created_ = true;
   const format::FileHeader header = format::make_file_header();
   const bool ok = write_at_end(fd, &header, sizeof header);
@@ -32,7 +31,6 @@ bool PartFile::append(const void* bytes, size_t length) noexcept {
   if (!created_ || failed_) return false;
   const int fd = ::open(path_, O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return open_failed("cannot reopen", errno);
-  transient_ = false;
   const bool ok = write_at_end(fd, bytes, length);
   ::close(fd);
   return ok;
@@ -63,7 +61,6 @@ bool PartFile::write_at_end(int fd, const void* bytes, size_t length) noexcept {
 void PartFile::reset() noexcept {
   created_ = false;
   failed_ = false;
-  transient_ = false;
   good_bytes_ = 0;
   path_[0] = '\0';
 }
@@ -75,7 +72,6 @@ void PartFile::mark_failed(const char* what) noexcept {
 
 bool PartFile::open_failed(const char* what, int error) noexcept {
   if (error == EMFILE || error == ENFILE || error == ENOMEM || error == EAGAIN || error == EINTR) {
-    transient_ = true;
     char message[kMaxPathBytes + 160];
     std::snprintf(message, sizeof message,
                   "%s %s: %s; the events until it can are counted as lost, the program continues", what,

@@ -13,7 +13,7 @@
 // output for good: the part stays readable and the program goes on. An open
 // that fails for want of descriptors or memory (EMFILE, ENFILE, ENOMEM,
 // EAGAIN: the program ran out for a while) stops nothing: the call returns
-// false with transient() set, and the caller tries again at its next flush.
+// false without failed(), and the caller tries again at its next flush.
 #pragma once
 
 #include <cstddef>
@@ -31,8 +31,6 @@ class PartFile {
 
   bool exists() const noexcept { return created_; }
   bool failed() const noexcept { return failed_; }
-  // The last create/append failed only for now (see above).
-  bool transient() const noexcept { return transient_; }
   const char* path() const noexcept { return path_; }
   uint64_t bytes_written() const noexcept { return good_bytes_; }
 
@@ -52,12 +50,11 @@ class PartFile {
  private:
   bool write_at_end(int fd, const void* bytes, size_t length) noexcept;
   void fail(const char* what, int error) noexcept;
-  // After a failed open: false (transient() set) or fail().
+  // After a failed open: false, for now only (see above) or through fail().
   bool open_failed(const char* what, int error) noexcept;
 
   bool created_ = false;
   bool failed_ = false;
-  bool transient_ = false;
   uint64_t good_bytes_ = 0;
   char path_[kMaxPathBytes] = {};
 };
