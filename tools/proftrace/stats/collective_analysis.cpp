@@ -184,7 +184,6 @@ void CollectiveAnalysis::finish(const TraceModel& model) {
   struct Resolved {
     const Call* call;
     Interval gpu;  // local clock
-    uint64_t kernel_correlation;
   };
   std::vector<Resolved> resolved;
   for (const Call& call : calls_) {
@@ -202,7 +201,7 @@ void CollectiveAnalysis::finish(const TraceModel& model) {
       ++calls_without_gpu_time_;
       continue;
     }
-    resolved.push_back(Resolved{&call, kernel->second, correlation});
+    resolved.push_back(Resolved{&call, kernel->second});
   }
   if (offsets.host_count() > 1) {
     std::vector<CollectiveEndSample> samples;
