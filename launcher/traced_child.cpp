@@ -28,6 +28,17 @@ void forward_signal(int signal_number, siginfo_t* info, void*) {
   kill(child, signal_number);
 }
 
+// SA_RESTART everywhere but around waitpid (see TracedChild::wait).
+void install_forwarding(bool restart) {
+  for (int signal_number : kForwardedSignals) {
+    struct sigaction action {};
+    action.sa_sigaction = forward_signal;
+    action.sa_flags = SA_SIGINFO | (restart ? SA_RESTART : 0);
+    sigemptyset(&action.sa_mask);
+    sigaction(signal_number, &action, nullptr);
+  }
+}
+
 sigset_t forwarded_set() {
   sigset_t set;
   sigemptyset(&set);
@@ -95,13 +106,7 @@ bool TracedChild::start(const std::vector<std::string>& command, std::string* er
   const sigset_t forwarded = forwarded_set();
   sigset_t original_mask;
   sigprocmask(SIG_BLOCK, &forwarded, &original_mask);
-  for (int signal_number : kForwardedSignals) {
-    struct sigaction action {};
-    action.sa_sigaction = forward_signal;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    sigaction(signal_number, &action, nullptr);
-  }
+  install_forwarding(true);
 
   const pid_t pid = fork();
   if (pid < 0) {
@@ -166,11 +171,21 @@ void TracedChild::abandon() {
 }
 
 int TracedChild::wait() {
+  // The wait is interrupted by a forwarded signal rather than restarted: a
+  // runtime that runs handlers late, at the end of the interrupted call
+  // (ThreadSanitizer does), would otherwise forward nothing until the program
+  // had exited. Everything else the launcher does keeps SA_RESTART.
+  install_forwarding(false);
   int status = 0;
+  bool exited = true;
   while (waitpid(pid_, &status, 0) < 0) {
-    if (errno != EINTR) return status;
+    if (errno != EINTR) {
+      exited = false;
+      break;
+    }
   }
-  g_forward_to.store(0);
+  install_forwarding(true);
+  if (exited) g_forward_to.store(0);
   return status;
 }
 
