@@ -251,7 +251,14 @@ void expect_spawned_image(const std::string& mode) {
   EXPECT_EQ(child->process->flags & kProcessAfterExec, 0u);
 }
 
-TEST(LauncherChurn, AVforkChildThatExecsIsTracedAndItsParentGoesOn) { expect_spawned_image("vfork-exec"); }
+TEST(LauncherChurn, AVforkChildThatExecsIsTracedAndItsParentGoesOn) {
+#if defined(__SANITIZE_THREAD__)
+  // TSan's vfork interceptor calls fork: the child is a forked process with a
+  // section of its own (the fork tests), not a vfork child the shim is not told of.
+  GTEST_SKIP() << "under ThreadSanitizer vfork is fork";
+#endif
+  expect_spawned_image("vfork-exec");
+}
 
 TEST(LauncherChurn, ARawClone3ChildThatExecsIsTracedAndItsParentGoesOn) { expect_spawned_image("clone3-exec"); }
 

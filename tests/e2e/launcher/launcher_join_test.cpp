@@ -45,7 +45,14 @@ TEST(LauncherJoin, OneFileWithOneHeaderAndEverySection) {
   }
   EXPECT_EQ(trace.sections.size(), 4u);
   EXPECT_EQ(forked, 1u);
+#if defined(__SANITIZE_THREAD__)
+  // sh starts `probe_app fork` with vfork + exec, which TSan's interceptor (in
+  // sh too: the launcher preloads the runtime) turns into fork + exec: that
+  // image is then one after exec of sh's forked child as well.
+  EXPECT_EQ(after_exec, 3u);
+#else
   EXPECT_EQ(after_exec, 2u);
+#endif
   EXPECT_EQ(ended, 4u);
   EXPECT_EQ(trace.total_calls(), 200u * 3 + 300u * 2);
   EXPECT_NE(result.err.find("3 processes (4 images), 1200 events, 0 dropped"), std::string::npos)
