@@ -21,7 +21,7 @@ struct ContextPool {
 };
 
 std::mutex g_mutex;
-ContextPool g_pools[kMaxContexts];
+constinit ContextPool g_pools[kMaxContexts]{};
 std::atomic<uint64_t> g_epoch{1};
 
 struct ThreadCache {

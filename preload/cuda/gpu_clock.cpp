@@ -31,7 +31,7 @@ struct ContextClock {
 };
 
 std::mutex g_mutex;
-ContextClock g_clocks[kMaxContexts];
+constinit ContextClock g_clocks[kMaxContexts]{};
 uint32_t g_next_generation = 1;
 std::atomic<uint64_t> g_epoch{1};  // bumped when a clock goes away
 

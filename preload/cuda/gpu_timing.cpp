@@ -19,7 +19,7 @@ class NoGpuTiming final : public GpuTimingBackend {
   void after_context_teardown(CUcontext, bool) noexcept override {}
 };
 
-NoGpuTiming g_none;
+constinit NoGpuTiming g_none;
 GpuTimingBackend* g_backend = &g_none;
 bool g_enabled = false;
 bool g_vendor_records = false;  // the backend in use is CUPTI (no host-function records)

@@ -63,7 +63,6 @@ struct TimingToken {
 
 class GpuTimingBackend {
  public:
-  virtual ~GpuTimingBackend() = default;
   // Hot path, on the calling thread, right before the real operation is
   // submitted to `stream` (the context current on this thread).
   // `done_by_return`: the API documents that the call returns only once the
@@ -103,6 +102,11 @@ class GpuTimingBackend {
   // call's work is accounted for and must not report it as unattributed.
   virtual void foreign_submission_begin() noexcept {}
   virtual void foreign_submission_end(bool /*submitted*/) noexcept {}
+ protected:
+  // Backends are globals, never deleted through this interface: a trivial,
+  // non-virtual destructor keeps them free of exit-time destruction
+  // (preload/lazy_global.h).
+  ~GpuTimingBackend() = default;
 };
 
 // The backend a token goes back to.

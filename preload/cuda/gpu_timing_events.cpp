@@ -10,6 +10,7 @@
 #include "preload/cuda/gpu_clock.h"
 #include "preload/cuda/pending_operations.h"
 #include "preload/fork_leftovers.h"
+#include "preload/lazy_global.h"
 #include "preload/writer.h"
 #include "preload/writer_tasks.h"
 
@@ -124,7 +125,7 @@ class EventTiming final : public GpuTimingBackend {
   }
 };
 
-EventTiming g_backend;
+constinit EventTiming g_backend;
 
 // ---- the writer side
 
@@ -141,7 +142,7 @@ struct Unresolved {
 };
 
 // Owned by the writer thread.
-std::deque<PendingOperation> g_waiting;
+constinit LazyGlobal<std::deque<PendingOperation>> g_waiting;
 
 struct StreamKey {
   CUcontext context;
@@ -174,7 +175,7 @@ void resolve_ready(WriterRecordSink& sink, Unresolved& unresolved) {
   const DriverServices& driver = driver_services();
   std::deque<StreamKey> blocked;
   CUcontext current = nullptr;
-  for (auto it = g_waiting.begin(); it != g_waiting.end();) {
+  for (auto it = g_waiting->begin(); it != g_waiting->end();) {
     const PendingOperation& op = *it;
     if (is_blocked(blocked, op)) {
       ++it;
@@ -182,7 +183,7 @@ void resolve_ready(WriterRecordSink& sink, Unresolved& unresolved) {
     }
     if (!context_clock_alive(op.context, op.clock_generation)) {
       unresolved.add(1, op.submitted_ns);  // its context was destroyed first
-      it = g_waiting.erase(it);
+      it = g_waiting->erase(it);
       continue;
     }
     if (op.context != current) {
@@ -216,33 +217,33 @@ void resolve_ready(WriterRecordSink& sink, Unresolved& unresolved) {
     }
     release_event(op.context, op.start);
     release_event(op.context, op.end);
-    it = g_waiting.erase(it);
+    it = g_waiting->erase(it);
   }
 }
 
 void before_drain() noexcept { snapshot_pending_operations(); }
 
 void run(WriterRecordSink& sink, bool final) noexcept {
-  take_pending_operations([](const PendingOperation& op) { g_waiting.push_back(op); });
+  take_pending_operations([](const PendingOperation& op) { g_waiting->push_back(op); });
   // The writer's event queries and synchronizations must never invalidate a
   // program thread's capture (capture_state.h): relaxed before its first
   // driver call (there is none while nothing waits).
-  if (!g_waiting.empty()) relax_this_thread();
+  if (!g_waiting->empty()) relax_this_thread();
   Unresolved unresolved;
   unresolved.add(take_queue_overflow_count(), now_ns());
-  if (!g_waiting.empty()) {
+  if (!g_waiting->empty()) {
     refresh_context_clocks(now_ns());
     resolve_ready(sink, unresolved);
   }
   if (final) {
     const uint64_t deadline = now_ns() + kFinalWaitNs;
-    while (!g_waiting.empty() && now_ns() < deadline) {
+    while (!g_waiting->empty() && now_ns() < deadline) {
       timespec pause{0, 1'000'000};
       nanosleep(&pause, nullptr);
       resolve_ready(sink, unresolved);
     }
-    for (const PendingOperation& op : g_waiting) unresolved.add(1, op.submitted_ns);
-    g_waiting.clear();
+    for (const PendingOperation& op : *g_waiting) unresolved.add(1, op.submitted_ns);
+    g_waiting->clear();
   }
   if (unresolved.count != 0) {
     format::LostRecord lost{};
@@ -259,7 +260,7 @@ void reset_in_child() noexcept {
   // The parent's contexts, events and queues mean nothing in a fork child,
   // and a submission lock another thread held at the fork stays held.
   for (std::mutex& lock : g_submission_locks) new (&lock) std::mutex();
-  restart_after_fork(g_waiting);
+  restart_after_fork(*g_waiting);
   reset_pending_operations_after_fork();
   reset_event_pool_after_fork();
   reset_context_clocks_after_fork();

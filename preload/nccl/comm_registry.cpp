@@ -6,7 +6,7 @@ namespace proflaunch::nccl {
 namespace {
 
 constexpr size_t kSlots = 512;
-CommInfo g_slots[kSlots];
+constinit CommInfo g_slots[kSlots]{};
 std::mutex g_insert_mutex;
 
 size_t home_slot(const void* comm) {

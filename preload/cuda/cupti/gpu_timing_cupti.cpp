@@ -33,6 +33,7 @@
 #include "preload/cuda/pending_operations.h"
 #include "preload/definitions.h"
 #include "preload/fork_leftovers.h"
+#include "preload/lazy_global.h"
 #include "preload/log.h"
 #include "preload/runtime.h"
 #include "preload/writer.h"
@@ -90,18 +91,18 @@ const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPT
 
 // Guards everything below (never held across a CUPTI call).
 std::mutex g_mutex;
-std::vector<Pending> g_incoming;  // queued by hooks, taken by the writer
+constinit LazyGlobal<std::vector<Pending>> g_incoming;  // queued by hooks, taken by the writer
 size_t g_snapshot = 0;            // how many of g_incoming the writer may take this cycle
-std::vector<Buffer> g_buffers;    // completed by CUPTI, parsed by the writer
-std::vector<TimingNote> g_notes;
-std::unordered_map<uint64_t, uint64_t> g_graph_nodes;  // CUPTI graphNodeId -> node handle
+constinit LazyGlobal<std::vector<Buffer>> g_buffers;    // completed by CUPTI, parsed by the writer
+constinit LazyGlobal<std::vector<TimingNote>> g_notes;
+constinit LazyGlobal<std::unordered_map<uint64_t, uint64_t>> g_graph_nodes;  // CUPTI graphNodeId -> node handle
 
 // Owned by the writer thread.
-std::unordered_map<uint32_t, Pending> g_waiting;  // CUPTI correlation id -> operation
-std::deque<Orphan> g_orphans;
+constinit LazyGlobal<std::unordered_map<uint32_t, Pending>> g_waiting;  // CUPTI correlation id -> operation
+constinit LazyGlobal<std::deque<Orphan>> g_orphans;
 // (device, CUPTI streamId) -> the stream as the hooks recorded it, learned
 // from joined records: unattributed work on a known stream goes on its track.
-std::unordered_map<uint64_t, uint64_t> g_streams;
+constinit LazyGlobal<std::unordered_map<uint64_t, uint64_t>> g_streams;
 // What the writer spent on CUPTI's records (the verbose line at exit; the
 // benchmark's parse rate).
 uint64_t g_records_parsed = 0;
@@ -114,7 +115,7 @@ uint64_t stream_key(int32_t device, uint32_t cupti_stream) {
 
 void note(format::GpuTimingSource source, const char* reason) {
   std::lock_guard lock(g_mutex);
-  g_notes.push_back(TimingNote{source, reason, now_ns()});
+  g_notes->push_back(TimingNote{source, reason, now_ns()});
 }
 
 // ---- CUPTI's callbacks
@@ -145,7 +146,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   if (buffer == nullptr) return;
   std::lock_guard lock(g_mutex);
-  g_buffers.push_back(Buffer{buffer, valid});
+  g_buffers->push_back(Buffer{buffer, valid});
 }
 
 // CLOCK_MONOTONIC ns, the trace's clock, for every CUPTI timestamp.
@@ -242,7 +243,7 @@ class CuptiTiming final : public GpuTimingBackend {
       return;
     }
     std::lock_guard lock(g_mutex);
-    g_incoming.push_back(Pending{op.correlation_id, op.stream, token.submitted_ns,
+    g_incoming->push_back(Pending{op.correlation_id, op.stream, token.submitted_ns,
                                  {token.cupti_ids[0], token.cupti_ids[1]}, op.device, op.kind, false});
   }
 
@@ -256,7 +257,7 @@ class CuptiTiming final : public GpuTimingBackend {
     take_noted_ids(ids);
     if (!submitted || (ids[0] == 0 && ids[1] == 0)) return;
     std::lock_guard lock(g_mutex);
-    g_incoming.push_back(Pending{0, 0, now_ns(), {ids[0], ids[1]}, 0, format::GpuActivityKind::kKernel, true});
+    g_incoming->push_back(Pending{0, 0, now_ns(), {ids[0], ids[1]}, 0, format::GpuActivityKind::kKernel, true});
   }
 
   void release(const TimingToken&) noexcept override {}
@@ -272,7 +273,7 @@ class CuptiTiming final : public GpuTimingBackend {
     uint64_t id = 0;
     if (g_cupti->graph_node_id(node, &id) != CUPTI_SUCCESS || id == 0) return;
     std::lock_guard lock(g_mutex);
-    g_graph_nodes[id] = reinterpret_cast<uint64_t>(node);
+    (*g_graph_nodes)[id] = reinterpret_cast<uint64_t>(node);
   }
 
   void ensure_started() noexcept {
@@ -349,27 +350,27 @@ Fields fields_of(const CUpti_Activity* record) {
 uint64_t node_handle(uint64_t cupti_node) {
   if (cupti_node == 0) return 0;
   std::lock_guard lock(g_mutex);
-  auto it = g_graph_nodes.find(cupti_node);
-  return it != g_graph_nodes.end() ? it->second : 0;
+  auto it = g_graph_nodes->find(cupti_node);
+  return it != g_graph_nodes->end() ? it->second : 0;
 }
 
 // The operation's ids leave the waiting map (a copy: `op` may live there).
 void forget(const Pending op) {
   for (uint32_t id : op.cupti_ids)
-    if (id != 0) g_waiting.erase(id);
+    if (id != 0) g_waiting->erase(id);
 }
 
 // Joins one record; false when its operation is not known (yet).
 bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
   const Fields f = fields_of(record);
-  auto it = g_waiting.find(f.correlation);
-  if (it == g_waiting.end()) return false;
+  auto it = g_waiting->find(f.correlation);
+  if (it == g_waiting->end()) return false;
   const Pending& op = it->second;
   if (op.accounted) {
     forget(op);  // its GPU time comes from the other backend
     return true;
   }
-  g_streams.emplace(stream_key(f.device, f.stream), op.stream);
+  g_streams->emplace(stream_key(f.device, f.stream), op.stream);
   format::GpuActivityRecord out{};
   out.header = format::header_for<format::GpuActivityRecord>();
   out.device = op.device;
@@ -402,8 +403,8 @@ void emit_unattributed(WriterRecordSink& sink, const CUpti_Activity* record) {
   out.kind = static_cast<uint8_t>(kind_of(record));
   out.source = static_cast<uint8_t>(format::GpuTimingSource::kCupti);
   out.name_string = f.name != nullptr ? intern_string(f.name) : 0;
-  auto known = g_streams.find(stream_key(f.device, f.stream));
-  if (known != g_streams.end()) {
+  auto known = g_streams->find(stream_key(f.device, f.stream));
+  if (known != g_streams->end()) {
     out.stream = known->second;
     out.flags = format::kUnattributedStreamKnown;
   } else {
@@ -428,7 +429,7 @@ void emit_lost(WriterRecordSink& sink, format::LostReason reason, uint64_t count
 
 void before_drain() noexcept {
   std::lock_guard lock(g_mutex);
-  g_snapshot = g_incoming.size();
+  g_snapshot = g_incoming->size();
 }
 
 void run(WriterRecordSink& sink, bool final) noexcept {
@@ -436,9 +437,9 @@ void run(WriterRecordSink& sink, bool final) noexcept {
   std::vector<Pending> incoming;
   {
     std::lock_guard lock(g_mutex);
-    notes.swap(g_notes);
-    incoming.assign(g_incoming.begin(), g_incoming.begin() + std::ptrdiff_t(g_snapshot));
-    g_incoming.erase(g_incoming.begin(), g_incoming.begin() + std::ptrdiff_t(g_snapshot));
+    notes.swap(*g_notes);
+    incoming.assign(g_incoming->begin(), g_incoming->begin() + std::ptrdiff_t(g_snapshot));
+    g_incoming->erase(g_incoming->begin(), g_incoming->begin() + std::ptrdiff_t(g_snapshot));
     g_snapshot = 0;
   }
   for (const TimingNote& n : notes) {
@@ -452,7 +453,7 @@ void run(WriterRecordSink& sink, bool final) noexcept {
   }
   for (const Pending& op : incoming)
     for (uint32_t id : op.cupti_ids)
-      if (id != 0) g_waiting[id] = op;
+      if (id != 0) (*g_waiting)[id] = op;
   const State state = g_state.load(std::memory_order_acquire);
   // The state first: its release store (after start_cupti set g_cupti) is what
   // makes g_cupti safe to read on this thread (TSan reported the other order).
@@ -469,17 +470,17 @@ void run(WriterRecordSink& sink, bool final) noexcept {
   std::vector<Buffer> buffers;
   {
     std::lock_guard lock(g_mutex);
-    buffers.swap(g_buffers);
+    buffers.swap(*g_buffers);
   }
   const uint64_t parse_start = now_ns();
   // Records that waited for their operation go first, in arrival order.
-  for (auto it = g_orphans.begin(); it != g_orphans.end();) {
+  for (auto it = g_orphans->begin(); it != g_orphans->end();) {
     const auto* record = reinterpret_cast<const CUpti_Activity*>(it->bytes.data());
     if (join(sink, record)) {
-      it = g_orphans.erase(it);
+      it = g_orphans->erase(it);
     } else if (++it->cycles >= kOrphanCycles || final) {
       emit_unattributed(sink, record);
-      it = g_orphans.erase(it);
+      it = g_orphans->erase(it);
     } else {
       ++it;
     }
@@ -495,7 +496,7 @@ void run(WriterRecordSink& sink, bool final) noexcept {
       } else {
         Orphan orphan;
         orphan.bytes.assign(reinterpret_cast<const uint8_t*>(record), reinterpret_cast<const uint8_t*>(record) + bytes);
-        g_orphans.push_back(std::move(orphan));
+        g_orphans->push_back(std::move(orphan));
       }
     }
     std::free(buffer.data);
@@ -512,26 +513,26 @@ void run(WriterRecordSink& sink, bool final) noexcept {
     // Operations whose record never came (graph launches are complete
     // once their nodes came: they stay in the map until now).
     uint64_t count = 0, first = 0, last = 0;
-    for (const auto& [id, op] : g_waiting) {
+    for (const auto& [id, op] : *g_waiting) {
       if (op.accounted || op.kind == format::GpuActivityKind::kGraph || (op.cupti_ids[0] != 0 && id != op.cupti_ids[0]))
         continue;
       if (count++ == 0 || op.submitted_ns < first) first = op.submitted_ns;
       if (op.submitted_ns > last) last = op.submitted_ns;
     }
     emit_lost(sink, format::LostReason::kGpuTimingUnresolved, count, first, last);
-    g_waiting.clear();
+    g_waiting->clear();
   }
 }
 
 void reset_in_child() noexcept {
   // CUPTI does not follow a fork: the child times its work with events.
   new (&g_mutex) std::mutex();
-  restart_after_fork(g_incoming);
-  restart_after_fork(g_buffers);
-  restart_after_fork(g_notes);
-  restart_after_fork(g_waiting);
-  restart_after_fork(g_orphans);
-  restart_after_fork(g_streams);
+  restart_after_fork(*g_incoming);
+  restart_after_fork(*g_buffers);
+  restart_after_fork(*g_notes);
+  restart_after_fork(*g_waiting);
+  restart_after_fork(*g_orphans);
+  restart_after_fork(*g_streams);
   if (g_state.load() == State::kRunning) {
     g_state.store(State::kYielded);
     note(format::GpuTimingSource::kEvents, "CUPTI does not follow fork: the child uses events");

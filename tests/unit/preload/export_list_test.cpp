@@ -18,9 +18,9 @@ const std::set<std::string> kProcessHooks = {
     "_exit",  "_Exit",       "pthread_setname_np",
 };
 
-std::set<std::string> defined_dynamic_symbols(const std::string& library) {
+std::set<std::string> defined_symbols(const std::string& library, const std::string& nm_options) {
   std::set<std::string> names;
-  const std::string command = "nm -D --defined-only '" + library + "'";
+  const std::string command = "nm " + nm_options + " --defined-only '" + library + "'";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return names;
   char line[4096];
@@ -33,6 +33,8 @@ std::set<std::string> defined_dynamic_symbols(const std::string& library) {
   EXPECT_EQ(pclose(pipe), 0) << command;
   return names;
 }
+
+std::set<std::string> defined_dynamic_symbols(const std::string& library) { return defined_symbols(library, "-D"); }
 
 bool is_cuda_hook_name(const std::string& name) {
   return name.rfind("cu", 0) == 0 || name.rfind("__cuda", 0) == 0 || name.rfind("nccl", 0) == 0;
@@ -82,6 +84,19 @@ TEST(ExportList, NoUndefinedReferenceCanBindToTheProgramsZstd) {
     EXPECT_EQ(text.find(" backtrace"), std::string::npos) << text;
   }
   pclose(pipe);
+}
+
+// No dynamic initializers (preload/lazy_global.h): the shim's constructor
+// may start the writer thread before the loader runs the library's other
+// initializers, which would then build globals the writer already uses.
+// GCC names each translation unit's initializer _GLOBAL__sub_I_<file>.
+TEST(LibraryImage, LibproflaunchHasNoDynamicInitializers) {
+  const std::set<std::string> symbols = defined_symbols(required_env("PROFLAUNCH_SHIM"), "");
+  ASSERT_GT(symbols.size(), 100u) << "no symbol table to check";
+  std::string initializers;
+  for (const std::string& name : symbols)
+    if (name.rfind("_GLOBAL__sub_I_", 0) == 0) initializers += " " + name;
+  EXPECT_EQ(initializers, "") << "globals built at load time (make them constinit or a LazyGlobal)";
 }
 
 }  // namespace
