@@ -61,6 +61,18 @@ std::vector<std::pair<std::string, std::string>> wait_for_processes(const TempDi
   return rows;
 }
 
+// Waits (up to 30 s) for a file the program creates once it has done a step:
+// under a sanitizer, starting up can take longer than a run's first second.
+void wait_for_file(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (access(path.c_str(), F_OK) != 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ADD_FAILURE() << path << " did not appear";
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 std::set<int> recorded_steps(const CudaTrace& trace) {
   const std::vector<int> copies = step_copies(trace);
@@ -69,13 +81,16 @@ std::set<int> recorded_steps(const CudaTrace& trace) {
 
 TEST(Ctl, IdleJobRecordsOnlyBetweenStartAndStop) {
   TempDir dir;
-  const std::vector<std::string> program = {build_path("CAPTURE_STEPS"), "--steps", "50", "--sleep-ms", "30"};
+  const std::string started = dir.path() + "/started";
+  std::vector<std::string> program = {build_path("CAPTURE_STEPS"), "--steps", "50", "--sleep-ms", "30"};
   const ProcessResult plain = testing::run_process(untraced(program));
+  program.insert(program.end(), {"--started-file", started});
   const std::string trace = dir.path() + "/idle.trace";
   RunningProcess job(traced(trace, program, {"--idle"}, control_env(dir)));
   const auto rows = wait_for_processes(dir, 1, "idle");
   ASSERT_EQ(rows.size(), 1u);
   const std::string pid = rows[0].first;
+  wait_for_file(started);  // a window from the start would prove less
 
   const ProcessResult start = ctl(dir, {"start", "--pid", pid});
   EXPECT_TRUE(start.exited_with(0)) << start.describe();
@@ -124,10 +139,11 @@ TEST(Ctl, RingJobOfFourRanksDumpsOneFilePerRankInOneCommand) {
   TempDir dir;
   const std::vector<std::string> job_command = {
       build_path("TORCHRUN_LIKE"), "--nproc", "4", build_path("NCCL_RANKS"), "--count", "1024", "--iterations", "40",
-      "--slow-rank", "0", "--delay-ms", "50", "--ops", "allreduce"};
+      "--slow-rank", "0", "--delay-ms", "50", "--ops", "allreduce", "--started-file", dir.path() + "/started"};
   const std::string trace = dir.path() + "/job.trace";
   RunningProcess job(traced(trace, job_command, {"--ring=30s"}, control_env(dir)));
   wait_for_processes(dir, 4, "ring");
+  for (int rank = 0; rank < 4; ++rank) wait_for_file(dir.path() + "/started.rank" + std::to_string(rank));
 
   const std::string out = dir.path() + "/now.trace";
   const ProcessResult dump = ctl(dir, {"dump", "--pid", std::to_string(job.pid()), "-o", out});
@@ -164,7 +180,8 @@ TEST(Ctl, RefusesBadInputUnknownPidsAndStartOnAWholeRunJob) {
   EXPECT_TRUE(none.exited_with(0)) << none.describe();
   EXPECT_NE(none.out.find("no traced job"), std::string::npos) << none.out;
 
-  const std::vector<std::string> program = {build_path("CAPTURE_STEPS"), "--steps", "60", "--sleep-ms", "30"};
+  const std::vector<std::string> program = {build_path("CAPTURE_STEPS"), "--steps", "60", "--sleep-ms", "30",
+                                            "--started-file", dir.path() + "/started"};
   RunningProcess job(traced(dir.path() + "/whole.trace", program, {}, control_env(dir)));
   const auto rows = wait_for_processes(dir, 1, "recording");
   ASSERT_EQ(rows.size(), 1u);
@@ -175,6 +192,7 @@ TEST(Ctl, RefusesBadInputUnknownPidsAndStartOnAWholeRunJob) {
   EXPECT_TRUE(unknown.exited_with(1)) << unknown.describe();
   EXPECT_NE(unknown.err.find("no traced process with pid 999999999"), std::string::npos) << unknown.err;
   // dump on a streaming job: flushes, and -o writes what was recorded so far.
+  wait_for_file(dir.path() + "/started");
   const ProcessResult dump = ctl(dir, {"dump", "--pid", rows[0].first, "-o", dir.path() + "/sofar.trace"});
   EXPECT_TRUE(dump.exited_with(0)) << dump.describe();
   const CudaTrace sofar = load_trace_or_fail(dir.path() + "/sofar.trace");

@@ -100,10 +100,12 @@ TEST(Ring, CrashWritesOutOnlyTheLastStepsWithTheBlocksAliveBeforeThem) {
 
 TEST(Ring, OutOfMemoryThenCrashWritesTwoWindowsThatDoNotOverlap) {
   TempDir dir;
-  // The steps after the failed allocation sleep, so that the writer has
-  // written the first dump before the crash (a dump follows its trigger
-  // within a drain period, <= 10 ms, on an idle machine; under ASan with two
-  // tests at once it came ~1 s late, and the windows overlapped): 6 x 250 ms.
+  // The steps after the failed allocation sleep before they start, so that
+  // the writer has written the first dump before their calls (a dump follows
+  // its trigger within a drain period, <= 10 ms, on an idle machine; under
+  // ASan with two tests at once it came ~1 s late, and under TSan a few ms
+  // late, in the middle of the next step, whose call then spanned the
+  // windows' boundary): 250 ms each.
   RingRun r = run(dir, {"--steps", "6", "--sleep-ms", "250", "--end", "oom,crash"}, {"--ring=30s"}, "oom.trace");
   EXPECT_TRUE(r.traced.exited_with(128 + SIGSEGV)) << r.traced.describe();
   const auto begins = windows(r.trace, CaptureWindowAction::kBegin);

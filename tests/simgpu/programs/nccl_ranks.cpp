@@ -103,7 +103,8 @@ void upload(float* device, const std::vector<float>& host) {
 
 int main(int argc, char** argv) {
   const Options options(argc, argv,
-                        {"--ops", "--iterations", "--count", "--slow-rank", "--delay-ms", "--crash-rank", "--crash-after"});
+                        {"--ops", "--iterations", "--count", "--slow-rank", "--delay-ms", "--crash-rank", "--crash-after",
+                         "--started-file"});
   const std::string ops = "," + options.text("--ops", "allreduce,allgather,reducescatter,broadcast,sendrecv") + ",";
   const int iterations = int(options.integer("--iterations", 3));
   const size_t count = size_t(options.integer("--count", 4096));
@@ -111,6 +112,9 @@ int main(int argc, char** argv) {
   const int delay_ms = int(options.integer("--delay-ms", 0));
   const int crash_rank = int(options.integer("--crash-rank", -1));
   const int crash_after = int(options.integer("--crash-after", 0));
+  // Created as PATH.rank<N> once the rank's first step is done: a test that
+  // acts mid-run waits for it instead of guessing a time.
+  const std::string started_file = options.text("--started-file", "");
   auto wants = [&](const char* op) { return ops.find("," + std::string(op) + ",") != std::string::npos; };
 
   Rank r{env_int("RANK", 0), env_int("WORLD_SIZE", 1), nullptr, nullptr};
@@ -173,6 +177,10 @@ int main(int argc, char** argv) {
       check_nccl(r, ncclGroupEnd(), "ncclGroupEnd");
       finish(r, "ncclSend/ncclRecv");
       expect(r, download(recv, count)[1] == float((r.rank + r.world - 1) % r.world + 1), "ncclSend/ncclRecv");
+    }
+    if (step == 0 && !started_file.empty()) {
+      const std::string path = started_file + ".rank" + std::to_string(r.rank);
+      if (std::FILE* file = std::fopen(path.c_str(), "w")) std::fclose(file);
     }
   }
   check_nccl(r, ncclCommDestroy(r.comm), "ncclCommDestroy");

@@ -78,14 +78,18 @@ int main(int argc, char** argv) {
   int sleep_ms = 0;
   std::vector<std::pair<int, int>> profiler, region;
   std::string end;
+  // Created once the first step is done: a test that acts mid-run waits for
+  // it instead of guessing how long starting takes.
+  const char* started_file = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--profiler") && i + 1 < argc) profiler = parse_ranges(argv[++i]);
     else if (!std::strcmp(argv[i], "--region") && i + 1 < argc) region = parse_ranges(argv[++i]);
     else if (!std::strcmp(argv[i], "--sleep-ms") && i + 1 < argc) sleep_ms = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--end") && i + 1 < argc) end = argv[++i];
+    else if (!std::strcmp(argv[i], "--started-file") && i + 1 < argc) started_file = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--profiler A-B,...] [--region A-B] [--sleep-ms M] [--end crash|oom|sticky]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--steps N] [--profiler A-B,...] [--region A-B] [--sleep-ms M] [--end crash|oom|sticky] [--started-file PATH]\n", argv[0]);
       return 64;
     }
   }
@@ -132,6 +136,8 @@ int main(int argc, char** argv) {
       if (r.second == s) nvtxDomainRangePop(app);
     for (const auto& r : profiler)
       if (r.second == s) CHECK(cudaProfilerStop());
+    if (s == 0 && started_file != nullptr)
+      if (std::FILE* file = std::fopen(started_file, "w")) std::fclose(file);
     if (sleep_ms > 0) usleep(static_cast<useconds_t>(sleep_ms) * 1000);
   }
   CHECK(cudaDeviceSynchronize());
@@ -143,13 +149,15 @@ int main(int argc, char** argv) {
     const cudaError_t e = cudaMalloc(&huge, size_t{1} << 50);
     std::printf("capture_steps: oom: %s\n", cudaGetErrorName(e));
     // A few more steps after it (a program that recovers, as PyTorch's
-    // caching allocator does by freeing its cache and retrying).
+    // caching allocator does by freeing its cache and retrying). Each sleeps
+    // first: a flight-recorder dump the failure set off is written by then,
+    // so no call is still running when it is (one would span the windows).
     for (int s = steps; s < steps + 2; ++s) {
+      if (sleep_ms > 0) usleep(static_cast<useconds_t>(sleep_ms) * 1000);
       float* temp = nullptr;
       CHECK(cudaMalloc(reinterpret_cast<void**>(&temp), size_t(s + 1) * 64 * 1024));
       CHECK(cudaMemcpy(temp, host.data(), 4096 * size_t(s + 1), cudaMemcpyHostToDevice));
       CHECK(cudaFree(temp));
-      if (sleep_ms > 0) usleep(static_cast<useconds_t>(sleep_ms) * 1000);
     }
   }
   if (end.find("sticky") != std::string::npos) {
