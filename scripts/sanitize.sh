@@ -27,9 +27,9 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:exitcode=88:handle_segv=0:handle_abort=0:suppressions=$PWD/tests/sanitizers/tsan.supp
 export LSAN_OPTIONS=exitcode=89:suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0
 
-run() {  # dir, b_sanitize, runtime, default selection... [-- more selection...]
-  local dir=$1 sanitize=$2 runtime=$3
-  shift 3
+run() {  # dir, b_sanitize, runtime, whole|needed, default selection... [-- more selection...]
+  local dir=$1 sanitize=$2 runtime=$3 build=$4
+  shift 4
   # Uninstrumented programs that the tests run on the instrumented simulator
   # (nvcc output, Python) preload this first; the test runners read it.
   SANITIZER_PRELOAD=$(${CXX:-c++} -print-file-name="$runtime") && export SANITIZER_PRELOAD
@@ -37,13 +37,23 @@ run() {  # dir, b_sanitize, runtime, default selection... [-- more selection...]
   # (the ASan build is the longest step of CI); -g stays for the reports.
   [ -f "$dir/build.ninja" ] || meson setup "$dir" -Db_sanitize="$sanitize" -Db_lundef=false -Dhip=enabled \
     -Doptimization=1
-  meson compile -C "$dir"
   if ((${#selection[@]})); then set -- "${selection[@]}"; fi
+  if [ "$build" = needed ]; then
+    # Only what the selected tests run (scripts/test_targets.py): the TSan
+    # tree is not needed whole, and CI's time is counted.
+    local words=() targets
+    for word in "$@"; do [ "$word" = -- ] || words+=("$word"); done
+    targets=$(scripts/test_targets.py "$dir" "${words[@]}")
+    # shellcheck disable=SC2086  # one target per word
+    ninja -C "$dir" $targets
+  else
+    meson compile -C "$dir"
+  fi
   # meson intersects suites with test names: "--" separates selections run one after the other.
   local part=() status=0
   for word in "$@" --; do
     if [ "$word" = -- ]; then
-      meson test -C "$dir" --print-errorlogs --num-processes "$(nproc)" --timeout-multiplier 3 "${part[@]}" ||
+      meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$(nproc)" --timeout-multiplier 3 "${part[@]}" ||
         status=1
       part=()
     else
@@ -57,12 +67,12 @@ case "$kind" in
   # --no-suite timing: tests of measured against modelled GPU durations, which
   # do not hold at a sanitizer's speed (an 800 us copy modelled at 151 us was
   # seen under ASan with two tests running at once).
-  address | all) run build-asan address,undefined libasan.so --no-suite timing ;;&
+  address | all) run build-asan address,undefined libasan.so whole --no-suite timing ;;&
   thread | all)
     # e2e_cuda_gpu_accuracy (suite timing; threads on shared and own streams)
     # ran here until its program's race was fixed; its modelled durations do
     # not hold at TSan's speed.
-    run build-tsan thread libtsan.so --suite preload --suite unit --suite launcher -- \
+    run build-tsan thread libtsan.so needed --suite preload --suite unit --suite launcher -- \
       e2e_cuda_threads_streams e2e_cuda_graph_capture e2e_nccl e2e_ring e2e_ctl
     ;;
   address) ;;
