@@ -17,6 +17,7 @@ packages=(
   libzstd-dev zlib1g-dev libunwind-dev libdw-dev libelf-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libcpp-httplib-dev  # `proftrace view` serves the trace to the Perfetto UI
+  libsqlite3-dev  # `proftrace export --sqlite`
   python3 clang libclang-rt-14-dev
   protobuf-compiler  # protoc --decode checks the .pftrace output (tests/unit/tools)
   libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)

@@ -80,12 +80,22 @@ struct StatsCommand {
 };
 int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err);
 
+struct ExportCommand {
+  std::vector<std::string> inputs;
+  std::string sqlite;  // the database to write
+  bool force = false;  // replace `sqlite` when it exists (else refused)
+  bool strict = false;
+  bool quiet = false;
+};
+int run_export(const ExportCommand& command, std::FILE* err);
+
 // CLI11 wiring; the subcommand stores its exit code in `exit_code`.
 void add_convert_command(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
 void add_dump_command(CLI::App& app, int& exit_code);
 void add_memory_command(CLI::App& app, int& exit_code);
 void add_stats_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
 void add_view_command(CLI::App& app, int& exit_code);
 
 // Shared by the commands: one line per damaged input ("<file>: recovered ...").

@@ -13,6 +13,7 @@
 
 #include "tools/proftrace/record_text.h"
 #include "tools/proftrace/stats/duration_summary.h"
+#include "tools/proftrace/stats/nvtx_ranges.h"
 #include "tools/proftrace/stats/stats_section.h"
 
 namespace proflaunch::tools::stats {
@@ -21,124 +22,6 @@ namespace {
 using namespace format;
 
 constexpr size_t kJoinWindow = size_t{1} << 17;
-
-std::string range_label(const SectionModel& section, const NvtxEventRecord& record, std::string_view inline_text) {
-  std::string name = section.nvtx_message(record, inline_text);
-  if (name.empty()) name = "(unnamed)";
-  const std::string_view domain = section.nvtx_domain_name(record.domain);
-  if (!domain.empty()) return std::string(domain) + ": " + name;
-  return record.domain == 0 ? name : "domain " + std::to_string(record.domain) + ": " + name;
-}
-
-// The ranges of a trace as they open and close: what both sections share.
-class RangeTracker {
- public:
-  struct Open {
-    uint64_t id;
-    std::string label;
-    uint64_t begin_ns;
-    uint32_t tid;
-    uint64_t end_ns = 0;  // a start range whose end was read first (another thread's)
-  };
-  // Returns a range that closed (label, begin, end) through `closed`.
-  template <typename Closed>
-  void on_event(const SectionModel& section, uint32_t tid, const RecordView& record, Closed&& closed) {
-    const auto event = record.as<NvtxEventRecord>();
-    const uint64_t s = section.section_id;
-    switch (static_cast<NvtxEventType>(event.type)) {
-      case NvtxEventType::kPush:
-        pushed_[{s, tid, event.domain}].push_back(
-            Open{next_id_++, range_label(section, event, nvtx_inline_message(record.data, record.bytes)),
-                 event.span.end_ns, tid});
-        break;
-      case NvtxEventType::kPop: {
-        auto it = pushed_.find({s, tid, event.domain});
-        if (it == pushed_.end() || it->second.empty()) break;
-        const Open open = it->second.back();
-        it->second.pop_back();
-        closed(open, event.span.begin_ns, s);
-        break;
-      }
-      case NvtxEventType::kStart: {
-        Open open{next_id_++, range_label(section, event, nvtx_inline_message(record.data, record.bytes)),
-                  event.span.end_ns, tid};
-        // Records of different threads are not in time order in the file:
-        // the end may have come first. The range then closes once its
-        // thread's records pass its end (settle_started).
-        if (auto early = ended_early_.find({s, event.range_id}); early != ended_early_.end()) {
-          open.end_ns = std::max(early->second, open.begin_ns);
-          ended_early_.erase(early);
-        }
-        started_[{s, event.range_id}] = open;
-        break;
-      }
-      case NvtxEventType::kEnd: {
-        auto it = started_.find({s, event.range_id});
-        if (it == started_.end()) {
-          ended_early_[{s, event.range_id}] = event.span.begin_ns;
-          break;
-        }
-        // Ended, often on another thread: the starting thread's records up
-        // to the end may still come (a later chunk), so the range stays
-        // until they have (settle_started_on), or until the end of input.
-        it->second.end_ns = std::max(event.span.begin_ns, it->second.begin_ns);
-        break;
-      }
-      default: break;  // marks, synchronization objects
-    }
-  }
-  // Ids of the ranges open at `at_ns` on `tid` of section `s` (pushed, or
-  // started there).
-  template <typename Visit>
-  void open_on_thread(uint64_t s, uint32_t tid, uint64_t at_ns, Visit&& visit) const {
-    for (auto it = pushed_.lower_bound({s, tid, 0}); it != pushed_.end() && std::get<0>(it->first) == s &&
-                                                     std::get<1>(it->first) == tid;
-         ++it)
-      for (const Open& open : it->second) visit(open.id);
-    for (const auto& [key, open] : started_)
-      if (key.first == s && open.tid == tid && (open.end_ns == 0 || at_ns <= open.end_ns)) visit(open.id);
-  }
-  // Closes the start ranges whose end is known and before `before_ns` (all
-  // of them with UINT64_MAX).
-  template <typename Closed>
-  void settle_started(uint64_t before_ns, Closed&& closed) {
-    settle_where(closed, [&](const Open& open) { return open.end_ns < before_ns; });
-  }
-  // The same for the ranges started on `tid` of section `s`, whose records
-  // have reached `at_ns`: each thread's records are in time order in the
-  // file, but not those of different threads.
-  template <typename Closed>
-  void settle_started_on(uint64_t s, uint32_t tid, uint64_t at_ns, Closed&& closed) {
-    settle_where(closed, [&](const Open& open) { return open.tid == tid && open.end_ns < at_ns; }, &s);
-  }
-  size_t still_open() const {
-    size_t n = 0;
-    for (const auto& [key, open] : started_) n += open.end_ns == 0;
-    for (const auto& [key, stack] : pushed_) n += stack.size();
-    return n;
-  }
-
- private:
-  template <typename Closed, typename Ripe>
-  void settle_where(Closed& closed, Ripe&& ripe, const uint64_t* only_section = nullptr) {
-    auto it = only_section != nullptr ? started_.lower_bound({*only_section, 0}) : started_.begin();
-    while (it != started_.end() && (only_section == nullptr || it->first.first == *only_section)) {
-      if (it->second.end_ns != 0 && ripe(it->second)) {
-        const Open open = it->second;
-        const uint64_t s = it->first.first;
-        it = started_.erase(it);
-        closed(open, open.end_ns, s);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<Open>> pushed_;
-  std::map<std::pair<uint64_t, uint64_t>, Open> started_;
-  std::map<std::pair<uint64_t, uint64_t>, uint64_t> ended_early_;  // (section, range id) -> end
-  uint64_t next_id_ = 1;
-};
 
 Table duration_table(const std::string& title, const std::map<std::string, DurationSummary>& by_label) {
   Table table;

@@ -1,0 +1,479 @@
+#include "tools/proftrace/sql/sqlite_export.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "formats/records.h"
+#include "tools/proftrace/collective_text.h"
+#include "tools/proftrace/demangle.h"
+#include "tools/proftrace/record_text.h"
+#include "tools/proftrace/sql/schema.h"
+#include "tools/proftrace/sql/sqlite_database.h"
+#include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/stats/nvtx_ranges.h"
+
+namespace proflaunch::tools::sql {
+
+namespace {
+
+using namespace format;
+
+// Rows per transaction: large enough that commits cost nothing measurable,
+// small enough that a transaction's dirty pages stay a few MB.
+constexpr uint64_t kRowsPerTransaction = 200'000;
+
+std::optional<int64_t> unless_negative(int32_t value) {
+  if (value < 0) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> nonzero(uint64_t value) {
+  if (value == 0) return std::nullopt;
+  return static_cast<int64_t>(value);
+}
+
+std::string uuid_text(const uint8_t (&uuid)[16]) {
+  static const char* digits = "0123456789abcdef";
+  std::string text;
+  bool any = false;
+  for (uint8_t byte : uuid) {
+    any = any || byte != 0;
+    text += digits[byte >> 4];
+    text += digits[byte & 15];
+  }
+  return any ? text : "";
+}
+
+// What each API record kind is, in api_calls.record.
+const char* record_name(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kApiCall: return "call";
+    case RecordKind::kKernelLaunch: return "kernel_launch";
+    case RecordKind::kMemoryCopy: return "memcpy";
+    case RecordKind::kMemorySet: return "memset";
+    case RecordKind::kSynchronize: return "synchronize";
+    case RecordKind::kObjectLifecycle: return "object";
+    case RecordKind::kMemoryOperation: return "memory";
+    case RecordKind::kMemoryInfo: return "memory_info";
+    case RecordKind::kCollectiveComm: return "communicator";
+    case RecordKind::kCollective: return "collective";
+    case RecordKind::kCollectiveGroup: return "collective_group";
+    case RecordKind::kNvtxEvent: return "nvtx";
+    case RecordKind::kStreamCapture: return "stream_capture";
+    case RecordKind::kGraphExec: return "graph_exec";
+    case RecordKind::kGraphLaunch: return "graph_launch";
+    default: return "other";
+  }
+}
+
+struct Statements {
+  explicit Statements(sqlite3* db)
+      : process(db, "INSERT INTO processes VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)"),
+        thread(db, "INSERT INTO threads VALUES (?1,?2,?3,?4)"),
+        device(db, "INSERT INTO devices VALUES (?1,?2,?3,?4,?5,?6,?7,?8)"),
+        api(db, "INSERT INTO apis VALUES (?1,?2,?3)"),
+        function(db, "INSERT INTO functions VALUES (?1,?2,?3)"),
+        stack(db, "INSERT INTO stacks VALUES (?1,?2,?3,?4)"),
+        frame(db, "INSERT INTO frames VALUES (?1,?2)"),
+        stack_frame(db, "INSERT INTO stack_frames VALUES (?1,?2,?3)"),
+        api_call(db, "INSERT INTO api_calls VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,NULL)"),
+        api_call_stack(db, "UPDATE api_calls SET stack_id = ?2 WHERE id = ?1"),
+        api_count(db, "INSERT INTO api_counts VALUES (NULL,?1,?2,?3,?4,?5,?6)"),
+        kernel(db, "INSERT INTO kernels VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"),
+        copy(db, "INSERT INTO copies VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"),
+        memset(db, "INSERT INTO memsets VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"),
+        memory(db, "INSERT INTO memory_operations VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
+        gpu(db, "INSERT INTO gpu_activities VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"),
+        nvtx(db, "INSERT INTO nvtx_ranges VALUES (NULL,?1,?2,?3,?4,?5,?6,?7)"),
+        communicator(db, "INSERT INTO communicators VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"),
+        collective(db, "INSERT INTO collectives VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)"),
+        group(db, "INSERT INTO collective_groups VALUES (NULL,?1,?2,?3,?4,?5,?6,?7)"),
+        lost(db, "INSERT INTO lost VALUES (NULL,?1,?2,?3,?4,?5,?6)"),
+        metadata(db, "INSERT INTO metadata VALUES (?1,?2)") {}
+
+  Statement process, thread, device, api, function, stack, frame, stack_frame, api_call, api_call_stack, api_count,
+      kernel, copy, memset, memory, gpu, nvtx, communicator, collective, group, lost, metadata;
+};
+
+class Exporter final : public RecordVisitor {
+ public:
+  Exporter(Database& db, const TraceModel& model) : db_(db), model_(model), rows_(db.handle()) {}
+
+  void write_definitions(const std::vector<InputTrace>& inputs);
+  void on_record(const RecordView& record) override;
+  bool keep_going() override { return failure_.empty(); }
+  // Rethrows what on_record caught (the reader's pass is not unwound by an
+  // exception).
+  void check() const {
+    if (!failure_.empty()) throw SqliteError(failure_);
+  }
+  void finish();
+  ExportCounts counts() const { return counts_; }
+
+ private:
+  void handle(const SectionModel& section, const RecordView& record);
+  int64_t api_call(const SectionModel& section, const RecordView& record, const ApiSpan& span);
+  void close_range(const stats::RangeTracker::Open& open, std::optional<int64_t> end_ns, uint64_t section_id);
+  int64_t process_id(uint64_t section_id) const { return process_ids_.at(section_id); }
+  std::optional<int64_t> thread_id(uint64_t section_id, uint32_t tid);
+  std::optional<int64_t> device_id(uint64_t section_id, int32_t device) const;
+  int64_t api_id(const SectionModel& section, uint16_t api);
+  std::optional<int64_t> function_id(const SectionModel& section, uint64_t handle, uint64_t at_ns);
+  std::optional<int64_t> stack_id(const SectionModel& section, uint32_t native, uint32_t python);
+  void row() {
+    if (++rows_in_transaction_ < kRowsPerTransaction) return;
+    db_.exec("COMMIT; BEGIN");
+    rows_in_transaction_ = 0;
+  }
+
+  Database& db_;
+  const TraceModel& model_;
+  Statements rows_;
+  StackFormatter stack_formatter_;
+  stats::RangeTracker ranges_;
+  std::map<uint64_t, int64_t> process_ids_;  // by section id
+  std::map<std::pair<uint64_t, uint32_t>, int64_t> thread_ids_;
+  std::map<std::pair<uint64_t, int32_t>, int64_t> device_ids_;
+  std::map<std::pair<uint64_t, uint16_t>, int64_t> api_ids_;  // by (section, ApiDef number)
+  std::unordered_map<std::string, int64_t> api_by_name_;
+  std::unordered_map<std::string, int64_t> function_by_name_;
+  std::map<std::tuple<uint64_t, uint32_t, uint32_t>, std::optional<int64_t>> stack_ids_;
+  std::unordered_map<std::string, int64_t> frame_by_name_;
+  struct LastCall {
+    int64_t api_call_id;
+    uint64_t correlation_id;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, LastCall> last_call_;  // per thread: the call a CallStack may follow
+  int64_t next_thread_id_ = 1;
+  int64_t next_api_call_id_ = 1;
+  uint64_t rows_in_transaction_ = 0;
+  ExportCounts counts_;
+  std::string failure_;
+};
+
+void Exporter::write_definitions(const std::vector<InputTrace>& inputs) {
+  db_.exec("BEGIN");
+  rows_.metadata.bind(1, std::string_view("schema_version")).bind(2, std::to_string(kSchemaVersion)).run();
+  rows_.metadata.bind(1, std::string_view("tool_version")).bind(2, std::string_view(PROFLAUNCH_VERSION)).run();
+  rows_.metadata.bind(1, std::string_view("clock")).bind(2, std::string_view("CLOCK_MONOTONIC ns of each traced host")).run();
+
+  const std::vector<const SectionModel*> ordered = model_.ordered();
+  int64_t next = 1;
+  for (const SectionModel* section : ordered) process_ids_[section->section_id] = next++;
+  for (const SectionModel* section : ordered) {
+    Statement& s = rows_.process;
+    s.bind(1, process_id(section->section_id)).bind_bits(2, section->section_id);
+    s.bind(3, std::string_view(section->input_index < inputs.size() ? inputs[section->input_index].path : ""));
+    if (const auto& p = section->process) {
+      const auto parent = process_ids_.find(p->parent_section_id);
+      s.bind(4, int64_t{p->pid}).bind(5, int64_t{p->ppid});
+      s.bind(6, parent != process_ids_.end() && p->parent_section_id != 0 ? std::optional<int64_t>(parent->second)
+                                                                            : std::nullopt);
+      s.bind(7, section->host()).bind(8, section->command_line()).bind(9, section->string(p->executable_string));
+      s.bind(10, unless_negative(p->rank)).bind(11, unless_negative(p->local_rank)).bind(12, unless_negative(p->world_size));
+      s.bind(13, int64_t{(p->flags & kProcessForked) != 0}).bind(14, int64_t{(p->flags & kProcessAfterExec) != 0});
+      s.bind(15, static_cast<int64_t>(p->monotonic_ns)).bind(16, static_cast<int64_t>(p->realtime_ns));
+    } else {
+      for (int i : {4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 16}) s.bind_null(i);
+      s.bind(13, int64_t{0}).bind(14, int64_t{0});
+    }
+    if (section->end) {
+      s.bind(17, static_cast<int64_t>(section->end->end_ns)).bind(18, static_cast<int64_t>(section->end->records_dropped));
+    } else {
+      s.bind_null(17).bind_null(18);
+    }
+    s.run();
+    ++counts_.processes;
+    for (const auto& [tid, infos] : section->threads) thread_id(section->section_id, tid);
+    for (const auto& [ordinal, device] : section->devices) {
+      const int64_t id = static_cast<int64_t>(device_ids_.size()) + 1;
+      device_ids_[{section->section_id, ordinal}] = id;
+      const std::string uuid = uuid_text(device.uuid);
+      rows_.device.bind(1, id).bind(2, process_id(section->section_id)).bind(3, int64_t{ordinal});
+      rows_.device.bind(4, vendor_name(device.vendor)).bind(5, section->string(device.name_string));
+      rows_.device.bind(6, int64_t{device.multiprocessor_count}).bind(7, static_cast<int64_t>(device.total_memory_bytes));
+      if (uuid.empty()) rows_.device.bind_null(8);
+      else rows_.device.bind(8, uuid);
+      rows_.device.run();
+    }
+  }
+}
+
+std::optional<int64_t> Exporter::thread_id(uint64_t section_id, uint32_t tid) {
+  if (tid == 0) return std::nullopt;  // records before the chunk's first ThreadBatch
+  auto [it, inserted] = thread_ids_.try_emplace({section_id, tid}, next_thread_id_);
+  if (!inserted) return it->second;
+  ++next_thread_id_;
+  ++counts_.threads;
+  const SectionModel* section = model_.find(section_id);
+  const std::string_view name = section != nullptr ? section->thread_name(tid) : std::string_view();
+  rows_.thread.bind(1, it->second).bind(2, process_id(section_id)).bind(3, int64_t{tid});
+  if (name.empty()) rows_.thread.bind_null(4);
+  else rows_.thread.bind(4, name);
+  rows_.thread.run();
+  return it->second;
+}
+
+std::optional<int64_t> Exporter::device_id(uint64_t section_id, int32_t device) const {
+  auto it = device_ids_.find({section_id, device});
+  if (it == device_ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+int64_t Exporter::api_id(const SectionModel& section, uint16_t api) {
+  auto it = api_ids_.find({section.section_id, api});
+  if (it != api_ids_.end()) return it->second;
+  // One row per name across processes: the same API is one thing to group by.
+  std::string name = section.api_name(api);
+  auto [by_name, inserted] = api_by_name_.try_emplace(name, static_cast<int64_t>(api_by_name_.size()) + 1);
+  if (inserted) {
+    const auto def = section.apis.find(api);
+    rows_.api.bind(1, by_name->second).bind(2, name);
+    rows_.api.bind(3, def != section.apis.end() ? api_domain_name(def->second.domain) : std::string("unknown"));
+    rows_.api.run();
+  }
+  api_ids_[{section.section_id, api}] = by_name->second;
+  return by_name->second;
+}
+
+std::optional<int64_t> Exporter::function_id(const SectionModel& section, uint64_t handle, uint64_t at_ns) {
+  const std::string_view mangled = section.function_name(handle, at_ns);
+  if (mangled.empty()) return std::nullopt;
+  auto [it, inserted] = function_by_name_.try_emplace(std::string(mangled), static_cast<int64_t>(function_by_name_.size()) + 1);
+  if (inserted) rows_.function.bind(1, it->second).bind(2, mangled).bind(3, demangle(mangled)).run();
+  return it->second;
+}
+
+std::optional<int64_t> Exporter::stack_id(const SectionModel& section, uint32_t native, uint32_t python) {
+  auto [it, inserted] = stack_ids_.try_emplace({section.section_id, native, python});
+  if (!inserted) return it->second;
+  const std::vector<std::string> frames = stack_formatter_.frames(section, native, python);  // root first
+  if (frames.empty()) return std::nullopt;
+  const int64_t id = static_cast<int64_t>(++counts_.stacks);
+  it->second = id;
+  const auto* native_info = section.stacks.native(native);
+  const auto* python_info = section.stacks.python(python);
+  const bool truncated = (native_info != nullptr && native_info->truncated) || (python_info != nullptr && python_info->truncated);
+  rows_.stack.bind(1, id).bind(2, process_id(section.section_id)).bind(3, static_cast<int64_t>(frames.size()));
+  rows_.stack.bind(4, int64_t{truncated}).run();
+  // depth 0 is the innermost frame: the code that made the call.
+  for (size_t depth = 0; depth < frames.size(); ++depth) {
+    const std::string& frame = frames[frames.size() - 1 - depth];
+    auto [f, new_frame] = frame_by_name_.try_emplace(frame, static_cast<int64_t>(frame_by_name_.size()) + 1);
+    if (new_frame) rows_.frame.bind(1, f->second).bind(2, frame).run();
+    rows_.stack_frame.bind(1, id).bind(2, static_cast<int64_t>(depth)).bind(3, f->second).run();
+  }
+  return id;
+}
+
+int64_t Exporter::api_call(const SectionModel& section, const RecordView& record, const ApiSpan& span) {
+  const int64_t id = next_api_call_id_++;
+  Statement& s = rows_.api_call;
+  s.bind(1, id).bind(2, process_id(section.section_id)).bind(3, thread_id(section.section_id, record.tid));
+  s.bind(4, api_id(section, span.api)).bind(5, std::string_view(record_name(record.record_kind())));
+  s.bind(6, static_cast<int64_t>(span.begin_ns)).bind(7, static_cast<int64_t>(span.end_ns));
+  s.bind(8, static_cast<int64_t>(span.correlation_id)).bind(9, int64_t{span.result}).bind(10, int64_t{span.flags});
+  s.bind(11, int64_t{(span.flags & kApiCaptured) != 0}).bind(12, int64_t{(span.flags & kApiCarried) != 0});
+  s.run();
+  ++counts_.api_calls;
+  if (!section.stacks.empty()) last_call_[{section.section_id, record.tid}] = LastCall{id, span.correlation_id};
+  return id;
+}
+
+void Exporter::close_range(const stats::RangeTracker::Open& open, std::optional<int64_t> end_ns, uint64_t section_id) {
+  Statement& s = rows_.nvtx;
+  s.bind(1, process_id(section_id)).bind(2, thread_id(section_id, open.tid));
+  s.bind(3, std::string_view(open.start_end ? "start" : "push"));
+  if (open.name.domain.empty()) s.bind_null(4);
+  else s.bind(4, open.name.domain);
+  s.bind(5, open.name.name).bind(6, static_cast<int64_t>(open.begin_ns)).bind(7, end_ns).run();
+  ++counts_.nvtx_ranges;
+  row();
+}
+
+void Exporter::on_record(const RecordView& record) {
+  if (!failure_.empty()) return;
+  try {
+    const SectionModel* section = model_.find(record.section_id);
+    if (section == nullptr || !process_ids_.count(record.section_id)) {
+      ++counts_.records_skipped;
+      return;
+    }
+    handle(*section, record);
+    row();
+  } catch (const std::exception& e) {
+    failure_ = e.what();
+  }
+}
+
+void Exporter::handle(const SectionModel& section, const RecordView& record) {
+  const uint64_t s = section.section_id;
+  const int64_t process = process_id(s);
+  switch (record.record_kind()) {
+    case RecordKind::kCallStack: {
+      const auto call_stack = record.as<CallStackRecord>();
+      auto last = last_call_.find({s, record.tid});
+      if (last == last_call_.end() || last->second.correlation_id != call_stack.correlation_id) {
+        ++counts_.unpaired_stacks;
+        return;
+      }
+      const int64_t call = last->second.api_call_id;
+      last_call_.erase(last);
+      if (const auto stack = stack_id(section, call_stack.native_stack, call_stack.python_stack))
+        rows_.api_call_stack.bind(1, call).bind(2, *stack).run();
+      return;
+    }
+    case RecordKind::kGpuActivity: {
+      const auto gpu = record.as<GpuActivityRecord>();
+      rows_.gpu.bind(1, process).bind(2, static_cast<int64_t>(gpu.correlation_id)).bind(3, int64_t{gpu.device});
+      rows_.gpu.bind(4, device_id(s, gpu.device)).bind_bits(5, gpu.stream).bind(6, gpu_activity_kind_name(gpu.kind));
+      rows_.gpu.bind(7, gpu_timing_source_name(gpu.source)).bind(8, static_cast<int64_t>(gpu.start_ns));
+      rows_.gpu.bind(9, static_cast<int64_t>(gpu.end_ns)).bind(10, nonzero(gpu.graph_node)).run();
+      ++counts_.gpu_activities;
+      return;
+    }
+    case RecordKind::kApiCount: {
+      const auto count = record.as<ApiCountRecord>();
+      rows_.api_count.bind(1, process).bind(2, thread_id(s, record.tid)).bind(3, api_id(section, count.api));
+      rows_.api_count.bind(4, static_cast<int64_t>(count.count)).bind(5, static_cast<int64_t>(count.first_ns));
+      rows_.api_count.bind(6, static_cast<int64_t>(count.last_ns)).run();
+      return;
+    }
+    case RecordKind::kLost: {
+      const auto lost = record.as<LostRecord>();
+      rows_.lost.bind(1, process).bind(2, thread_id(s, record.tid)).bind(3, lost_reason_name(lost.reason));
+      rows_.lost.bind(4, static_cast<int64_t>(lost.first_ns)).bind(5, static_cast<int64_t>(lost.last_ns));
+      rows_.lost.bind(6, static_cast<int64_t>(lost.count)).run();
+      return;
+    }
+    default: break;
+  }
+  if (!has_api_span(record.kind) || record.bytes < kApiSpanOffset + sizeof(ApiSpan)) return;
+  ApiSpan span;
+  std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
+  const int64_t call = api_call(section, record, span);
+  const auto correlation = static_cast<int64_t>(span.correlation_id);
+  switch (record.record_kind()) {
+    case RecordKind::kKernelLaunch: {
+      const auto k = record.as<KernelLaunchRecord>();
+      const bool host_function = (k.launch_flags & kLaunchHostFunction) != 0;
+      Statement& st = rows_.kernel;
+      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, int64_t{k.device}).bind(5, device_id(s, k.device));
+      st.bind_bits(6, k.stream).bind(7, function_id(section, k.function, span.begin_ns));
+      st.bind(8, int64_t{k.grid.x}).bind(9, int64_t{k.grid.y}).bind(10, int64_t{k.grid.z});
+      st.bind(11, int64_t{k.block.x}).bind(12, int64_t{k.block.y}).bind(13, int64_t{k.block.z});
+      st.bind(14, int64_t{k.dynamic_shared_bytes}).bind(15, int64_t{k.launch_flags}).bind(16, int64_t{host_function});
+      st.run();
+      ++counts_.kernels;
+      break;
+    }
+    case RecordKind::kMemoryCopy: {
+      const auto c = record.as<MemoryCopyRecord>();
+      // Files of the first version have no src/dst device (they read as 0: unknown).
+      const bool has_ends = record.bytes >= sizeof(MemoryCopyRecord);
+      Statement& st = rows_.copy;
+      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, int64_t{c.device}).bind(5, device_id(s, c.device));
+      st.bind_bits(6, c.stream).bind(7, static_cast<int64_t>(c.bytes)).bind(8, copy_direction_name(c.direction));
+      st.bind(9, memory_kind_name(c.src_kind)).bind(10, memory_kind_name(c.dst_kind));
+      st.bind(11, has_ends ? unless_negative(c.src_device) : std::nullopt);
+      st.bind(12, has_ends ? unless_negative(c.dst_device) : std::nullopt).bind(13, unless_negative(c.peer_device));
+      st.bind_bits(14, c.src).bind_bits(15, c.dst).run();
+      ++counts_.copies;
+      break;
+    }
+    case RecordKind::kMemorySet: {
+      const auto m = record.as<MemorySetRecord>();
+      Statement& st = rows_.memset;
+      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, int64_t{m.device}).bind(5, device_id(s, m.device));
+      st.bind_bits(6, m.stream).bind(7, static_cast<int64_t>(m.bytes)).bind(8, int64_t{m.value});
+      st.bind(9, int64_t{m.element_bytes}).bind(10, memory_kind_name(m.dst_kind)).bind_bits(11, m.dst).run();
+      ++counts_.memsets;
+      break;
+    }
+    case RecordKind::kMemoryOperation: {
+      const auto m = record.as<MemoryOperationRecord>();
+      Statement& st = rows_.memory;
+      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, int64_t{m.device}).bind(5, device_id(s, m.device));
+      st.bind(6, allocation_kind_name(m.kind)).bind(7, memory_action_name(m.action)).bind_bits(8, m.address);
+      st.bind(9, static_cast<int64_t>(m.bytes)).bind_bits(10, m.stream).bind_bits(11, m.handle);
+      st.bind(12, m.kind == static_cast<uint8_t>(AllocationKind::kPool) && m.pool_reserved_bytes != kPoolReservedUnknown
+                      ? std::optional<int64_t>(static_cast<int64_t>(m.pool_reserved_bytes))
+                      : std::nullopt);
+      st.bind(13, static_cast<int64_t>(m.pitch_or_offset_bytes)).bind(14, int64_t{m.flags}).run();
+      ++counts_.memory_operations;
+      break;
+    }
+    case RecordKind::kCollectiveComm: {
+      const auto c = record.as<CollectiveCommRecord>();
+      Statement& st = rows_.communicator;
+      st.bind(1, call).bind(2, process).bind(3, unless_negative(c.device)).bind_bits(4, c.comm).bind_bits(5, c.comm_id);
+      st.bind(6, c.parent_comm_id != 0 ? std::optional<int64_t>(static_cast<int64_t>(c.parent_comm_id)) : std::nullopt);
+      st.bind(7, int64_t{c.rank}).bind(8, int64_t{c.nranks}).bind(9, comm_action_name(c.action));
+      st.bind(10, collective_library_name(c.library)).run();
+      break;
+    }
+    case RecordKind::kCollective: {
+      const auto c = record.as<CollectiveRecord>();
+      Statement& st = rows_.collective;
+      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, unless_negative(c.device)).bind_bits(5, c.comm);
+      st.bind_bits(6, c.comm_id).bind(7, static_cast<int64_t>(c.sequence)).bind(8, collective_op_name(c.op));
+      st.bind(9, static_cast<int64_t>(c.count)).bind(10, static_cast<int64_t>(c.bytes)).bind(11, int64_t{c.datatype});
+      st.bind(12, c.reduction == 255 ? std::nullopt : std::optional<int64_t>(c.reduction));
+      st.bind(13, unless_negative(c.root)).bind(14, int64_t{c.rank}).bind(15, int64_t{c.nranks});
+      st.bind_bits(16, c.stream).bind(17, nonzero(c.group_id)).run();
+      ++counts_.collectives;
+      break;
+    }
+    case RecordKind::kCollectiveGroup: {
+      const auto g = record.as<CollectiveGroupRecord>();
+      Statement& st = rows_.group;
+      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, unless_negative(g.device));
+      st.bind_bits(5, g.group_id).bind(6, nonzero(g.stream)).bind(7, int64_t{g.members}).run();
+      break;
+    }
+    case RecordKind::kNvtxEvent:
+      ranges_.on_event(section, record.tid, record, [&](const auto& open, uint64_t end_ns, uint64_t section_id) {
+        close_range(open, static_cast<int64_t>(end_ns), section_id);
+      });
+      // A start/end range closes as soon as both ends are read, as `stats nvtx` counts it.
+      ranges_.settle_started(UINT64_MAX, [&](const auto& open, uint64_t end_ns, uint64_t section_id) {
+        close_range(open, static_cast<int64_t>(end_ns), section_id);
+      });
+      break;
+    default: break;
+  }
+}
+
+void Exporter::finish() {
+  // Ranges never closed (the process exited or crashed inside them): end_ns NULL.
+  ranges_.for_each_open([&](const auto& open, uint64_t section_id) { close_range(open, std::nullopt, section_id); });
+  db_.exec("COMMIT");
+}
+
+}  // namespace
+
+ExportCounts export_sqlite(std::vector<InputTrace>& inputs, const TraceModel& model, const std::string& path) {
+  Database db(path);
+  db.exec(kCreateTables);
+  ExportCounts counts;
+  {
+    Exporter exporter(db, model);
+    exporter.write_definitions(inputs);
+    for (auto& input : inputs) {
+      input.events_report = input.reader->read(exporter, ChunkSelection::kEventsOnly);
+      exporter.check();
+    }
+    exporter.finish();
+    counts = exporter.counts();
+  }  // statements are finalized before the indexes and the close
+  db.exec(kCreateIndexesAndViews);
+  db.close();
+  return counts;
+}
+
+}  // namespace proflaunch::tools::sql
