@@ -1,5 +1,6 @@
 // libFuzzer entry point for the proftrace commands: convert (JSON, and
-// protobuf cut into small shards), info, dump, stats and memory, run in
+// protobuf cut into small shards), info, dump, stats, memory and export
+// (SQLite), run in
 // process on one trace built from the input (tools/fuzz/record_list.h).
 //
 // Built twice, as the reader fuzzer is: with clang -fsanitize=fuzzer,address
@@ -9,7 +10,8 @@
 //
 // Besides "does not crash or hang", it checks what a user is promised: every
 // command exits 0, 1 (nothing readable: with a message) or 3 (--strict and
-// damaged), and convert either writes its output or removes it.
+// damaged), and convert and export either write their output or leave none
+// (export: not even its .partial file).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -110,6 +112,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     memory.json = "/dev/null";
     memory.timeline_points = 64;
     check_exit(tools::run_memory(memory, null, err.get()), err, "memory");
+  }
+  {
+    CapturedStream err;
+    tools::ExportCommand sql;
+    sql.inputs = {input};
+    sql.sqlite = prefix + ".sqlite";
+    sql.strict = size % 2 == 1;
+    sql.quiet = true;
+    const int code = tools::run_export(sql, err.get());
+    check_exit(code, err, "export");
+    if ((code == tools::kExitError) == exists(sql.sqlite)) invariant_broken("export's output and exit status disagree");
+    if (exists(sql.sqlite + ".partial")) invariant_broken("export left its .partial file");
+    std::remove(sql.sqlite.c_str());
   }
   std::fclose(null);
   std::remove(input.c_str());
