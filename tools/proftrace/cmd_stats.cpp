@@ -92,8 +92,8 @@ void add_stats_command(CLI::App& app, int& exit_code) {
   std::string names;  // in print order
   for (const auto& section : stats::make_stats_sections()) names += (names.empty() ? "" : ", ") + section->name();
   CLI::App* sub = app.add_subcommand(
-      "stats", "Summary tables: GPU time per kernel, memory operations, host time per API, GPU time and bytes allocated per "
-               "call site, NCCL collectives and ranks");
+      "stats", "Summary tables: GPU time per kernel, memory operations, host time per API, GPU time and bytes "
+               "allocated per call site, NCCL collectives and ranks");
   sub->add_option("files", command->inputs, "proflaunch trace files")->required();
   sub->add_option("--section", command->sections, "only these tables (repeatable): " + names);
   auto* csv = sub->add_flag("--csv", command->csv, "comma-separated values instead of aligned text");
