@@ -68,14 +68,18 @@ int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err) {
     if (const std::string covered = describe_windows(windows.finish(model)); !covered.empty() && !windows_table)
       std::fprintf(err, "proftrace: note: the trace covers %s\n", covered.c_str());
 
+    std::vector<stats::NamedTable> json_tables;
     for (auto& section : sections) {
-      const stats::Table table = section->finish(model);
+      stats::Table table = section->finish(model);
       if (table.rows.empty()) continue;
-      if (command.csv)
+      if (command.json)
+        json_tables.push_back({section->name(), std::move(table)});
+      else if (command.csv)
         stats::print_csv(table, out);
       else
         stats::print_text(table, out);
     }
+    if (command.json) stats::print_json(json_tables, out);
     return damaged && command.strict ? kExitDamagedInput : kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(err, "proftrace stats: %s\n", e.what());
@@ -88,11 +92,12 @@ void add_stats_command(CLI::App& app, int& exit_code) {
   std::string names;  // in print order
   for (const auto& section : stats::make_stats_sections()) names += (names.empty() ? "" : ", ") + section->name();
   CLI::App* sub = app.add_subcommand(
-      "stats", "Summary tables: GPU time per kernel, host time per API, GPU time and bytes allocated per "
-               "call site, NCCL collectives and ranks");
+      "stats", "Summary tables: GPU time per kernel, memory operations, host time per API, GPU time and bytes "
+               "allocated per call site, NCCL collectives and ranks");
   sub->add_option("files", command->inputs, "proflaunch trace files")->required();
   sub->add_option("--section", command->sections, "only these tables (repeatable): " + names);
-  sub->add_flag("--csv", command->csv, "comma-separated values instead of aligned text");
+  auto* csv = sub->add_flag("--csv", command->csv, "comma-separated values instead of aligned text");
+  sub->add_flag("--json", command->json, "one JSON document with every table (columns, rows, notes)")->excludes(csv);
   sub->add_flag("--strict", command->strict, "exit 3 when an input needed recovery");
   sub->callback([command, &exit_code] { exit_code = run_stats(*command, stdout, stderr); });
 }

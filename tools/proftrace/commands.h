@@ -76,6 +76,7 @@ struct StatsCommand {
   std::vector<std::string> inputs;
   std::vector<std::string> sections;  // empty: all
   bool csv = false;
+  bool json = false;  // one JSON document with every table
   bool strict = false;
 };
 int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err);

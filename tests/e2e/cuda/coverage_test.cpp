@@ -7,7 +7,11 @@
 //  - the Triton-like library that dlsyms cuLaunchKernel from libcuda.so.1.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <map>
 #include <regex>
+#include <sstream>
 
 #include "tests/e2e/cuda/support/traced_run.h"
 
@@ -91,6 +95,126 @@ TEST(Coverage, TrainingLoopRuntimeAndBlasLaunchesAreAllThereWithTheirNames) {
       uploaded += static_cast<long>(copy->bytes);
   EXPECT_EQ(uploaded, h2d_bytes);
   EXPECT_EQ(image.sets().size(), 4u);  // the Adam moments, zeroed once
+}
+
+// `proftrace stats --csv`: the rows of the table whose title contains
+// `title`, as column name -> cell.
+std::vector<std::map<std::string, std::string>> stats_rows(const std::string& out, const std::string& title) {
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (quoted && line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') cells.back() += line[++i];
+      else if (line[i] == '"') quoted = !quoted;
+      else if (!quoted && line[i] == ',') cells.emplace_back();
+      else cells.back() += line[i];
+    }
+    return cells;
+  };
+  std::vector<std::map<std::string, std::string>> rows;
+  std::vector<std::string> columns;
+  std::istringstream lines(out);
+  bool inside = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# ", 0) == 0) {
+      inside = line.find(title) != std::string::npos;
+      std::getline(lines, line);
+      columns = split(line);
+      continue;
+    }
+    if (!inside || line.empty()) continue;
+    const auto cells = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t c = 0; c < cells.size() && c < columns.size(); ++c) row[columns[c]] = cells[c];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// stats on a training_loop run: mem-ops sums exactly the copies the program
+// says it made and the memsets the trace holds, all with GPU time; the
+// kernel table's launch shape, blocks per SM and tensor-core flag agree with
+// the launch records, their GPU time and the device's SM count.
+TEST(Coverage, TrainingLoopStatsSumItsCopiesAndDescribeItsLaunches) {
+  TempDir dir;
+  const int steps = 4;
+  const ProcessResult run = testing::run_process(
+      traced(dir / "x.trace", {build_path("TRAINING_LOOP"), "--steps", std::to_string(steps)}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const long h2d_bytes = number_after(run.out, "h2d_bytes");
+  const long loss_reads = number_after(run.out, "loss_reads");
+  ASSERT_GT(h2d_bytes, 0) << run.out;
+  ASSERT_GT(loss_reads, 0) << run.out;
+  const ProcessResult stats = run_proftrace(
+      {"stats", "--csv", "--section", "mem-ops", "--section", "gpu-kernels", dir / "x.trace"});
+  ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
+  const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  const ProcessImage& image = only_image(trace);
+
+  const auto memory = stats_rows(stats.out, "Memory operations");
+  ASSERT_FALSE(memory.empty()) << stats.out;
+  long h2d_sum = 0, h2d_count = 0, d2h_sum = 0, d2h_count = 0, set_sum = 0, set_count = 0;
+  double shares = 0;
+  for (const auto& row : memory) {
+    const std::string& operation = row.at("Operation");
+    const long bytes = std::stol(row.at("Total Bytes")), count = std::stol(row.at("Count"));
+    if (operation.rfind("Memcpy HtoD ", 0) == 0) h2d_sum += bytes, h2d_count += count;
+    if (operation.rfind("Memcpy DtoH ", 0) == 0) d2h_sum += bytes, d2h_count += count;
+    if (operation.rfind("Memset ", 0) == 0) set_sum += bytes, set_count += count;
+    EXPECT_EQ(row.at("No GPU Time"), "0") << operation;
+    ASSERT_NE(row.at("Total Time (ns)"), "-") << operation;
+    const double ns = std::stod(row.at("Total Time (ns)"));
+    if (ns > 0) EXPECT_NEAR(std::stod(row.at("Bandwidth (GB/s)")), double(bytes) / ns, 0.006) << operation;
+    shares += std::stod(row.at("Time (%)"));
+  }
+  EXPECT_EQ(h2d_sum, h2d_bytes) << stats.out;
+  EXPECT_EQ(h2d_count, 2 + 2 * steps) << stats.out;
+  EXPECT_EQ(d2h_count, loss_reads) << stats.out;
+  EXPECT_EQ(d2h_sum, loss_reads * long(sizeof(float))) << stats.out;
+  long trace_set_bytes = 0;
+  for (const Operation* set : image.sets()) trace_set_bytes += static_cast<long>(set->bytes);
+  EXPECT_EQ(set_count, static_cast<long>(image.sets().size())) << stats.out;
+  EXPECT_EQ(set_sum, trace_set_bytes) << stats.out;
+  EXPECT_NEAR(shares, 100.0, 0.1 * double(memory.size())) << stats.out;
+  // The weights come from std::vectors, the batches from pinned staging buffers.
+  bool pageable = false, pinned = false;
+  for (const auto& row : memory) {
+    if (row.at("Operation") == "Memcpy HtoD pageable -> device") pageable = row.at("Count") == "2";
+    if (row.at("Operation") == "Memcpy HtoD pinned -> device") pinned = row.at("Count") == std::to_string(2 * steps);
+  }
+  EXPECT_TRUE(pageable && pinned) << stats.out;
+
+  const auto kernels = stats_rows(stats.out, "GPU kernels");
+  ASSERT_EQ(image.devices.count(0), 1u);
+  const double sms = image.devices.at(0).multiprocessor_count;
+  ASSERT_GT(sms, 0);
+  for (const ExpectedKernel& expected : kTrainingStepKernels) {
+    const std::map<std::string, std::string>* row = nullptr;
+    for (const auto& candidate : kernels)
+      if (candidate.at("Name").find(expected.fragment) != std::string::npos) row = &candidate;
+    ASSERT_NE(row, nullptr) << expected.fragment << "\n" << stats.out;
+    // From the launch records: blocks per SM weighted by GPU time, the shape with the most GPU time.
+    double weighted = 0, weight = 0;
+    std::map<std::string, double> ns_by_shape;
+    for (const Operation* launch : image.launches()) {
+      if (launch->kernel.find(expected.fragment) == std::string::npos || launch->gpu.empty()) continue;
+      const auto& g = launch->launch.grid;
+      const auto& b = launch->launch.block;
+      const double ns = double(launch->gpu.front().end_ns - launch->gpu.front().start_ns);
+      weighted += double(uint64_t{g.x} * g.y * g.z) / sms * ns;
+      weight += ns;
+      ns_by_shape[std::to_string(g.x) + "x" + std::to_string(g.y) + "x" + std::to_string(g.z) + " " +
+                  std::to_string(b.x) + "x" + std::to_string(b.y) + "x" + std::to_string(b.z)] += ns;
+    }
+    ASSERT_GT(weight, 0) << expected.fragment;
+    EXPECT_NEAR(std::stod(row->at("Blocks/SM")), weighted / weight, 0.006) << expected.fragment;
+    EXPECT_EQ(row->at("Shapes"), std::to_string(ns_by_shape.size())) << expected.fragment;
+    if (ns_by_shape.size() == 1)
+      EXPECT_EQ(row->at("Grid") + " " + row->at("Block"), ns_by_shape.begin()->first) << expected.fragment;
+    // CUTLASS's tensorop kernels run on tensor cores; SGEMM and the elementwise kernels do not.
+    const bool tensor_cores = std::string(expected.fragment).find("tensorop") != std::string::npos;
+    EXPECT_EQ(row->at("Tensor Core"), tensor_cores ? "yes" : "no") << expected.fragment;
+  }
 }
 
 TEST(Coverage, EveryGemmFamilyOfTheBlasLibraryIsNamed) {

@@ -1,30 +1,60 @@
 // gpu-kernels: GPU time per kernel name (nsys: cuda_gpu_kern_sum). A kernel's
-// name comes from its launch, its time from its GpuActivity; the two are
-// joined by correlation id in a bounded window, as in `convert`.
+// name and launch shape come from its launch, its time from its GpuActivity;
+// the two are joined by correlation id in a bounded window, as in `convert`.
+// Per name, besides the times: the launch shape that took the most GPU time
+// and how many shapes there were, the grid's blocks per SM of the launching
+// device (DeviceInfo's multiprocessor count) weighted by GPU time, and
+// whether the name says it runs on tensor cores.
 #include <algorithm>
-#include <deque>
 #include <map>
-#include <unordered_map>
+#include <tuple>
 
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stats/duration_summary.h"
+#include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/stats/stats_section.h"
+#include "tools/proftrace/stats/tensor_core_kernels.h"
 
 namespace proflaunch::tools::stats {
 namespace {
 
 using namespace format;
 
-constexpr size_t kJoinWindow = size_t{1} << 17;
+struct LaunchShape {
+  Dim3 grid;
+  Dim3 block;
+  uint32_t dynamic_shared_bytes;
+  auto tied() const {
+    return std::tie(grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamic_shared_bytes);
+  }
+  bool operator<(const LaunchShape& other) const { return tied() < other.tied(); }
+  uint64_t blocks() const { return uint64_t{grid.x} * grid.y * grid.z; }
+};
 
-struct Key {
-  uint64_t section;
-  uint64_t correlation;
-  bool operator==(const Key& other) const { return section == other.section && correlation == other.correlation; }
+struct PendingLaunch {
+  std::string name;
+  LaunchShape shape;
+  uint32_t multiprocessor_count = 0;  // 0: the device's DeviceInfo is not in the trace
 };
-struct KeyHash {
-  size_t operator()(const Key& key) const { return std::hash<uint64_t>()(key.section * 31 + key.correlation); }
+
+struct KernelSummary {
+  DurationSummary durations;
+  std::map<LaunchShape, uint64_t> ns_by_shape;
+  double blocks_per_sm_ns = 0;  // sum of (blocks / SMs) x GPU ns over launches whose SM count is known
+  double blocks_per_sm_sum = 0;
+  uint64_t blocks_per_sm_weight_ns = 0;
+  uint64_t with_sm_count = 0;
 };
+
+std::string format_dim3(const Dim3& d) {
+  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+}
+
+std::string format_ratio(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
 
 class GpuKernelSummary final : public StatsSection {
  public:
@@ -34,69 +64,82 @@ class GpuKernelSummary final : public StatsSection {
     if (record.kind == static_cast<uint16_t>(RecordKind::kKernelLaunch)) {
       const auto launch = record.as<KernelLaunchRecord>();
       if (launch.span.flags & kApiCaptured) return;  // runs only when its graph is launched (`graphs`)
-      const Key key{section.section_id, launch.span.correlation_id};
-      const std::string name(section.function_name(launch.function, launch.span.begin_ns));
-      if (auto it = early_activities_.find(key); it != early_activities_.end()) {
-        by_name_[name].add(it->second);
-        early_activities_.erase(it);
-        return;
-      }
-      remember(launches_, key, name);
+      PendingLaunch pending{std::string(section.function_name(launch.function, launch.span.begin_ns)),
+                            LaunchShape{launch.grid, launch.block, launch.dynamic_shared_bytes}, 0};
+      if (auto device = section.devices.find(launch.device); device != section.devices.end())
+        pending.multiprocessor_count = device->second.multiprocessor_count;
+      join_.add_operation(section.section_id, launch.span.correlation_id, pending);
     } else if (record.kind == static_cast<uint16_t>(RecordKind::kGpuActivity)) {
       const auto activity = record.as<GpuActivityRecord>();
-      if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
-      const uint64_t duration = activity.end_ns > activity.start_ns ? activity.end_ns - activity.start_ns : 0;
-      const Key key{section.section_id, activity.correlation_id};
-      if (auto it = launches_.find(key); it != launches_.end()) {
-        by_name_[it->second].add(duration);
-        launches_.erase(it);
-      } else {
-        remember(early_activities_, key, duration);
-      }
+      // A node of a graph carries the graph launch's correlation id: its call is the graph's (`graphs`).
+      if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel) || activity.graph_node != 0) return;
+      join_.add_activity(section.section_id, activity.correlation_id, gpu_duration_ns(activity));
     }
   }
 
   Table finish(const TraceModel&) override {
+    join_.finish();
     Table table;
     table.title = "GPU kernels: time per kernel name";
     table.columns = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Min (ns)", "Max (ns)",
-                     "StdDev (ns)", "Name"};
+                     "StdDev (ns)", "Grid", "Block", "Dyn Shared (B)", "Shapes", "Blocks/SM", "Tensor Core",
+                     "Name"};
     uint64_t grand_total = 0;
-    for (const auto& [name, summary] : by_name_) grand_total += summary.total_ns;
-    std::vector<std::pair<std::string, DurationSummary>> sorted(by_name_.begin(), by_name_.end());
-    std::sort(sorted.begin(), sorted.end(),
-              [](const auto& a, const auto& b) { return a.second.total_ns > b.second.total_ns; });
-    for (const auto& [name, s] : sorted) {
+    for (const auto& [name, summary] : by_name_) grand_total += summary.durations.total_ns;
+    std::vector<std::pair<std::string, KernelSummary>> sorted(by_name_.begin(), by_name_.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second.durations.total_ns > b.second.durations.total_ns;
+    });
+    bool sm_count_missing = false;
+    for (const auto& [name, k] : sorted) {
+      const DurationSummary& s = k.durations;
+      // The shape that took the most GPU time; the first in shape order on a tie.
+      const auto main_shape = std::max_element(k.ns_by_shape.begin(), k.ns_by_shape.end(),
+                                               [](const auto& a, const auto& b) { return a.second < b.second; });
+      const std::string shown = name.empty() ? std::string("<unnamed kernel>") : demangle(name);
+      std::string blocks_per_sm = "-";
+      if (k.with_sm_count == s.count && k.blocks_per_sm_weight_ns > 0)
+        blocks_per_sm = format_ratio(k.blocks_per_sm_ns / double(k.blocks_per_sm_weight_ns));
+      else if (k.with_sm_count == s.count && s.count > 0)  // every launch took 0 ns: the plain mean
+        blocks_per_sm = format_ratio(k.blocks_per_sm_sum / double(s.count));
+      sm_count_missing = sm_count_missing || k.with_sm_count != s.count;
       table.rows.push_back({format_percent(grand_total ? double(s.total_ns) / double(grand_total) : 0),
                             format_ns(s.total_ns), std::to_string(s.count),
                             format_ns(static_cast<uint64_t>(s.mean_ns)), format_ns(s.min_ns), format_ns(s.max_ns),
-                            format_ns(static_cast<uint64_t>(s.stddev_ns())),
-                            name.empty() ? std::string("<unnamed kernel>") : demangle(name)});
+                            format_ns(static_cast<uint64_t>(s.stddev_ns())), format_dim3(main_shape->first.grid),
+                            format_dim3(main_shape->first.block),
+                            std::to_string(main_shape->first.dynamic_shared_bytes),
+                            std::to_string(k.ns_by_shape.size()), blocks_per_sm,
+                            is_tensor_core_kernel(shown) ? "yes" : "no", shown});
     }
-    if (!launches_.empty() || unmatched_ > 0)
-      table.notes.push_back(std::to_string(launches_.size() + unmatched_) +
+    if (without_gpu_time_ > 0)
+      table.notes.push_back(std::to_string(without_gpu_time_) +
                             " launches without GPU time (GPU timing off, or lost) are not counted");
+    if (join_.activities_without_operation() > 0)
+      table.notes.push_back(std::to_string(join_.activities_without_operation()) +
+                            " GPU kernels whose launch is not in the trace are not counted");
+    if (sm_count_missing)
+      table.notes.push_back("Blocks/SM is '-' where a launch's device has no DeviceInfo (no SM count)");
     return table;
   }
 
  private:
-  template <typename Map, typename Value>
-  void remember(Map& map, const Key& key, const Value& value) {
-    map[key] = value;
-    order_.push_back(key);
-    while (order_.size() > kJoinWindow) {
-      // The oldest entry leaves unmatched: memory stays bounded.
-      const Key old = order_.front();
-      order_.pop_front();
-      unmatched_ += launches_.erase(old) + early_activities_.erase(old);
-    }
+  void joined(const PendingLaunch& launch, uint64_t gpu_ns) {
+    KernelSummary& k = by_name_[launch.name];
+    k.durations.add(gpu_ns);
+    k.ns_by_shape[launch.shape] += gpu_ns;
+    if (launch.multiprocessor_count == 0) return;
+    const double blocks_per_sm = double(launch.shape.blocks()) / double(launch.multiprocessor_count);
+    k.blocks_per_sm_ns += blocks_per_sm * double(gpu_ns);
+    k.blocks_per_sm_weight_ns += gpu_ns;
+    k.blocks_per_sm_sum += blocks_per_sm;
+    ++k.with_sm_count;
   }
 
-  std::map<std::string, DurationSummary> by_name_;
-  std::unordered_map<Key, std::string, KeyHash> launches_;
-  std::unordered_map<Key, uint64_t, KeyHash> early_activities_;
-  std::deque<Key> order_;
-  uint64_t unmatched_ = 0;
+  std::map<std::string, KernelSummary> by_name_;
+  GpuTimeJoin<PendingLaunch> join_{[this](const PendingLaunch& launch, uint64_t gpu_ns) { joined(launch, gpu_ns); },
+                                   [this](const PendingLaunch&) { ++without_gpu_time_; }};
+  uint64_t without_gpu_time_ = 0;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@ namespace proflaunch::tools::stats {
 
 std::unique_ptr<StatsSection> make_capture_window_summary();
 std::unique_ptr<StatsSection> make_gpu_kernel_summary();
+std::unique_ptr<StatsSection> make_memory_operation_summary();
 std::unique_ptr<StatsSection> make_api_summary();
 std::unique_ptr<StatsSection> make_call_site_summary();
 std::unique_ptr<StatsSection> make_alloc_site_summary();
@@ -19,6 +20,7 @@ std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
   std::vector<std::unique_ptr<StatsSection>> sections;
   sections.push_back(make_capture_window_summary());
   sections.push_back(make_gpu_kernel_summary());
+  sections.push_back(make_memory_operation_summary());
   sections.push_back(make_api_summary());
   sections.push_back(make_call_site_summary());
   sections.push_back(make_alloc_site_summary());

@@ -1,7 +1,10 @@
 #include "tools/proftrace/stats/table_output.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
+
+#include "tools/proftrace/json_writer.h"
 
 namespace proflaunch::tools::stats {
 
@@ -75,6 +78,56 @@ void print_csv(const Table& table, std::FILE* out) {
   print_row(table.columns);
   for (const auto& row : table.rows) print_row(row);
   std::fprintf(out, "\n");
+}
+
+namespace {
+
+// The JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?, what format_ns,
+// format_percent and the counts write.
+bool is_json_number(const std::string& cell) {
+  size_t i = cell.size() > 0 && cell[0] == '-' ? 1 : 0;
+  const size_t digits = i;
+  while (i < cell.size() && std::isdigit(static_cast<unsigned char>(cell[i]))) ++i;
+  if (i == digits || (cell[digits] == '0' && i - digits > 1)) return false;
+  if (i == cell.size()) return true;
+  if (cell[i] != '.' || i + 1 == cell.size()) return false;
+  for (++i; i < cell.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(cell[i]))) return false;
+  return true;
+}
+
+std::string json_list(const std::vector<std::string>& items) {
+  std::string text = "[";
+  for (size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + json_quoted(items[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+void print_json(const std::vector<NamedTable>& tables, std::FILE* out) {
+  std::fprintf(out, "{\"tables\": [");
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const Table& table = tables[t].table;
+    std::vector<bool> numeric(table.columns.size(), true);
+    for (const auto& row : table.rows)
+      for (size_t c = 0; c < row.size() && c < numeric.size(); ++c)
+        numeric[c] = numeric[c] && (row[c] == "-" || is_json_number(row[c]));
+    std::fprintf(out, "%s\n {\"section\": %s, \"title\": %s,\n  \"columns\": %s,\n  \"rows\": [", t ? "," : "",
+                 json_quoted(tables[t].section).c_str(), json_quoted(table.title).c_str(),
+                 json_list(table.columns).c_str());
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const auto& row = table.rows[r];
+      std::string text = "[";
+      for (size_t c = 0; c < row.size(); ++c) {
+        if (c) text += ", ";
+        if (c < numeric.size() && numeric[c]) text += row[c] == "-" ? "null" : row[c];
+        else text += json_quoted(row[c]);
+      }
+      std::fprintf(out, "%s\n   %s]", r ? "," : "", text.c_str());
+    }
+    std::fprintf(out, "],\n  \"notes\": %s}", json_list(table.notes).c_str());
+  }
+  std::fprintf(out, "\n]}\n");
 }
 
 }  // namespace proflaunch::tools::stats

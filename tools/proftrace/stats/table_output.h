@@ -1,7 +1,9 @@
-// Renders stats tables: aligned text for people, CSV for scripts.
+// Renders stats tables: aligned text for people, CSV and JSON for scripts.
 #pragma once
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "tools/proftrace/stats/stats_section.h"
 
@@ -9,5 +11,15 @@ namespace proflaunch::tools::stats {
 
 void print_text(const Table& table, std::FILE* out);
 void print_csv(const Table& table, std::FILE* out);
+
+// Every table of one run as one JSON document:
+// {"tables": [{"section", "title", "columns", "rows", "notes"}, ...]}. A row is
+// an array in column order; a column whose cells are all numbers (or "-")
+// has JSON numbers (and null for "-"), every other cell is a string.
+struct NamedTable {
+  std::string section;  // the --section name
+  Table table;
+};
+void print_json(const std::vector<NamedTable>& tables, std::FILE* out);
 
 }  // namespace proflaunch::tools::stats
