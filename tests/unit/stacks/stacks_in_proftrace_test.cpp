@@ -10,6 +10,7 @@
 
 #include "formats/trace_builder.h"
 #include "tests/unit/tools/tool_fixture.h"
+#include "tools/proftrace/stacks/runtime_modules.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/trace_model.h"
 
@@ -183,6 +184,107 @@ TEST(StackFormatter, TheCallSiteOfATripleChevronLaunchIsItsCallerNotTheStub) {
   const tools::TraceModel model = load_model(write_trace(trace, "stub.trace"), inputs);
   tools::StackFormatter formatter;
   EXPECT_EQ(formatter.call_site(*model.find(kSection), 1, 0), "relu(float*, int) (app.cu:12)");
+}
+
+// A GEMM through cuBLAS: the innermost frames are the runtime's and the
+// vendor libraries' (and one of the shim's, had the walker let it through);
+// the call site is the user's frame that called the library, known by the
+// frames' module names.
+constexpr uint64_t kAppBase = 0x500000;
+constexpr uint64_t kCudartBase = 0x7f1000000000;
+constexpr uint64_t kCublasBase = 0x7f2000000000;
+constexpr uint64_t kCublasLtBase = 0x7f3000000000;
+constexpr uint64_t kShimBase = 0x7f4000000000;
+
+void cublas_program(TraceBuilder& trace) {
+  trace.process(kSection, {.pid = 12, .argv = {"./app"}});
+  SyntheticStacks s(trace);
+  s.module("/work/app", kAppBase, kAppBase + 0x100000);
+  s.module("/usr/local/cuda/lib64/libcudart.so.13", kCudartBase, kCudartBase + 0x100000);
+  s.module("/usr/local/cuda/lib64/libcublas.so.13.0.2", kCublasBase, kCublasBase + 0x100000);
+  s.module("/usr/local/cuda/lib64/libcublasLt.so.13", kCublasLtBase, kCublasLtBase + 0x100000);
+  s.module("/opt/proflaunch/lib/libproflaunch.so", kShimBase, kShimBase + 0x100000);
+  // Root first: main, train_step, cublasSgemm_v2, an internal of cuBLASLt,
+  // cudaLaunchKernel, the shim's hook.
+  s.native(1, {kShimBase + 0x10, kCudartBase + 0x10, kCublasLtBase + 0x20, kCublasBase + 0x10, kAppBase + 0x20,
+               kAppBase + 0x10});
+  s.symbol(kAppBase + 0x10, "main", "/work/app.cpp", 80);
+  s.symbol(kAppBase + 0x20, "train_step(Model&)", "/work/app.cpp", 42);
+  s.symbol(kCublasBase + 0x10, "cublasSgemm_v2", "/src/cublas_api.cpp", 900);
+  s.symbol(kCublasLtBase + 0x20, "cublasLtMatmul", "/src/lt.cpp", 77);
+  s.symbol(kCudartBase + 0x10, "cudaLaunchKernel", "/src/cudart.cpp", 10);
+  s.symbol(kShimBase + 0x10, "proflaunch::on_launch", "/src/hooks.cpp", 5);
+  // Every frame inside the libraries (the stack cut at the depth limit).
+  s.native(2, {kCudartBase + 0x10, kCublasLtBase + 0x20, kCublasBase + 0x10}, kStackTruncated);
+  // The same native stack under a Python program: the Python frame wins.
+  s.python(3, {{"/home/me/venv/lib/python3.12/site-packages/torch/nn/functional.py", "linear", 2300, true},
+               {"/home/me/train.py", "step", 42, true}});
+}
+
+TEST(CallSiteAttribution, TheCallSiteIsTheUsersFrameThatCalledTheVendorLibrary) {
+  TraceBuilder trace;
+  cublas_program(trace);
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "cublas.trace"), inputs);
+  const tools::SectionModel& section = *model.find(kSection);
+  tools::StackFormatter formatter;
+  const auto site = formatter.attribute(section, 1, 0);
+  EXPECT_EQ(site.text, "train_step(Model&) (app.cpp:42)");
+  EXPECT_EQ(site.function, "train_step(Model&)");
+  EXPECT_EQ(site.file, "/work/app.cpp");
+  EXPECT_EQ(site.line, 42u);
+  EXPECT_EQ(site.module, "app");
+  EXPECT_FALSE(site.python);
+  EXPECT_EQ(formatter.call_site(section, 1, 0), "train_step(Model&) (app.cpp:42)");
+  // The frames stepped over are still in the stack.
+  const auto frames = formatter.frames(section, 1, 0);
+  ASSERT_EQ(frames.size(), 6u);
+  EXPECT_EQ(frames[2], "cublasSgemm_v2 (cublas_api.cpp:900)");
+  EXPECT_EQ(frames[5], "proflaunch::on_launch (hooks.cpp:5)");
+}
+
+TEST(CallSiteAttribution, WhenEveryFrameIsALibrarysTheEntryPointTheUserCalledIsTheSite) {
+  TraceBuilder trace;
+  cublas_program(trace);
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "cublas_cut.trace"), inputs);
+  tools::StackFormatter formatter;
+  const auto site = formatter.attribute(*model.find(kSection), 2, 0);
+  EXPECT_EQ(site.text, "cublasSgemm_v2 (cublas_api.cpp:900)");
+  EXPECT_EQ(site.module, "libcublas.so.13.0.2");
+}
+
+TEST(CallSiteAttribution, APythonFrameWinsOverNativeOnes) {
+  TraceBuilder trace;
+  cublas_program(trace);
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "cublas_python.trace"), inputs);
+  tools::StackFormatter formatter;
+  const auto site = formatter.attribute(*model.find(kSection), 1, 3);
+  EXPECT_TRUE(site.python);
+  EXPECT_EQ(site.text, "/home/me/venv/lib/python3.12/site-packages/torch/nn/functional.py:2300 linear");
+  EXPECT_EQ(site.function, "linear");
+  EXPECT_EQ(site.line, 2300u);
+  EXPECT_EQ(site.module, "torch") << "a site-packages file's package";
+}
+
+TEST(CallSiteAttribution, VendorModulesAreKnownByTheirFileNames) {
+  for (const char* path : {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcudart.so.13.0.48", "/x/libcublasLt.so",
+                           "/x/libcudnn_cnn.so.9", "/x/libnccl.so.2", "/opt/rocm/lib/libamdhip64.so.6",
+                           "/opt/rocm/lib/librocblas.so.4", "/opt/rocm/lib/libMIOpen.so.1", "/x/librccl.so.1",
+                           "/x/libcupti.so.13", "/x/libnvrtc.so.13", "/build/preload/libproflaunch.so",
+                           "/venv/lib/python3.12/site-packages/torch/lib/libcudart-d0da41ae.so.11.0"})
+    EXPECT_TRUE(tools::is_runtime_or_vendor_module(path)) << path;
+  for (const char* path : {"/work/app", "/x/libtorch_cuda.so", "/x/libcudaext.so", "/x/libmycublas.so",
+                           "/x/libcublas_helpers.a", "/usr/lib/libc.so.6", "/x/libcublas-extras.so", ""})
+    EXPECT_FALSE(tools::is_runtime_or_vendor_module(path)) << path;
+}
+
+TEST(CallSiteAttribution, PythonFilesGroupUnderTheirPackage) {
+  EXPECT_EQ(tools::python_package("/usr/lib/python3/dist-packages/numpy/core/numeric.py"), "numpy");
+  EXPECT_EQ(tools::python_package("/venv/lib/python3.12/site-packages/six.py"), "six");
+  EXPECT_EQ(tools::python_package("/home/me/proj/train.py"), "/home/me/proj");
+  EXPECT_EQ(tools::python_package("train.py"), "train.py");
 }
 
 TEST(StackFormatter, WithoutNamesFramesShowModuleAndOffsetOrTheAddress) {
