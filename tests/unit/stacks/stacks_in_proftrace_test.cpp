@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "formats/trace_builder.h"
+#include "tests/unit/stacks/synthetic_stacks.h"
 #include "tests/unit/tools/tool_fixture.h"
 #include "tools/proftrace/stacks/runtime_modules.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
@@ -23,67 +24,6 @@ constexpr uint64_t kSection = 0x5A;
 constexpr uint64_t kPythonBase = 0x400000;      // the interpreter (non-PIE)
 constexpr uint64_t kTorchBase = 0x7f0000000000;  // a library
 
-class SyntheticStacks {
- public:
-  explicit SyntheticStacks(TraceBuilder& trace) : trace_(trace) {}
-
-  void module(const std::string& path, uint64_t start, uint64_t end) {
-    ModuleDefRecord record{};
-    record.header = header_for<ModuleDefRecord>();
-    record.path_string = trace_.string(kSection, path);
-    record.load_bias = start;
-    record.start = start;
-    record.end = end;
-    raw(&record, sizeof record, {});
-  }
-  void native(uint32_t id, const std::vector<uint64_t>& innermost_first, uint16_t flags = 0) {
-    NativeStackDefRecord record{};
-    record.header = header_for<NativeStackDefRecord>();
-    record.header.bytes = static_cast<uint16_t>(sizeof record + innermost_first.size() * 8);
-    record.id = id;
-    record.frame_count = static_cast<uint16_t>(innermost_first.size());
-    record.flags = flags;
-    raw(&record, sizeof record, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(innermost_first.data()),
-                                                     reinterpret_cast<const uint8_t*>(innermost_first.data()) +
-                                                         innermost_first.size() * 8));
-  }
-  // (file, function, line, entry) innermost first.
-  void python(uint32_t id, const std::vector<std::tuple<std::string, std::string, int, bool>>& frames) {
-    PythonStackDefRecord record{};
-    record.header = header_for<PythonStackDefRecord>();
-    record.header.bytes = static_cast<uint16_t>(sizeof record + frames.size() * sizeof(PythonFrame));
-    record.id = id;
-    record.frame_count = static_cast<uint16_t>(frames.size());
-    std::vector<uint8_t> tail;
-    for (const auto& [file, function, line, entry] : frames) {
-      PythonFrame frame{trace_.string(kSection, file), trace_.string(kSection, function), line,
-                        entry ? uint32_t{kPythonFrameEntry} : 0u};
-      const auto* p = reinterpret_cast<const uint8_t*>(&frame);
-      tail.insert(tail.end(), p, p + sizeof frame);
-    }
-    raw(&record, sizeof record, tail);
-  }
-  void symbol(uint64_t address, const std::string& function, const std::string& file = "", uint32_t line = 0,
-              uint16_t depth = 0) {
-    SymbolDefRecord record{};
-    record.header = header_for<SymbolDefRecord>();
-    record.function_string = trace_.string(kSection, function);
-    record.address = address;
-    record.file_string = file.empty() ? 0 : trace_.string(kSection, file);
-    record.line = line;
-    record.inline_depth = depth;
-    raw(&record, sizeof record, {});
-  }
-
- private:
-  void raw(const void* fixed, size_t bytes, const std::vector<uint8_t>& tail) {
-    std::vector<uint8_t> all(static_cast<const uint8_t*>(fixed), static_cast<const uint8_t*>(fixed) + bytes);
-    all.insert(all.end(), tail.begin(), tail.end());
-    trace_.raw_record(kSection, ChunkKind::kDefinitions, all);
-  }
-  TraceBuilder& trace_;
-};
-
 tools::TraceModel load_model(const std::string& path, std::vector<tools::InputTrace>& inputs) {
   std::string error;
   EXPECT_TRUE(tools::open_inputs({path}, &inputs, &error)) << error;
@@ -97,7 +37,7 @@ tools::TraceModel load_model(const std::string& path, std::vector<tools::InputTr
 // Python in between), the Python stack two entry frames.
 void python_program(TraceBuilder& trace) {
   trace.process(kSection, {.pid = 10, .argv = {"python3", "train.py"}});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/usr/bin/python3", kPythonBase, kPythonBase + 0x100000);
   s.module("/opt/torch/libtorch.so", kTorchBase, kTorchBase + 0x100000);
   // Root first: main, eval, PyObject_Call, eval, torch op, launch helper (inlined).
@@ -144,7 +84,7 @@ TEST(StackFormatter, PythonFramesReplaceTheInterpreterFramesTheyRanIn) {
 TEST(StackFormatter, AnInlinedEvalFrameWrapperIsNotAnInterpreterFrame) {
   TraceBuilder trace;
   trace.process(kSection, {.pid = 10, .argv = {"python3", "train.py"}});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/opt/python/lib/libpython3.12.so", kPythonBase, kPythonBase + 0x100000);
   s.module("/opt/torch/libtorch.so", kTorchBase, kTorchBase + 0x100000);
   // Root first: main, eval, the hook that calls back, PyObject_Call (with the
@@ -172,7 +112,7 @@ TEST(StackFormatter, AnInlinedEvalFrameWrapperIsNotAnInterpreterFrame) {
 TEST(StackFormatter, TheCallSiteOfATripleChevronLaunchIsItsCallerNotTheStub) {
   TraceBuilder trace;
   trace.process(kSection, {.pid = 11, .argv = {"./app"}});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/work/app", kPythonBase, kPythonBase + 0x100000);
   s.module("/usr/local/cuda/lib64/libcudart.so.13", kTorchBase, kTorchBase + 0x100000);
   s.native(1, {kTorchBase + 0x10, kPythonBase + 0x30, kPythonBase + 0x20, kPythonBase + 0x10});
@@ -198,7 +138,7 @@ constexpr uint64_t kShimBase = 0x7f4000000000;
 
 void cublas_program(TraceBuilder& trace) {
   trace.process(kSection, {.pid = 12, .argv = {"./app"}});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/work/app", kAppBase, kAppBase + 0x100000);
   s.module("/usr/local/cuda/lib64/libcudart.so.13", kCudartBase, kCudartBase + 0x100000);
   s.module("/usr/local/cuda/lib64/libcublas.so.13.0.2", kCublasBase, kCublasBase + 0x100000);
@@ -290,7 +230,7 @@ TEST(CallSiteAttribution, PythonFilesGroupUnderTheirPackage) {
 TEST(StackFormatter, WithoutNamesFramesShowModuleAndOffsetOrTheAddress) {
   TraceBuilder trace;
   trace.process(kSection, {.pid = 10});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/nonexistent/libgone.so", kTorchBase, kTorchBase + 0x1000);
   s.native(1, {kTorchBase + 0x123, 0x1234});
   std::vector<tools::InputTrace> inputs;
@@ -358,7 +298,7 @@ TEST(ConvertStacks, EachCallStackGoesToItsOwnThreadsPrecedingCall) {
 TEST(CallSiteStats, RanksCallSitesByTheGpuTimeTheyLaunched) {
   TraceBuilder trace;
   python_program(trace);
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.python(2, {{"train.py", "evaluate", 60, true}});
   const uint16_t launch_api = trace.api(kSection, "cuLaunchKernel", ApiDomain::kDriver);
   uint64_t correlation = 1;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cinttypes>
 
+#include "tools/proftrace/json_writer.h"
+
 namespace proflaunch::tools::stats {
 
 std::string format_ns(uint64_t ns) {
@@ -46,7 +48,13 @@ void print_text(const Table& table, std::FILE* out) {
   for (size_t c = 0; c < widths.size(); ++c)  // the last column (names) is not padded: rule its title
     rule.push_back(std::string(c + 1 == widths.size() ? table.columns[c].size() : widths[c], '-'));
   print_row(rule);
-  for (const auto& row : table.rows) print_row(row);
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    print_row(table.rows[r]);
+    if (table.show_stacks && r < table.stacks.size()) {
+      for (const std::string& frame : table.stacks[r]) std::fprintf(out, "      %s\n", frame.c_str());
+      std::fprintf(out, "\n");
+    }
+  }
   for (const auto& note : table.notes) std::fprintf(out, "  %s\n", note.c_str());
   std::fprintf(out, "\n");
 }
@@ -63,6 +71,38 @@ std::string csv_cell(const std::string& cell) {
   return quoted + "\"";
 }
 
+std::string joined_stack(const std::vector<std::string>& frames) {
+  std::string text;
+  for (const std::string& frame : frames) text += (text.empty() ? "" : " > ") + frame;
+  return text;
+}
+
+// JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool is_json_number(const std::string& cell) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < cell.size() && cell[i] >= '0' && cell[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < cell.size() && cell[i] == '-') ++i;
+  if (i < cell.size() && cell[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < cell.size() && cell[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < cell.size() && (cell[i] == 'e' || cell[i] == 'E')) {
+    ++i;
+    if (i < cell.size() && (cell[i] == '+' || cell[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == cell.size();
+}
+
 }  // namespace
 
 void print_csv(const Table& table, std::FILE* out) {
@@ -72,9 +112,47 @@ void print_csv(const Table& table, std::FILE* out) {
       std::fprintf(out, "%s%s", c ? "," : "", csv_cell(cells[c]).c_str());
     std::fprintf(out, "\n");
   };
-  print_row(table.columns);
-  for (const auto& row : table.rows) print_row(row);
+  const bool stacks = !table.stacks.empty();
+  std::vector<std::string> columns = table.columns;
+  if (stacks) columns.push_back("Stack (root > leaf)");
+  print_row(columns);
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    std::vector<std::string> cells = table.rows[r];
+    if (stacks) cells.push_back(joined_stack(r < table.stacks.size() ? table.stacks[r] : std::vector<std::string>{}));
+    print_row(cells);
+  }
   std::fprintf(out, "\n");
+}
+
+void print_json(const std::vector<NamedTable>& tables, std::FILE* out) {
+  std::string text = "{\"tables\": [";
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const Table& table = tables[t].table;
+    text += t ? ",\n  {" : "\n  {";
+    text += "\"section\": " + json_quoted(tables[t].section) + ", \"title\": " + json_quoted(table.title);
+    text += ", \"columns\": [";
+    for (size_t c = 0; c < table.columns.size(); ++c) text += (c ? ", " : "") + json_quoted(table.columns[c]);
+    text += "],\n   \"rows\": [";
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      text += r ? ",\n    {" : "\n    {";
+      const auto& row = table.rows[r];
+      for (size_t c = 0; c < row.size() && c < table.columns.size(); ++c) {
+        text += (c ? ", " : "") + json_quoted(table.columns[c]) + ": ";
+        text += is_json_number(row[c]) ? row[c] : json_quoted(row[c]);
+      }
+      if (r < table.stacks.size()) {
+        text += ", \"stack\": [";
+        for (size_t f = 0; f < table.stacks[r].size(); ++f) text += (f ? ", " : "") + json_quoted(table.stacks[r][f]);
+        text += "]";
+      }
+      text += "}";
+    }
+    text += "],\n   \"notes\": [";
+    for (size_t n = 0; n < table.notes.size(); ++n) text += (n ? ", " : "") + json_quoted(table.notes[n]);
+    text += "]}";
+  }
+  text += "\n]}\n";
+  std::fputs(text.c_str(), out);
 }
 
 }  // namespace proflaunch::tools::stats
