@@ -2,9 +2,9 @@
 // other sections register in stats/stats_sections.cpp).
 #include <CLI/CLI.hpp>
 
-#include <set>
-
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include "tools/proftrace/capture_windows.h"
 #include "tools/proftrace/commands.h"
@@ -16,9 +16,64 @@ namespace proflaunch::tools {
 
 using namespace proflaunch::format;
 
+bool parse_duration_ns(const std::string& text, uint64_t* ns) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  const std::string unit = text.substr(used);
+  double scale = 0;
+  if (unit.empty() || unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "s") scale = 1e9;
+  if (scale == 0 || !(value >= 0) || value * scale > 1.8e19) return false;
+  *ns = static_cast<uint64_t>(value * scale + 0.5);
+  return true;
+}
+
+namespace {
+
+// The options of the call-site sections, checked: an empty optional and a
+// message on `err` when one is wrong.
+std::optional<stats::StatsOptions> stats_options(const StatsCommand& command, std::FILE* err) {
+  stats::StatsOptions options;
+  options.top = command.top;
+  options.by = command.by;
+  options.order = command.order;
+  options.full_stacks = command.full_stacks;
+  auto one_of = [&](const std::string& value, const std::vector<std::string>& allowed, const char* option) {
+    if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return true;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    std::fprintf(err, "proftrace stats: %s '%s' is not one of %s\n", option, value.c_str(), list.c_str());
+    return false;
+  };
+  if (!one_of(command.by, stats::code_aggregations(), "--by") ||
+      !one_of(command.order, stats::code_order_keys(), "--order"))
+    return std::nullopt;
+  if (!parse_duration_ns(command.min_time, &options.min_gpu_ns)) {
+    std::fprintf(err, "proftrace stats: --min-time '%s' is not a duration (e.g. 250us, 2ms, 1s; ns when bare)\n",
+                 command.min_time.c_str());
+    return std::nullopt;
+  }
+  if (command.csv && command.json) {
+    std::fprintf(err, "proftrace stats: --csv and --json exclude each other\n");
+    return std::nullopt;
+  }
+  return options;
+}
+
+}  // namespace
+
 int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err) {
   try {
-    auto sections = stats::make_stats_sections();
+    const std::optional<stats::StatsOptions> options = stats_options(command, err);
+    if (!options) return kExitError;
+    auto sections = stats::make_stats_sections(*options);
     if (!command.sections.empty()) {
       std::set<std::string> wanted(command.sections.begin(), command.sections.end());
       std::set<std::string> known;
@@ -93,11 +148,26 @@ void add_stats_command(CLI::App& app, int& exit_code) {
   for (const auto& section : stats::make_stats_sections()) names += (names.empty() ? "" : ", ") + section->name();
   CLI::App* sub = app.add_subcommand(
       "stats", "Summary tables: GPU time per kernel, memory operations, host time per API, GPU time and bytes "
-               "allocated per call site, NCCL collectives and ranks");
+               "allocated per call site and per line, function, file or module of the user's code, NCCL "
+               "collectives and ranks");
   sub->add_option("files", command->inputs, "proflaunch trace files")->required();
   sub->add_option("--section", command->sections, "only these tables (repeatable): " + names);
   auto* csv = sub->add_flag("--csv", command->csv, "comma-separated values instead of aligned text");
-  sub->add_flag("--json", command->json, "one JSON document with every table (columns, rows, notes)")->excludes(csv);
+  sub->add_flag("--json", command->json, "one JSON document with every table instead of aligned text")
+      ->excludes(csv);
+  sub->add_option("--top", command->top, "call-sites, alloc-sites, code: rows shown")
+      ->default_val(20)
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--by", command->by, "code: sum by line, function, file or module")
+      ->default_val("line")
+      ->check(CLI::IsMember(stats::code_aggregations()));
+  sub->add_option("--order", command->order, "code: sort by gpu, calls, avg, bytes, allocs, stacks or name")
+      ->default_val("gpu")
+      ->check(CLI::IsMember(stats::code_order_keys()));
+  sub->add_option("--min-time", command->min_time, "code: leave out rows with less GPU time (250us, 2ms, 1s; ns when bare)")
+      ->default_val("0");
+  sub->add_flag("--full-stacks", command->full_stacks,
+                "code: print each row's heaviest call stack under it (CSV and JSON always carry it)");
   sub->add_flag("--strict", command->strict, "exit 3 when an input needed recovery");
   sub->callback([command, &exit_code] { exit_code = run_stats(*command, stdout, stderr); });
 }

@@ -76,9 +76,18 @@ struct StatsCommand {
   std::vector<std::string> inputs;
   std::vector<std::string> sections;  // empty: all
   bool csv = false;
-  bool json = false;  // one JSON document with every table
+  bool json = false;  // one JSON document with every table (not with csv)
   bool strict = false;
+  // The sections that rank call sites (call-sites, alloc-sites, code):
+  size_t top = 20;
+  std::string by = "line";     // code: line, function, file, module
+  std::string order = "gpu";   // code: gpu, calls, avg, bytes, allocs, stacks, name
+  std::string min_time = "0";  // code: rows with less GPU time are left out; "500us", "2ms", "1s", ns when bare
+  bool full_stacks = false;    // code: each row's heaviest stack under it (text; CSV and JSON always carry it)
 };
+// "1.5ms" -> 1500000; units ns, us, ms, s; a bare number is ns. False when
+// `text` is not such a duration.
+bool parse_duration_ns(const std::string& text, uint64_t* ns);
 int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err);
 
 struct ExportCommand {

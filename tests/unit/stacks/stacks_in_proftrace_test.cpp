@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "formats/trace_builder.h"
+#include "tests/unit/stacks/synthetic_stacks.h"
 #include "tests/unit/tools/tool_fixture.h"
+#include "tools/proftrace/stacks/runtime_modules.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/trace_model.h"
 
@@ -21,67 +23,6 @@ using namespace format;
 constexpr uint64_t kSection = 0x5A;
 constexpr uint64_t kPythonBase = 0x400000;      // the interpreter (non-PIE)
 constexpr uint64_t kTorchBase = 0x7f0000000000;  // a library
-
-class SyntheticStacks {
- public:
-  explicit SyntheticStacks(TraceBuilder& trace) : trace_(trace) {}
-
-  void module(const std::string& path, uint64_t start, uint64_t end) {
-    ModuleDefRecord record{};
-    record.header = header_for<ModuleDefRecord>();
-    record.path_string = trace_.string(kSection, path);
-    record.load_bias = start;
-    record.start = start;
-    record.end = end;
-    raw(&record, sizeof record, {});
-  }
-  void native(uint32_t id, const std::vector<uint64_t>& innermost_first, uint16_t flags = 0) {
-    NativeStackDefRecord record{};
-    record.header = header_for<NativeStackDefRecord>();
-    record.header.bytes = static_cast<uint16_t>(sizeof record + innermost_first.size() * 8);
-    record.id = id;
-    record.frame_count = static_cast<uint16_t>(innermost_first.size());
-    record.flags = flags;
-    raw(&record, sizeof record, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(innermost_first.data()),
-                                                     reinterpret_cast<const uint8_t*>(innermost_first.data()) +
-                                                         innermost_first.size() * 8));
-  }
-  // (file, function, line, entry) innermost first.
-  void python(uint32_t id, const std::vector<std::tuple<std::string, std::string, int, bool>>& frames) {
-    PythonStackDefRecord record{};
-    record.header = header_for<PythonStackDefRecord>();
-    record.header.bytes = static_cast<uint16_t>(sizeof record + frames.size() * sizeof(PythonFrame));
-    record.id = id;
-    record.frame_count = static_cast<uint16_t>(frames.size());
-    std::vector<uint8_t> tail;
-    for (const auto& [file, function, line, entry] : frames) {
-      PythonFrame frame{trace_.string(kSection, file), trace_.string(kSection, function), line,
-                        entry ? uint32_t{kPythonFrameEntry} : 0u};
-      const auto* p = reinterpret_cast<const uint8_t*>(&frame);
-      tail.insert(tail.end(), p, p + sizeof frame);
-    }
-    raw(&record, sizeof record, tail);
-  }
-  void symbol(uint64_t address, const std::string& function, const std::string& file = "", uint32_t line = 0,
-              uint16_t depth = 0) {
-    SymbolDefRecord record{};
-    record.header = header_for<SymbolDefRecord>();
-    record.function_string = trace_.string(kSection, function);
-    record.address = address;
-    record.file_string = file.empty() ? 0 : trace_.string(kSection, file);
-    record.line = line;
-    record.inline_depth = depth;
-    raw(&record, sizeof record, {});
-  }
-
- private:
-  void raw(const void* fixed, size_t bytes, const std::vector<uint8_t>& tail) {
-    std::vector<uint8_t> all(static_cast<const uint8_t*>(fixed), static_cast<const uint8_t*>(fixed) + bytes);
-    all.insert(all.end(), tail.begin(), tail.end());
-    trace_.raw_record(kSection, ChunkKind::kDefinitions, all);
-  }
-  TraceBuilder& trace_;
-};
 
 tools::TraceModel load_model(const std::string& path, std::vector<tools::InputTrace>& inputs) {
   std::string error;
@@ -96,7 +37,7 @@ tools::TraceModel load_model(const std::string& path, std::vector<tools::InputTr
 // Python in between), the Python stack two entry frames.
 void python_program(TraceBuilder& trace) {
   trace.process(kSection, {.pid = 10, .argv = {"python3", "train.py"}});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/usr/bin/python3", kPythonBase, kPythonBase + 0x100000);
   s.module("/opt/torch/libtorch.so", kTorchBase, kTorchBase + 0x100000);
   // Root first: main, eval, PyObject_Call, eval, torch op, launch helper (inlined).
@@ -143,7 +84,7 @@ TEST(StackFormatter, PythonFramesReplaceTheInterpreterFramesTheyRanIn) {
 TEST(StackFormatter, AnInlinedEvalFrameWrapperIsNotAnInterpreterFrame) {
   TraceBuilder trace;
   trace.process(kSection, {.pid = 10, .argv = {"python3", "train.py"}});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/opt/python/lib/libpython3.12.so", kPythonBase, kPythonBase + 0x100000);
   s.module("/opt/torch/libtorch.so", kTorchBase, kTorchBase + 0x100000);
   // Root first: main, eval, the hook that calls back, PyObject_Call (with the
@@ -171,7 +112,7 @@ TEST(StackFormatter, AnInlinedEvalFrameWrapperIsNotAnInterpreterFrame) {
 TEST(StackFormatter, TheCallSiteOfATripleChevronLaunchIsItsCallerNotTheStub) {
   TraceBuilder trace;
   trace.process(kSection, {.pid = 11, .argv = {"./app"}});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/work/app", kPythonBase, kPythonBase + 0x100000);
   s.module("/usr/local/cuda/lib64/libcudart.so.13", kTorchBase, kTorchBase + 0x100000);
   s.native(1, {kTorchBase + 0x10, kPythonBase + 0x30, kPythonBase + 0x20, kPythonBase + 0x10});
@@ -185,10 +126,111 @@ TEST(StackFormatter, TheCallSiteOfATripleChevronLaunchIsItsCallerNotTheStub) {
   EXPECT_EQ(formatter.call_site(*model.find(kSection), 1, 0), "relu(float*, int) (app.cu:12)");
 }
 
+// A GEMM through cuBLAS: the innermost frames are the runtime's and the
+// vendor libraries' (and one of the shim's, had the walker let it through);
+// the call site is the user's frame that called the library, known by the
+// frames' module names.
+constexpr uint64_t kAppBase = 0x500000;
+constexpr uint64_t kCudartBase = 0x7f1000000000;
+constexpr uint64_t kCublasBase = 0x7f2000000000;
+constexpr uint64_t kCublasLtBase = 0x7f3000000000;
+constexpr uint64_t kShimBase = 0x7f4000000000;
+
+void cublas_program(TraceBuilder& trace) {
+  trace.process(kSection, {.pid = 12, .argv = {"./app"}});
+  SyntheticStacks s(trace, kSection);
+  s.module("/work/app", kAppBase, kAppBase + 0x100000);
+  s.module("/usr/local/cuda/lib64/libcudart.so.13", kCudartBase, kCudartBase + 0x100000);
+  s.module("/usr/local/cuda/lib64/libcublas.so.13.0.2", kCublasBase, kCublasBase + 0x100000);
+  s.module("/usr/local/cuda/lib64/libcublasLt.so.13", kCublasLtBase, kCublasLtBase + 0x100000);
+  s.module("/opt/proflaunch/lib/libproflaunch.so", kShimBase, kShimBase + 0x100000);
+  // Root first: main, train_step, cublasSgemm_v2, an internal of cuBLASLt,
+  // cudaLaunchKernel, the shim's hook.
+  s.native(1, {kShimBase + 0x10, kCudartBase + 0x10, kCublasLtBase + 0x20, kCublasBase + 0x10, kAppBase + 0x20,
+               kAppBase + 0x10});
+  s.symbol(kAppBase + 0x10, "main", "/work/app.cpp", 80);
+  s.symbol(kAppBase + 0x20, "train_step(Model&)", "/work/app.cpp", 42);
+  s.symbol(kCublasBase + 0x10, "cublasSgemm_v2", "/src/cublas_api.cpp", 900);
+  s.symbol(kCublasLtBase + 0x20, "cublasLtMatmul", "/src/lt.cpp", 77);
+  s.symbol(kCudartBase + 0x10, "cudaLaunchKernel", "/src/cudart.cpp", 10);
+  s.symbol(kShimBase + 0x10, "proflaunch::on_launch", "/src/hooks.cpp", 5);
+  // Every frame inside the libraries (the stack cut at the depth limit).
+  s.native(2, {kCudartBase + 0x10, kCublasLtBase + 0x20, kCublasBase + 0x10}, kStackTruncated);
+  // The same native stack under a Python program: the Python frame wins.
+  s.python(3, {{"/home/me/venv/lib/python3.12/site-packages/torch/nn/functional.py", "linear", 2300, true},
+               {"/home/me/train.py", "step", 42, true}});
+}
+
+TEST(CallSiteAttribution, TheCallSiteIsTheUsersFrameThatCalledTheVendorLibrary) {
+  TraceBuilder trace;
+  cublas_program(trace);
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "cublas.trace"), inputs);
+  const tools::SectionModel& section = *model.find(kSection);
+  tools::StackFormatter formatter;
+  const auto site = formatter.attribute(section, 1, 0);
+  EXPECT_EQ(site.text, "train_step(Model&) (app.cpp:42)");
+  EXPECT_EQ(site.function, "train_step(Model&)");
+  EXPECT_EQ(site.file, "/work/app.cpp");
+  EXPECT_EQ(site.line, 42u);
+  EXPECT_EQ(site.module, "app");
+  EXPECT_FALSE(site.python);
+  EXPECT_EQ(formatter.call_site(section, 1, 0), "train_step(Model&) (app.cpp:42)");
+  // The frames stepped over are still in the stack.
+  const auto frames = formatter.frames(section, 1, 0);
+  ASSERT_EQ(frames.size(), 6u);
+  EXPECT_EQ(frames[2], "cublasSgemm_v2 (cublas_api.cpp:900)");
+  EXPECT_EQ(frames[5], "proflaunch::on_launch (hooks.cpp:5)");
+}
+
+TEST(CallSiteAttribution, WhenEveryFrameIsALibrarysTheEntryPointTheUserCalledIsTheSite) {
+  TraceBuilder trace;
+  cublas_program(trace);
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "cublas_cut.trace"), inputs);
+  tools::StackFormatter formatter;
+  const auto site = formatter.attribute(*model.find(kSection), 2, 0);
+  EXPECT_EQ(site.text, "cublasSgemm_v2 (cublas_api.cpp:900)");
+  EXPECT_EQ(site.module, "libcublas.so.13.0.2");
+}
+
+TEST(CallSiteAttribution, APythonFrameWinsOverNativeOnes) {
+  TraceBuilder trace;
+  cublas_program(trace);
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "cublas_python.trace"), inputs);
+  tools::StackFormatter formatter;
+  const auto site = formatter.attribute(*model.find(kSection), 1, 3);
+  EXPECT_TRUE(site.python);
+  EXPECT_EQ(site.text, "/home/me/venv/lib/python3.12/site-packages/torch/nn/functional.py:2300 linear");
+  EXPECT_EQ(site.function, "linear");
+  EXPECT_EQ(site.line, 2300u);
+  EXPECT_EQ(site.module, "torch") << "a site-packages file's package";
+}
+
+TEST(CallSiteAttribution, VendorModulesAreKnownByTheirFileNames) {
+  for (const char* path : {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcudart.so.13.0.48", "/x/libcublasLt.so",
+                           "/x/libcudnn_cnn.so.9", "/x/libnccl.so.2", "/opt/rocm/lib/libamdhip64.so.6",
+                           "/opt/rocm/lib/librocblas.so.4", "/opt/rocm/lib/libMIOpen.so.1", "/x/librccl.so.1",
+                           "/x/libcupti.so.13", "/x/libnvrtc.so.13", "/build/preload/libproflaunch.so",
+                           "/venv/lib/python3.12/site-packages/torch/lib/libcudart-d0da41ae.so.11.0"})
+    EXPECT_TRUE(tools::is_runtime_or_vendor_module(path)) << path;
+  for (const char* path : {"/work/app", "/x/libtorch_cuda.so", "/x/libcudaext.so", "/x/libmycublas.so",
+                           "/x/libcublas_helpers.a", "/usr/lib/libc.so.6", "/x/libcublas-extras.so", ""})
+    EXPECT_FALSE(tools::is_runtime_or_vendor_module(path)) << path;
+}
+
+TEST(CallSiteAttribution, PythonFilesGroupUnderTheirPackage) {
+  EXPECT_EQ(tools::python_package("/usr/lib/python3/dist-packages/numpy/core/numeric.py"), "numpy");
+  EXPECT_EQ(tools::python_package("/venv/lib/python3.12/site-packages/six.py"), "six");
+  EXPECT_EQ(tools::python_package("/home/me/proj/train.py"), "/home/me/proj");
+  EXPECT_EQ(tools::python_package("train.py"), "train.py");
+}
+
 TEST(StackFormatter, WithoutNamesFramesShowModuleAndOffsetOrTheAddress) {
   TraceBuilder trace;
   trace.process(kSection, {.pid = 10});
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.module("/nonexistent/libgone.so", kTorchBase, kTorchBase + 0x1000);
   s.native(1, {kTorchBase + 0x123, 0x1234});
   std::vector<tools::InputTrace> inputs;
@@ -256,7 +298,7 @@ TEST(ConvertStacks, EachCallStackGoesToItsOwnThreadsPrecedingCall) {
 TEST(CallSiteStats, RanksCallSitesByTheGpuTimeTheyLaunched) {
   TraceBuilder trace;
   python_program(trace);
-  SyntheticStacks s(trace);
+  SyntheticStacks s(trace, kSection);
   s.python(2, {{"train.py", "evaluate", 60, true}});
   const uint16_t launch_api = trace.api(kSection, "cuLaunchKernel", ApiDomain::kDriver);
   uint64_t correlation = 1;

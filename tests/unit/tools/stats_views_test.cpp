@@ -278,12 +278,13 @@ TEST(StatsJson, EveryTableIsOneDocumentWithNumbersAsNumbers) {
   ASSERT_EQ(memory["columns"].items.back().str(), "Operation");
   const auto& rows = memory["rows"].items;
   ASSERT_EQ(rows.size(), 4u) << result.out;
-  EXPECT_EQ(rows[0].items.back().str(), "Memcpy HtoD pinned -> device");
-  EXPECT_EQ(rows[0].items[1].type, JsonValue::Type::kNumber);
-  EXPECT_EQ(rows[0].items[1].as_uint(), 1500u);
-  EXPECT_DOUBLE_EQ(rows[0].items[10].as_double(), 2000.0);
-  EXPECT_EQ(rows[3].items[1].type, JsonValue::Type::kNull) << "the memset's '-' time";
-  EXPECT_EQ(rows[3].items.back().str(), "Memset device");
+  // Rows are objects keyed by column name.
+  EXPECT_EQ(rows[0]["Operation"].str(), "Memcpy HtoD pinned -> device");
+  EXPECT_EQ(rows[0]["Total Time (ns)"].type, JsonValue::Type::kNumber);
+  EXPECT_EQ(rows[0]["Total Time (ns)"].as_uint(), 1500u);
+  EXPECT_DOUBLE_EQ(rows[0]["Bandwidth (GB/s)"].as_double(), 2000.0);
+  EXPECT_EQ(rows[3]["Total Time (ns)"].type, JsonValue::Type::kNull) << "the memset's '-' time";
+  EXPECT_EQ(rows[3]["Operation"].str(), "Memset device");
   EXPECT_EQ(memory["notes"].items.size(), 2u) << result.out;
   EXPECT_EQ(tables[1]["section"].str(), "api");
 }

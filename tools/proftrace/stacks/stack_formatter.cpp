@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "tools/proftrace/stacks/runtime_modules.h"
+
 namespace proflaunch::tools {
 namespace {
 
@@ -14,13 +16,6 @@ std::string base_name(std::string_view path) {
 // it: an interpreter with debug info (pyenv's) also names the inline
 // _PyEval_EvalFrame wrapper in its caller's frame, which runs nothing.
 bool is_interpreter_loop(std::string_view function) { return function == "_PyEval_EvalFrameDefault"; }
-
-// The libraries a CUDA call passes through on its way to the driver: not
-// where the user's call came from.
-bool is_cuda_library(std::string_view path) {
-  const std::string name = base_name(path);
-  return name.rfind("libcuda.", 0) == 0 || name.rfind("libcudart", 0) == 0;
-}
 
 std::string frame_text(std::string_view function, std::string_view file, uint32_t line,
                        const std::string& location, bool inlined) {
@@ -63,16 +58,17 @@ void StackFormatter::add_address_frames(const SectionModel& section,
     path = std::string(section.string(module->path_string));
     location = symbols::module_offset_text(path, *module, ref.address);
   }
-  const bool cuda = is_cuda_library(path);
+  const bool vendor = is_runtime_or_vendor_module(path);
 
   const auto embedded = section.stacks.embedded_symbols(ref.address);
   if (!embedded.empty()) {
     for (size_t i = 0; i < embedded.size(); ++i) {
       const auto& symbol = embedded[i];
       const std::string_view function = section.string(symbol.function_string);
-      out.push_back({frame_text(function, section.string(symbol.file_string), symbol.line, location,
-                                i + 1 < embedded.size()),
-                     is_interpreter_loop(function), cuda, ref.module});
+      const std::string_view file = section.string(symbol.file_string);
+      out.push_back({frame_text(function, file, symbol.line, location, i + 1 < embedded.size()),
+                     is_interpreter_loop(function), vendor, ref.module, std::string(function), std::string(file),
+                     symbol.line});
     }
     return;
   }
@@ -80,11 +76,12 @@ void StackFormatter::add_address_frames(const SectionModel& section,
     const symbols::SymbolFrames& local = symbolizer_.symbolize(path, *module, ref.address);
     for (size_t i = 0; i < local.size(); ++i) {
       out.push_back({frame_text(local[i].function, local[i].file, local[i].line, location, i + 1 < local.size()),
-                     is_interpreter_loop(local[i].function), cuda, ref.module});
+                     is_interpreter_loop(local[i].function), vendor, ref.module, local[i].function, local[i].file,
+                     local[i].line});
     }
     if (!local.empty()) return;
   }
-  out.push_back({location, false, cuda, ref.module});
+  out.push_back({location, false, vendor, ref.module, {}, {}, 0});
 }
 
 const std::vector<StackFormatter::NativeFrame>& StackFormatter::native_frames(
@@ -95,7 +92,7 @@ const std::vector<StackFormatter::NativeFrame>& StackFormatter::native_frames(
   std::vector<NativeFrame> frames;
   if (const symbols::NativeStackInfo* stack = section.stacks.native(id)) {
     for (const symbols::NativeFrameRef& ref : stack->frames) add_address_frames(section, ref, frames);
-    if (stack->truncated) frames.push_back({"...", false, false, -1});
+    if (stack->truncated) frames.push_back({"...", false, false, -1, {}, {}, 0});
   }
   return native_cache_.emplace(key, std::move(frames)).first->second;
 }
@@ -176,15 +173,54 @@ std::string StackFormatter::text(const SectionModel& section, uint32_t native_st
 
 std::string StackFormatter::call_site(const SectionModel& section, uint32_t native_stack,
                                       uint32_t python_stack) {
-  if (const symbols::PythonStackInfo* python = section.stacks.python(python_stack))
-    if (!python->frames.empty()) return python_frame_text(section, python->frames.front());
+  return attribute(section, native_stack, python_stack).text;
+}
+
+StackFormatter::CallSite StackFormatter::attribute(const SectionModel& section, uint32_t native_stack,
+                                                   uint32_t python_stack) {
+  if (const symbols::PythonStackInfo* python = section.stacks.python(python_stack)) {
+    if (!python->frames.empty()) {
+      const format::PythonFrame& frame = python->frames.front();
+      const std::string file(section.string(frame.file_string));
+      return {python_frame_text(section, frame), std::string(section.string(frame.function_string)), file,
+              frame.line > 0 ? static_cast<uint32_t>(frame.line) : 0u, python_package(file), true};
+    }
+  }
   if (native_stack == 0) return {};
   const auto& innermost_first = native_frames(section, native_stack);
-  // nvcc's generated launch stubs (__device_stub__<mangled kernel>) are not
-  // where the user launched from: their caller is.
-  for (const NativeFrame& frame : innermost_first)
-    if (!frame.cuda_library && frame.text != "..." && frame.text.rfind("__device_stub_", 0) != 0) return frame.text;
-  return innermost_first.empty() ? std::string() : innermost_first.front().text;
+  auto site_of = [&](const NativeFrame& frame) {
+    std::string module;
+    if (frame.module >= 0)
+      module = base_name(section.string(section.stacks.modules()[static_cast<size_t>(frame.module)].path_string));
+    return CallSite{frame.text, frame.function, frame.file, frame.line, module, false};
+  };
+  const NativeFrame* outermost_library_frame = nullptr;
+  for (const NativeFrame& frame : innermost_first) {
+    if (frame.text == "...") continue;
+    if (frame.runtime_or_vendor) {
+      outermost_library_frame = &frame;
+      continue;
+    }
+    // nvcc's generated launch stubs (__device_stub__<mangled kernel>) are
+    // not where the user launched from: their caller is.
+    if (frame.text.rfind("__device_stub_", 0) == 0) continue;
+    return site_of(frame);
+  }
+  if (outermost_library_frame != nullptr) return site_of(*outermost_library_frame);
+  return innermost_first.empty() ? CallSite{} : site_of(innermost_first.front());
+}
+
+std::string python_package(std::string_view file) {
+  for (std::string_view packages : {"/site-packages/", "/dist-packages/"}) {
+    const size_t at = file.rfind(packages);
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = file.substr(at + packages.size());
+    rest = rest.substr(0, rest.find('/'));
+    if (rest.size() > 3 && rest.substr(rest.size() - 3) == ".py") rest.remove_suffix(3);
+    if (!rest.empty()) return std::string(rest);
+  }
+  const size_t slash = file.rfind('/');
+  return std::string(slash == std::string_view::npos || slash == 0 ? file : file.substr(0, slash));
 }
 
 }  // namespace proflaunch::tools

@@ -41,10 +41,25 @@ class StackFormatter {
   std::string text(const SectionModel& section, uint32_t native_stack, uint32_t python_stack,
                    std::string_view leaf = {});
 
-  // Where the call came from in one frame: the innermost Python frame when
-  // there is one, else the innermost native frame outside the CUDA runtime
-  // and driver libraries and nvcc's launch stubs. Empty when unknown.
+  // Where the call came from in one frame (attribute(...).text). Empty when
+  // unknown.
   std::string call_site(const SectionModel& section, uint32_t native_stack, uint32_t python_stack);
+
+  // The frame a call is attributed to, and what it is made of.
+  struct CallSite {
+    std::string text;      // as frames() shows it: "model.py:7 Layer.forward", "relu(float*, int) (app.cu:12)"
+    std::string function;  // "" when unknown
+    std::string file;      // the source file as recorded or symbolized; "" when unknown
+    uint32_t line = 0;     // 0 when unknown
+    std::string module;    // native: the module's file name ("libapp.so"), "" when unknown; Python: its package
+    bool python = false;
+  };
+  // The innermost Python frame when there is one; else the innermost native
+  // frame outside the runtimes, the driver and the vendor libraries
+  // (runtime_modules.h) and other than nvcc's launch stubs; else, when every
+  // frame is in those libraries, the outermost of them (the library's entry
+  // point the user called). Empty text when the stacks are unknown.
+  CallSite attribute(const SectionModel& section, uint32_t native_stack, uint32_t python_stack);
 
   // Module files that could not be read for local symbolization.
   const std::vector<std::string>& problems() const { return symbolizer_.problems(); }
@@ -53,8 +68,11 @@ class StackFormatter {
   struct NativeFrame {
     std::string text;
     bool interpreter = false;  // a _PyEval_EvalFrameDefault frame
-    bool cuda_library = false;
+    bool runtime_or_vendor = false;  // in a module of runtime_modules.h's list
     int32_t module = -1;
+    std::string function;  // the symbol's parts, for attribute()
+    std::string file;
+    uint32_t line = 0;
   };
   // Innermost first, inline frames expanded (cached per section and stack).
   const std::vector<NativeFrame>& native_frames(const SectionModel& section, uint32_t id);
@@ -67,5 +85,9 @@ class StackFormatter {
 
 // "/path/train.py:42 forward"
 std::string python_frame_text(const SectionModel& section, const format::PythonFrame& frame);
+
+// What `--by module` groups a Python file under: the top-level package of a
+// file in site-packages or dist-packages ("torch"), else the file's directory.
+std::string python_package(std::string_view file);
 
 }  // namespace proflaunch::tools

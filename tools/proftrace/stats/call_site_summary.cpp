@@ -2,20 +2,16 @@
 // the most GPU time - kernels, copies and memsets - in the manner of a
 // profiler's "top call paths" view. A CallStack names an operation's stacks
 // by its correlation id; the operation's GpuActivity, joined by the same id
-// in a bounded window, gives its GPU time. State grows with the number of
-// distinct stacks, not with the number of operations.
+// in a bounded window (stack_joins.h), gives its GPU time. State grows with
+// the number of distinct stacks, not with the number of operations.
 //
-// alloc-sites: the same table by bytes allocated. Each successful allocation
-// (device, pool, managed, pinned or registered host, VMM physical memory; not
-// address reservations or mappings, which would count the memory again) is
-// joined to its CallStack (point kMemory) by correlation id.
+// alloc-sites: the same table by bytes allocated (stack_joins.h says which
+// allocations count), each joined to its CallStack (point kMemory).
 #include <algorithm>
-#include <deque>
 #include <map>
-#include <tuple>
-#include <unordered_map>
 
 #include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/stats/stack_joins.h"
 #include "tools/proftrace/stats/stats_section.h"
 
 namespace proflaunch::tools::stats {
@@ -23,21 +19,11 @@ namespace {
 
 using namespace format;
 
-constexpr size_t kJoinWindow = size_t{1} << 17;
-constexpr size_t kRowsShown = 20;
-
-struct StackKey {
-  uint64_t section;
-  uint32_t native;
-  uint32_t python;
-  bool operator<(const StackKey& other) const {
-    return std::tie(section, native, python) < std::tie(other.section, other.native, other.python);
-  }
-};
-
 // Sums a quantity per call site and renders the top rows.
 class CallSiteTable {
  public:
+  explicit CallSiteTable(size_t rows_shown) : rows_shown_(rows_shown) {}
+
   void add(const StackKey& key, uint64_t amount) {
     Total& total = by_stack_[key];
     total.amount += amount;
@@ -74,15 +60,15 @@ class CallSiteTable {
     Table table;
     table.title = title;
     table.columns = {"Share (%)", amount_column, count_column, "Call site", "Stack (root > leaf)"};
-    for (size_t i = 0; i < sorted.size() && i < kRowsShown; ++i) {
+    for (size_t i = 0; i < sorted.size() && i < rows_shown_; ++i) {
       const Site& site = sorted[i].second;
       table.rows.push_back({format_percent(grand_total ? double(site.amount) / double(grand_total) : 0),
                             std::to_string(site.amount), std::to_string(site.count), site.call_site,
                             sorted[i].first});
     }
-    if (sorted.size() > kRowsShown)
+    if (sorted.size() > rows_shown_)
       table.notes.push_back(std::to_string(sorted.size()) + " call sites; the top " +
-                            std::to_string(kRowsShown) + " are shown");
+                            std::to_string(rows_shown_) + " are shown");
     return table;
   }
 
@@ -93,130 +79,69 @@ class CallSiteTable {
     uint64_t amount = 0;
     uint64_t count = 0;
   };
+  size_t rows_shown_;
   std::map<StackKey, Total> by_stack_;
-};
-
-struct Correlation {
-  uint64_t section;
-  uint64_t id;
-  bool operator==(const Correlation& other) const { return section == other.section && id == other.id; }
-};
-struct CorrelationHash {
-  size_t operator()(const Correlation& c) const { return std::hash<uint64_t>()(c.section * 31 + c.id); }
 };
 
 class GpuTimeByCallSite final : public StatsSection {
  public:
+  explicit GpuTimeByCallSite(size_t rows_shown) : table_(rows_shown) {}
   std::string name() const override { return "call-sites"; }
 
   void on_record(const SectionModel& section, const RecordView& record) override {
-    if (record.record_kind() == RecordKind::kCallStack) {
-      const auto stack = record.as<CallStackRecord>();
-      if (stack.point != static_cast<uint8_t>(StackPoint::kLaunch)) return;
-      const Correlation key{section.section_id, stack.correlation_id};
-      const StackKey site{section.section_id, stack.native_stack, stack.python_stack};
-      if (auto it = early_activities_.find(key); it != early_activities_.end()) {
-        table_.add(site, it->second);
-        early_activities_.erase(it);
-        return;
-      }
-      remember(stacks_, key, site);
-    } else if (record.record_kind() == RecordKind::kGpuActivity) {
-      const auto activity = record.as<GpuActivityRecord>();
-      const uint64_t duration = activity.end_ns > activity.start_ns ? activity.end_ns - activity.start_ns : 0;
-      const Correlation key{section.section_id, activity.correlation_id};
-      if (auto it = stacks_.find(key); it != stacks_.end()) {
-        table_.add(it->second, duration);
-        stacks_.erase(it);
-      } else {
-        remember(early_activities_, key, duration);
-      }
-    }
+    StackKey key;
+    uint64_t gpu_ns = 0;
+    if (join_.on_record(section, record, &key, &gpu_ns)) table_.add(key, gpu_ns);
   }
 
   Table finish(const TraceModel& model) override {
     if (table_.empty()) return Table{};
     Table table = table_.render(model, "Call sites: GPU time they launched (kernels, copies, memsets)",
                                 "GPU Time (ns)", "Operations");
-    if (!stacks_.empty() || unmatched_ > 0)
-      table.notes.push_back(std::to_string(stacks_.size() + unmatched_) +
+    if (join_.unmatched() > 0)
+      table.notes.push_back(std::to_string(join_.unmatched()) +
                             " operations with a stack but no GPU time (GPU timing off, or lost) are not counted");
     return table;
   }
 
  private:
-  template <typename Map, typename Value>
-  void remember(Map& map, const Correlation& key, const Value& value) {
-    map[key] = value;
-    order_.push_back(key);
-    while (order_.size() > kJoinWindow) {
-      const Correlation old = order_.front();
-      order_.pop_front();
-      unmatched_ += stacks_.erase(old) + early_activities_.erase(old);
-    }
-  }
-
   CallSiteTable table_;
-  std::unordered_map<Correlation, StackKey, CorrelationHash> stacks_;
-  std::unordered_map<Correlation, uint64_t, CorrelationHash> early_activities_;
-  std::deque<Correlation> order_;
-  uint64_t unmatched_ = 0;
+  GpuTimeByStackJoin join_;
 };
-
-bool allocates_memory(const MemoryOperationRecord& record) {
-  if (record.action != static_cast<uint8_t>(MemoryAction::kAcquire) || record.span.result != 0) return false;
-  const auto kind = static_cast<AllocationKind>(record.kind);
-  return kind != AllocationKind::kMapping && kind != AllocationKind::kAddressRange;
-}
 
 class BytesAllocatedByCallSite final : public StatsSection {
  public:
+  explicit BytesAllocatedByCallSite(size_t rows_shown) : table_(rows_shown) {}
   std::string name() const override { return "alloc-sites"; }
 
   void on_record(const SectionModel& section, const RecordView& record) override {
-    if (record.record_kind() == RecordKind::kMemoryOperation) {
-      const auto operation = record.as<MemoryOperationRecord>();
-      if (!allocates_memory(operation)) return;
-      if (operation.span.flags & kApiCaptured) return;  // allocated when its graph runs
-      if (operation.span.flags & kApiCarried) return;   // allocated before the capture window
-      const Correlation key{section.section_id, operation.span.correlation_id};
-      bytes_[key] = operation.bytes;
-      order_.push_back(key);
-      while (order_.size() > kJoinWindow) {
-        unmatched_ += bytes_.erase(order_.front());
-        order_.pop_front();
-      }
-    } else if (record.record_kind() == RecordKind::kCallStack) {
-      const auto stack = record.as<CallStackRecord>();
-      if (stack.point != static_cast<uint8_t>(StackPoint::kMemory)) return;
-      // The stack follows its allocation on the same thread: it is known by now.
-      auto it = bytes_.find(Correlation{section.section_id, stack.correlation_id});
-      if (it == bytes_.end()) return;
-      table_.add(StackKey{section.section_id, stack.native_stack, stack.python_stack}, it->second);
-      bytes_.erase(it);
-    }
+    StackKey key;
+    uint64_t bytes = 0;
+    if (join_.on_record(section, record, &key, &bytes)) table_.add(key, bytes);
   }
 
   Table finish(const TraceModel& model) override {
     if (table_.empty()) return Table{};
     Table table = table_.render(model, "Call sites: bytes allocated (device, pool, managed, pinned host, VMM physical)",
                                 "Bytes", "Allocations");
-    if (!bytes_.empty() || unmatched_ > 0)
-      table.notes.push_back(std::to_string(bytes_.size() + unmatched_) +
+    if (join_.unmatched() > 0)
+      table.notes.push_back(std::to_string(join_.unmatched()) +
                             " allocations without a recorded stack are not counted");
     return table;
   }
 
  private:
   CallSiteTable table_;
-  std::unordered_map<Correlation, uint64_t, CorrelationHash> bytes_;
-  std::deque<Correlation> order_;  // may name allocations already matched
-  uint64_t unmatched_ = 0;
+  BytesAllocatedByStackJoin join_;
 };
 
 }  // namespace
 
-std::unique_ptr<StatsSection> make_call_site_summary() { return std::make_unique<GpuTimeByCallSite>(); }
-std::unique_ptr<StatsSection> make_alloc_site_summary() { return std::make_unique<BytesAllocatedByCallSite>(); }
+std::unique_ptr<StatsSection> make_call_site_summary(const StatsOptions& options) {
+  return std::make_unique<GpuTimeByCallSite>(options.top);
+}
+std::unique_ptr<StatsSection> make_alloc_site_summary(const StatsOptions& options) {
+  return std::make_unique<BytesAllocatedByCallSite>(options.top);
+}
 
 }  // namespace proflaunch::tools::stats

@@ -21,6 +21,21 @@ struct Table {
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;  // printed under the table (what was unmatched, lost...)
+  // Optional, one per row: a call stack, root first. CSV and JSON carry it
+  // (a last "Stack (root > leaf)" column, a "stack" array); text prints it
+  // under its row when show_stacks is set.
+  std::vector<std::vector<std::string>> stacks;
+  bool show_stacks = false;
+};
+
+// What the sections that rank call sites (call-sites, alloc-sites, code)
+// are asked for on the command line.
+struct StatsOptions {
+  size_t top = 20;                 // rows shown
+  std::string by = "line";         // code: line, function, file or module
+  std::string order = "gpu";       // code: the column rows are sorted by (code_order_keys())
+  uint64_t min_gpu_ns = 0;         // code: rows with less GPU time are left out
+  bool full_stacks = false;        // code: each row's heaviest stack under it in text
 };
 
 class StatsSection {
@@ -35,7 +50,11 @@ class StatsSection {
 };
 
 // Every available section, in print order.
-std::vector<std::unique_ptr<StatsSection>> make_stats_sections();
+std::vector<std::unique_ptr<StatsSection>> make_stats_sections(const StatsOptions& options = {});
+
+// The values `code` accepts for StatsOptions::by and ::order.
+const std::vector<std::string>& code_aggregations();
+const std::vector<std::string>& code_order_keys();
 
 // Shared formatting: durations as ns integers, shares as "12.3".
 std::string format_ns(uint64_t ns);

@@ -8,22 +8,24 @@ std::unique_ptr<StatsSection> make_capture_window_summary();
 std::unique_ptr<StatsSection> make_gpu_kernel_summary();
 std::unique_ptr<StatsSection> make_memory_operation_summary();
 std::unique_ptr<StatsSection> make_api_summary();
-std::unique_ptr<StatsSection> make_call_site_summary();
-std::unique_ptr<StatsSection> make_alloc_site_summary();
+std::unique_ptr<StatsSection> make_call_site_summary(const StatsOptions& options);
+std::unique_ptr<StatsSection> make_alloc_site_summary(const StatsOptions& options);
+std::unique_ptr<StatsSection> make_code_summary(const StatsOptions& options);
 std::unique_ptr<StatsSection> make_nccl_collective_summary();
 std::unique_ptr<StatsSection> make_nccl_rank_summary();
 std::unique_ptr<StatsSection> make_graph_summary();
 std::unique_ptr<StatsSection> make_nvtx_summary();
 std::unique_ptr<StatsSection> make_nvtx_gpu_summary();
 
-std::vector<std::unique_ptr<StatsSection>> make_stats_sections() {
+std::vector<std::unique_ptr<StatsSection>> make_stats_sections(const StatsOptions& options) {
   std::vector<std::unique_ptr<StatsSection>> sections;
   sections.push_back(make_capture_window_summary());
   sections.push_back(make_gpu_kernel_summary());
   sections.push_back(make_memory_operation_summary());
   sections.push_back(make_api_summary());
-  sections.push_back(make_call_site_summary());
-  sections.push_back(make_alloc_site_summary());
+  sections.push_back(make_call_site_summary(options));
+  sections.push_back(make_alloc_site_summary(options));
+  sections.push_back(make_code_summary(options));
   sections.push_back(make_nccl_collective_summary());
   sections.push_back(make_nccl_rank_summary());
   sections.push_back(make_graph_summary());

@@ -49,7 +49,13 @@ void print_text(const Table& table, std::FILE* out) {
   for (size_t c = 0; c < widths.size(); ++c)  // the last column (names) is not padded: rule its title
     rule.push_back(std::string(c + 1 == widths.size() ? table.columns[c].size() : widths[c], '-'));
   print_row(rule);
-  for (const auto& row : table.rows) print_row(row);
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    print_row(table.rows[r]);
+    if (table.show_stacks && r < table.stacks.size()) {
+      for (const std::string& frame : table.stacks[r]) std::fprintf(out, "      %s\n", frame.c_str());
+      std::fprintf(out, "\n");
+    }
+  }
   for (const auto& note : table.notes) std::fprintf(out, "  %s\n", note.c_str());
   std::fprintf(out, "\n");
 }
@@ -66,6 +72,38 @@ std::string csv_cell(const std::string& cell) {
   return quoted + "\"";
 }
 
+std::string joined_stack(const std::vector<std::string>& frames) {
+  std::string text;
+  for (const std::string& frame : frames) text += (text.empty() ? "" : " > ") + frame;
+  return text;
+}
+
+// JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool is_json_number(const std::string& cell) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < cell.size() && cell[i] >= '0' && cell[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < cell.size() && cell[i] == '-') ++i;
+  if (i < cell.size() && cell[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < cell.size() && cell[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < cell.size() && (cell[i] == 'e' || cell[i] == 'E')) {
+    ++i;
+    if (i < cell.size() && (cell[i] == '+' || cell[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == cell.size();
+}
+
 }  // namespace
 
 void print_csv(const Table& table, std::FILE* out) {
@@ -75,26 +113,19 @@ void print_csv(const Table& table, std::FILE* out) {
       std::fprintf(out, "%s%s", c ? "," : "", csv_cell(cells[c]).c_str());
     std::fprintf(out, "\n");
   };
-  print_row(table.columns);
-  for (const auto& row : table.rows) print_row(row);
+  const bool stacks = !table.stacks.empty();
+  std::vector<std::string> columns = table.columns;
+  if (stacks) columns.push_back("Stack (root > leaf)");
+  print_row(columns);
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    std::vector<std::string> cells = table.rows[r];
+    if (stacks) cells.push_back(joined_stack(r < table.stacks.size() ? table.stacks[r] : std::vector<std::string>{}));
+    print_row(cells);
+  }
   std::fprintf(out, "\n");
 }
 
 namespace {
-
-// The JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?, what format_ns,
-// format_percent and the counts write.
-bool is_json_number(const std::string& cell) {
-  size_t i = cell.size() > 0 && cell[0] == '-' ? 1 : 0;
-  const size_t digits = i;
-  while (i < cell.size() && std::isdigit(static_cast<unsigned char>(cell[i]))) ++i;
-  if (i == digits || (cell[digits] == '0' && i - digits > 1)) return false;
-  if (i == cell.size()) return true;
-  if (cell[i] != '.' || i + 1 == cell.size()) return false;
-  for (++i; i < cell.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(cell[i]))) return false;
-  return true;
-}
 
 std::string json_list(const std::vector<std::string>& items) {
   std::string text = "[";
@@ -104,30 +135,33 @@ std::string json_list(const std::vector<std::string>& items) {
 
 }  // namespace
 
+// A column whose cells are all numbers (or "-") has JSON numbers, and null
+// for "-"; every other cell is a string, so a column has one JSON type.
 void print_json(const std::vector<NamedTable>& tables, std::FILE* out) {
-  std::fprintf(out, "{\"tables\": [");
+  std::string text = "{\"tables\": [";
   for (size_t t = 0; t < tables.size(); ++t) {
     const Table& table = tables[t].table;
     std::vector<bool> numeric(table.columns.size(), true);
     for (const auto& row : table.rows)
       for (size_t c = 0; c < row.size() && c < numeric.size(); ++c)
         numeric[c] = numeric[c] && (row[c] == "-" || is_json_number(row[c]));
-    std::fprintf(out, "%s\n {\"section\": %s, \"title\": %s,\n  \"columns\": %s,\n  \"rows\": [", t ? "," : "",
-                 json_quoted(tables[t].section).c_str(), json_quoted(table.title).c_str(),
-                 json_list(table.columns).c_str());
+    text += t ? ",\n  {" : "\n  {";
+    text += "\"section\": " + json_quoted(tables[t].section) + ", \"title\": " + json_quoted(table.title);
+    text += ", \"columns\": " + json_list(table.columns) + ",\n   \"rows\": [";
     for (size_t r = 0; r < table.rows.size(); ++r) {
+      text += r ? ",\n    {" : "\n    {";
       const auto& row = table.rows[r];
-      std::string text = "[";
-      for (size_t c = 0; c < row.size(); ++c) {
-        if (c) text += ", ";
-        if (c < numeric.size() && numeric[c]) text += row[c] == "-" ? "null" : row[c];
-        else text += json_quoted(row[c]);
+      for (size_t c = 0; c < row.size() && c < table.columns.size(); ++c) {
+        text += (c ? ", " : "") + json_quoted(table.columns[c]) + ": ";
+        text += numeric[c] ? (row[c] == "-" ? std::string("null") : row[c]) : json_quoted(row[c]);
       }
-      std::fprintf(out, "%s\n   %s]", r ? "," : "", text.c_str());
+      if (r < table.stacks.size()) text += ", \"stack\": " + json_list(table.stacks[r]);
+      text += "}";
     }
-    std::fprintf(out, "],\n  \"notes\": %s}", json_list(table.notes).c_str());
+    text += "],\n   \"notes\": " + json_list(table.notes) + "}";
   }
-  std::fprintf(out, "\n]}\n");
+  text += "\n]}\n";
+  std::fputs(text.c_str(), out);
 }
 
 }  // namespace proflaunch::tools::stats

@@ -13,9 +13,9 @@ void print_text(const Table& table, std::FILE* out);
 void print_csv(const Table& table, std::FILE* out);
 
 // Every table of one run as one JSON document:
-// {"tables": [{"section", "title", "columns", "rows", "notes"}, ...]}. A row is
-// an array in column order; a column whose cells are all numbers (or "-")
-// has JSON numbers (and null for "-"), every other cell is a string.
+// {"tables": [{"section", "title", "columns", "rows": [{column: cell, ...,
+// "stack": [frames]}], "notes"}, ...]}. A column whose cells are all numbers
+// (or "-") has JSON numbers (and null for "-"), every other cell is a string.
 struct NamedTable {
   std::string section;  // the --section name
   Table table;
