@@ -117,9 +117,9 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
   X(ProcessInfo, 1, kDefinitions, 0, false)             \
   X(StringDef, 2, kDefinitions, 0, false)               \
   X(ApiDef, 3, kDefinitions, 0, false)                  \
-  X(FunctionDef, 4, kDefinitions, 0, false)             \
+  X(FunctionDef, 4, kDefinitions, 24, false)             \
   X(ThreadInfo, 5, kDefinitions, 0, false)              \
-  X(DeviceInfo, 6, kDefinitions, 0, false)              \
+  X(DeviceInfo, 6, kDefinitions, 44, false)              \
   X(SectionEnd, 7, kDefinitions, 0, false)              \
   /* the following records (until the next   */ \
   /* batch) come from this thread             */ \
@@ -254,8 +254,28 @@ struct FunctionDefRecord {
   uint32_t name_string;
   uint64_t handle;
   uint64_t since_ns;
+  // Added after the first version (24 bytes): the function's resource use
+  // as the driver reports it (cuFuncGetAttribute / hipFuncGetAttributes),
+  // for occupancy estimates. A field is valid only when its bit is set in
+  // `attributes_known` (FunctionAttributeBits): a query that failed, a host
+  // function, or a file of the first version leave it 0 and its bit clear
+  // (0 is a real value for shared and local memory).
+  uint32_t registers_per_thread;          // CU_FUNC_ATTRIBUTE_NUM_REGS
+  uint32_t static_shared_bytes;           // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+  uint32_t max_threads_per_block;         // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  uint32_t local_bytes_per_thread;        // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+  uint32_t attributes_known;              // FunctionAttributeBits
+  uint32_t reserved;
 };
-static_assert(sizeof(FunctionDefRecord) == 24);
+static_assert(sizeof(FunctionDefRecord) == 48);
+
+// Which of FunctionDefRecord's attribute fields hold what the driver said.
+enum FunctionAttributeBits : uint32_t {
+  kFunctionRegisters = 1,
+  kFunctionStaticShared = 2,
+  kFunctionMaxThreadsPerBlock = 4,
+  kFunctionLocalBytes = 8,
+};
 
 struct ThreadInfoRecord {
   RecordHeader header;
@@ -274,8 +294,24 @@ struct DeviceInfoRecord {
   uint32_t multiprocessor_count;
   uint64_t total_memory_bytes;
   uint8_t uuid[16];
+  // Added after the first version (44 bytes): the per-SM and per-block
+  // limits an occupancy estimate needs, from cuDeviceGetAttribute /
+  // hipDeviceGetAttribute. 0 where the query failed or in files of the first
+  // version (no device has 0 of any of them, except the reserved shared
+  // memory, which is 0 before compute capability 8.0).
+  uint32_t max_threads_per_multiprocessor;
+  uint32_t max_blocks_per_multiprocessor;
+  uint32_t registers_per_multiprocessor;
+  uint32_t registers_per_block;
+  uint32_t shared_bytes_per_multiprocessor;
+  uint32_t shared_bytes_per_block;         // without opting in
+  uint32_t shared_bytes_per_block_optin;   // cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) allows up to this
+  uint32_t reserved_shared_bytes_per_block;  // the driver's own per block (1 KiB from 8.0 on)
+  uint32_t warp_size;
+  uint16_t compute_capability_major;
+  uint16_t compute_capability_minor;
 };
-static_assert(sizeof(DeviceInfoRecord) == 44);
+static_assert(sizeof(DeviceInfoRecord) == 84);
 
 // Last record of a cleanly finished section. Its absence means the process
 // died (or was killed) before the shim could finish.

@@ -108,11 +108,16 @@ uint16_t TraceBuilder::api(uint64_t section, std::string_view name, ApiDomain do
 }
 
 void TraceBuilder::function(uint64_t section, uint64_t handle, std::string_view mangled_name,
-                            uint64_t since_ns) {
+                            uint64_t since_ns, const FunctionResources& resources) {
   FunctionDefRecord record{};
   record.name_string = string(section, mangled_name);
   record.handle = handle;
   record.since_ns = since_ns;
+  record.registers_per_thread = resources.registers_per_thread;
+  record.static_shared_bytes = resources.static_shared_bytes;
+  record.max_threads_per_block = resources.max_threads_per_block;
+  record.local_bytes_per_thread = resources.local_bytes_per_thread;
+  record.attributes_known = resources.known;
   define(section, record);
 }
 
@@ -132,6 +137,17 @@ void TraceBuilder::device(uint64_t section, const DeviceSpec& spec) {
   record.multiprocessor_count = spec.multiprocessor_count;
   record.total_memory_bytes = spec.total_memory_bytes;
   std::memcpy(record.uuid, spec.uuid, sizeof record.uuid);
+  record.max_threads_per_multiprocessor = spec.max_threads_per_multiprocessor;
+  record.max_blocks_per_multiprocessor = spec.max_blocks_per_multiprocessor;
+  record.registers_per_multiprocessor = spec.registers_per_multiprocessor;
+  record.registers_per_block = spec.registers_per_block;
+  record.shared_bytes_per_multiprocessor = spec.shared_bytes_per_multiprocessor;
+  record.shared_bytes_per_block = spec.shared_bytes_per_block;
+  record.shared_bytes_per_block_optin = spec.shared_bytes_per_block_optin;
+  record.reserved_shared_bytes_per_block = spec.reserved_shared_bytes_per_block;
+  record.warp_size = spec.warp_size;
+  record.compute_capability_major = spec.compute_capability_major;
+  record.compute_capability_minor = spec.compute_capability_minor;
   define(section, record);
 }
 

@@ -55,6 +55,27 @@ struct DeviceSpec {
   uint32_t multiprocessor_count = 108;
   uint64_t total_memory_bytes = 80ull << 30;
   uint8_t uuid[16] = {};
+  // DeviceInfo's occupancy limits; 0 (unknown) unless a test sets them.
+  uint32_t max_threads_per_multiprocessor = 0;
+  uint32_t max_blocks_per_multiprocessor = 0;
+  uint32_t registers_per_multiprocessor = 0;
+  uint32_t registers_per_block = 0;
+  uint32_t shared_bytes_per_multiprocessor = 0;
+  uint32_t shared_bytes_per_block = 0;
+  uint32_t shared_bytes_per_block_optin = 0;
+  uint32_t reserved_shared_bytes_per_block = 0;
+  uint32_t warp_size = 0;
+  uint16_t compute_capability_major = 0;
+  uint16_t compute_capability_minor = 0;
+};
+
+// FunctionDef's resource fields; `known` is FunctionAttributeBits.
+struct FunctionResources {
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_bytes = 0;
+  uint32_t max_threads_per_block = 0;
+  uint32_t local_bytes_per_thread = 0;
+  uint32_t known = 0;
 };
 
 class TraceBuilder {
@@ -90,7 +111,7 @@ class TraceBuilder {
   uint16_t api(uint64_t section, std::string_view name, ApiDomain domain,
                Vendor vendor = Vendor::kNvidia, uint16_t api = 0);
   void function(uint64_t section, uint64_t handle, std::string_view mangled_name,
-                uint64_t since_ns = 0);
+                uint64_t since_ns = 0, const FunctionResources& resources = {});
   void thread(uint64_t section, uint32_t tid, std::string_view name, uint64_t since_ns = 0);
   void device(uint64_t section, const DeviceSpec& spec);
   void section_end(uint64_t section, uint64_t end_ns, uint64_t records_written,

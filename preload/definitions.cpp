@@ -91,7 +91,7 @@ bool define_api(uint16_t api, std::string_view name, ApiDomain domain, Vendor ve
   }
 }
 
-bool define_function(uint64_t handle, std::string_view name) noexcept {
+bool define_function(uint64_t handle, std::string_view name, const FunctionResources& resources) noexcept {
   DefinitionStore& s = store();
   try {
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -104,8 +104,27 @@ bool define_function(uint64_t handle, std::string_view name) noexcept {
     record.name_string = name_string;
     record.handle = handle;
     record.since_ns = now_ns();
+    record.registers_per_thread = resources.registers_per_thread;
+    record.static_shared_bytes = resources.static_shared_bytes;
+    record.max_threads_per_block = resources.max_threads_per_block;
+    record.local_bytes_per_thread = resources.local_bytes_per_thread;
+    record.attributes_known = resources.known;
     append_record(s.catalog, record);
     return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool function_defined_as(uint64_t handle, std::string_view name) noexcept {
+  DefinitionStore& s = store();
+  try {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto function = s.function_names.find(handle);
+    if (function == s.function_names.end()) return false;
+    if (name.size() > kMaxStringBytes) name = name.substr(0, kMaxStringBytes);
+    auto known = s.string_ids.find(std::string(name));
+    return known != s.string_ids.end() && known->second == function->second;
   } catch (...) {
     return false;
   }
@@ -123,6 +142,17 @@ bool define_device(const DeviceDescription& device) noexcept {
     record.multiprocessor_count = device.multiprocessor_count;
     record.total_memory_bytes = device.total_memory_bytes;
     std::memcpy(record.uuid, device.uuid, sizeof record.uuid);
+    record.max_threads_per_multiprocessor = device.max_threads_per_multiprocessor;
+    record.max_blocks_per_multiprocessor = device.max_blocks_per_multiprocessor;
+    record.registers_per_multiprocessor = device.registers_per_multiprocessor;
+    record.registers_per_block = device.registers_per_block;
+    record.shared_bytes_per_multiprocessor = device.shared_bytes_per_multiprocessor;
+    record.shared_bytes_per_block = device.shared_bytes_per_block;
+    record.shared_bytes_per_block_optin = device.shared_bytes_per_block_optin;
+    record.reserved_shared_bytes_per_block = device.reserved_shared_bytes_per_block;
+    record.warp_size = device.warp_size;
+    record.compute_capability_major = device.compute_capability_major;
+    record.compute_capability_minor = device.compute_capability_minor;
     append_record(s.catalog, record);
     return true;
   } catch (...) {

@@ -30,9 +30,23 @@ uint32_t intern_string(std::string_view text) noexcept;
 bool define_api(uint16_t api, std::string_view name, format::ApiDomain domain,
                 format::Vendor vendor) noexcept;
 
+// What the driver says a device function uses (FunctionDefRecord's resource
+// fields); `known` is format::FunctionAttributeBits, 0 when nothing is known
+// (a host function, or every query failed).
+struct FunctionResources {
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_bytes = 0;
+  uint32_t max_threads_per_block = 0;
+  uint32_t local_bytes_per_thread = 0;
+  uint32_t known = 0;
+};
+
 // Names a device function handle from now on (a handle may be reused after a
 // module unload: define it again with its new name).
-bool define_function(uint64_t handle, std::string_view name) noexcept;
+bool define_function(uint64_t handle, std::string_view name, const FunctionResources& resources = {}) noexcept;
+// Whether `handle` is defined with `name` now (nothing to write again, and
+// no reason to ask the driver about its resources again).
+bool function_defined_as(uint64_t handle, std::string_view name) noexcept;
 
 struct DeviceDescription {
   int32_t device = 0;
@@ -41,6 +55,18 @@ struct DeviceDescription {
   uint32_t multiprocessor_count = 0;
   uint64_t total_memory_bytes = 0;
   uint8_t uuid[16] = {};
+  // Occupancy limits (DeviceInfoRecord); 0 where the query failed.
+  uint32_t max_threads_per_multiprocessor = 0;
+  uint32_t max_blocks_per_multiprocessor = 0;
+  uint32_t registers_per_multiprocessor = 0;
+  uint32_t registers_per_block = 0;
+  uint32_t shared_bytes_per_multiprocessor = 0;
+  uint32_t shared_bytes_per_block = 0;
+  uint32_t shared_bytes_per_block_optin = 0;
+  uint32_t reserved_shared_bytes_per_block = 0;
+  uint32_t warp_size = 0;
+  uint16_t compute_capability_major = 0;
+  uint16_t compute_capability_minor = 0;
 };
 bool define_device(const DeviceDescription& device) noexcept;
 

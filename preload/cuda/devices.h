@@ -1,5 +1,6 @@
 // DeviceInfo for every device a recorded call touches, written once per
-// device (name, multiprocessor count, memory, UUID) from the driver.
+// device (name, multiprocessor count, memory, UUID, and the per-SM and
+// per-block limits an occupancy estimate needs) from the driver.
 #pragma once
 
 namespace proflaunch::cuda {

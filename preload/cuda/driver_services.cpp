@@ -63,6 +63,8 @@ const DriverServices& driver_services() noexcept {
   resolve(g_services.ctx_set_current, "cuCtxSetCurrent", ignored);
   resolve(g_services.ctx_get_device, "cuCtxGetDevice", ignored);
   resolve(g_services.func_get_name, "cuFuncGetName", ignored);
+  resolve(g_services.func_get_attribute, "cuFuncGetAttribute", ignored);
+  resolve(g_services.kernel_get_attribute, "cuKernelGetAttribute", ignored);
   resolve(g_services.pointer_get_attribute, "cuPointerGetAttribute", ignored);
   resolve(g_services.pointer_get_attributes, "cuPointerGetAttributes", ignored);
   resolve(g_services.device_get_name, "cuDeviceGetName", ignored);

@@ -14,6 +14,8 @@ struct DriverServices {
   CUresult (*ctx_set_current)(CUcontext);
   CUresult (*ctx_get_device)(CUdevice*);
   CUresult (*func_get_name)(const char**, CUfunction);
+  CUresult (*func_get_attribute)(int*, CUfunction_attribute, CUfunction);
+  CUresult (*kernel_get_attribute)(int*, CUfunction_attribute, CUkernel, CUdevice);
   CUresult (*kernel_get_name)(const char**, CUkernel);
   CUresult (*pointer_get_attribute)(void*, CUpointer_attribute, CUdeviceptr);
   CUresult (*pointer_get_attributes)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);

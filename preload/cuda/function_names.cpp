@@ -11,6 +11,7 @@
 
 #include "preload/capture/capture_control.h"
 #include "preload/cuda/api_call.h"
+#include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/definitions.h"
 
@@ -78,12 +79,65 @@ const char* driver_name_of(uint64_t handle) {
   return nullptr;
 }
 
+// What the driver says the function uses, asked once, where its FunctionDef
+// is written (cold: once per handle). Only driver queries through the real
+// entry points: they pass through no hook, leave the runtime's last error
+// alone (that is cudart's state, and cudart is not called), and are not
+// stream work, so a capture cannot absorb them; the thread is still put in
+// relaxed mode while one may be open, so that no driver can take them for a
+// prohibited call. A failed query leaves its field unknown.
+FunctionResources resources_of(uint64_t handle) {
+  FunctionResources resources;
+  const DriverServices& driver = driver_services();
+  if (driver.func_get_attribute == nullptr && driver.kernel_get_attribute == nullptr) return resources;
+  // cuLaunchKernel and the naming hooks also hand out CUkernel handles; those
+  // are asked per device with cuKernelGetAttribute when cuFuncGetAttribute
+  // refuses them.
+  CUcontext context = nullptr;
+  const int device = current_device(&context);
+  auto ask = [&](CUfunction_attribute which, uint32_t bit, uint32_t& field) {
+    int value = 0;
+    bool ok = driver.func_get_attribute != nullptr &&
+              driver.func_get_attribute(&value, which, reinterpret_cast<CUfunction>(handle)) == CUDA_SUCCESS;
+    if (!ok && device >= 0 && driver.kernel_get_attribute != nullptr)
+      ok = driver.kernel_get_attribute(&value, which, reinterpret_cast<CUkernel>(handle), device) == CUDA_SUCCESS;
+    if (!ok || value < 0) return;
+    field = static_cast<uint32_t>(value);
+    resources.known |= bit;
+  };
+  auto query_all = [&] {
+    ask(CU_FUNC_ATTRIBUTE_NUM_REGS, format::kFunctionRegisters, resources.registers_per_thread);
+    ask(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, format::kFunctionStaticShared, resources.static_shared_bytes);
+    ask(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, format::kFunctionMaxThreadsPerBlock,
+        resources.max_threads_per_block);
+    ask(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, format::kFunctionLocalBytes, resources.local_bytes_per_thread);
+  };
+  if (captures_may_be_open()) {
+    RelaxedCaptureScope relaxed;
+    query_all();
+  } else {
+    query_all();
+  }
+  return resources;
+}
+
+void define_named(uint64_t handle, const char* name, const FunctionResources& resources) {
+  if (handle == 0 || name == nullptr) return;
+  define_function(handle, name, resources);
+  mark_named(handle);
+}
+
 }  // namespace
 
 void name_function(uint64_t handle, const char* name) noexcept {
   if (handle == 0 || name == nullptr) return;
-  define_function(handle, name);
-  mark_named(handle);
+  // A program that asks cuModuleGetFunction for the same kernel before every
+  // launch must not pay for the attribute queries each time.
+  if (function_defined_as(handle, name)) {
+    mark_named(handle);
+    return;
+  }
+  define_named(handle, name, resources_of(handle));
 }
 
 void ensure_function_named(uint64_t handle) noexcept {
@@ -132,7 +186,7 @@ void ensure_host_function_named(uint64_t address) noexcept {
   char name[512];
   if (dladdr(reinterpret_cast<void*>(address), &info) != 0 && info.dli_sname != nullptr &&
       info.dli_saddr == reinterpret_cast<void*>(address)) {
-    name_function(address, info.dli_sname);
+    define_named(address, info.dli_sname, {});
     return;
   }
   if (info.dli_fname != nullptr) {
@@ -142,7 +196,7 @@ void ensure_host_function_named(uint64_t address) noexcept {
   } else {
     std::snprintf(name, sizeof name, "host function 0x%llx", static_cast<unsigned long long>(address));
   }
-  name_function(address, name);
+  define_named(address, name, {});
 }
 
 void remember_host_stub(const void* host_function, const char* device_name) noexcept {

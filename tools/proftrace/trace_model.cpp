@@ -32,9 +32,9 @@ std::string SectionModel::api_name(uint16_t api) const {
   return "api#" + std::to_string(api);
 }
 
-std::string_view SectionModel::function_name(uint64_t handle, uint64_t at_ns) const {
+const FunctionDefRecord* SectionModel::function_def(uint64_t handle, uint64_t at_ns) const {
   auto found = functions.find(handle);
-  if (found == functions.end()) return {};
+  if (found == functions.end() || found->second.empty()) return nullptr;
   const auto& versions = found->second;
   // The last definition with since_ns <= at_ns; before the first, the first.
   const FunctionDefRecord* best = &versions.front();
@@ -42,7 +42,12 @@ std::string_view SectionModel::function_name(uint64_t handle, uint64_t at_ns) co
     if (version.since_ns <= at_ns) best = &version;
     else break;
   }
-  return string(best->name_string);
+  return best;
+}
+
+std::string_view SectionModel::function_name(uint64_t handle, uint64_t at_ns) const {
+  const FunctionDefRecord* def = function_def(handle, at_ns);
+  return def != nullptr ? string(def->name_string) : std::string_view();
 }
 
 std::string_view SectionModel::thread_name(uint32_t tid) const {

@@ -44,6 +44,8 @@ struct SectionModel {
   std::string api_name(uint16_t api) const;
   // Mangled name of `handle` as defined at `at_ns`, or "" when undefined.
   std::string_view function_name(uint64_t handle, uint64_t at_ns) const;
+  // The FunctionDef of `handle` in force at `at_ns`, or nullptr.
+  const format::FunctionDefRecord* function_def(uint64_t handle, uint64_t at_ns) const;
   // The latest name given to `tid` (by nvtxNameOsThread, else the
   // thread's own), or "".
   std::string_view thread_name(uint32_t tid) const;

@@ -77,7 +77,10 @@ std::map<std::string, StructFact> facts_from_code() {
        FIELD(ApiDefRecord, vendor), FIELD(ApiDefRecord, name_string)});
   facts["FunctionDef"] = record<FunctionDefRecord>(
       {FIELD(FunctionDefRecord, header), FIELD(FunctionDefRecord, name_string),
-       FIELD(FunctionDefRecord, handle), FIELD(FunctionDefRecord, since_ns)});
+       FIELD(FunctionDefRecord, handle), FIELD(FunctionDefRecord, since_ns),
+       FIELD(FunctionDefRecord, registers_per_thread), FIELD(FunctionDefRecord, static_shared_bytes),
+       FIELD(FunctionDefRecord, max_threads_per_block), FIELD(FunctionDefRecord, local_bytes_per_thread),
+       FIELD(FunctionDefRecord, attributes_known), FIELD(FunctionDefRecord, reserved)});
   facts["ThreadInfo"] = record<ThreadInfoRecord>(
       {FIELD(ThreadInfoRecord, header), FIELD(ThreadInfoRecord, tid),
        FIELD(ThreadInfoRecord, name_string), FIELD(ThreadInfoRecord, since_ns)});
@@ -85,7 +88,14 @@ std::map<std::string, StructFact> facts_from_code() {
       {FIELD(DeviceInfoRecord, header), FIELD(DeviceInfoRecord, device),
        FIELD(DeviceInfoRecord, vendor), FIELD(DeviceInfoRecord, reserved),
        FIELD(DeviceInfoRecord, name_string), FIELD(DeviceInfoRecord, multiprocessor_count),
-       FIELD(DeviceInfoRecord, total_memory_bytes), FIELD(DeviceInfoRecord, uuid)});
+       FIELD(DeviceInfoRecord, total_memory_bytes), FIELD(DeviceInfoRecord, uuid),
+       FIELD(DeviceInfoRecord, max_threads_per_multiprocessor),
+       FIELD(DeviceInfoRecord, max_blocks_per_multiprocessor),
+       FIELD(DeviceInfoRecord, registers_per_multiprocessor), FIELD(DeviceInfoRecord, registers_per_block),
+       FIELD(DeviceInfoRecord, shared_bytes_per_multiprocessor), FIELD(DeviceInfoRecord, shared_bytes_per_block),
+       FIELD(DeviceInfoRecord, shared_bytes_per_block_optin),
+       FIELD(DeviceInfoRecord, reserved_shared_bytes_per_block), FIELD(DeviceInfoRecord, warp_size),
+       FIELD(DeviceInfoRecord, compute_capability_major), FIELD(DeviceInfoRecord, compute_capability_minor)});
   facts["SectionEnd"] = record<SectionEndRecord>(
       {FIELD(SectionEndRecord, header), FIELD(SectionEndRecord, reserved),
        FIELD(SectionEndRecord, end_ns), FIELD(SectionEndRecord, records_written),

@@ -247,6 +247,77 @@ TEST(StatsGpuKernels, LaunchShapeBlocksPerSmAndTensorCores) {
   EXPECT_NE(text.out.find("no SM count"), std::string::npos) << text.out;
 }
 
+// Occupancy inputs recorded: an H100-like device and a kernel of 64
+// registers per thread, no static shared memory, 256-thread blocks with
+// 1 KiB dynamic shared memory (the launch helper's). Registers allow 4
+// blocks per SM (65536 / (64 x 32) = 32 warps of 64): 50 %. Launch 1:
+// 1320 blocks on 132 SMs, 300 ns, 50 %. Launch 2: 66 blocks, half a block
+// per SM, 100 ns: 0.5 x 8 / 64 = 6.25 %. Weighted by GPU time:
+// (50 x 300 + 6.25 x 100) / 400 = 39.0625 %. A second kernel whose
+// FunctionDef has no resources (an older trace, a failed query) shows '-'.
+std::string occupancy_trace() {
+  TraceBuilder trace;
+  TracedProcess p = add_process(trace, 1, 100, kStart);
+  DeviceSpec device;
+  device.multiprocessor_count = 132;
+  device.max_threads_per_multiprocessor = 2048;
+  device.max_blocks_per_multiprocessor = 32;
+  device.registers_per_multiprocessor = 65536;
+  device.registers_per_block = 65536;
+  device.shared_bytes_per_multiprocessor = 228 * 1024;
+  device.shared_bytes_per_block = 48 * 1024;
+  device.shared_bytes_per_block_optin = 227 * 1024;
+  device.reserved_shared_bytes_per_block = 1024;
+  device.warp_size = 32;
+  device.compute_capability_major = 9;
+  trace.device(1, device);
+  trace.function(1, 0xA, "_Z4gemmPfi", kStart,
+                 FunctionResources{.registers_per_thread = 64, .static_shared_bytes = 0, .max_threads_per_block = 1024,
+                                   .known = kFunctionRegisters | kFunctionStaticShared | kFunctionMaxThreadsPerBlock});
+  trace.function(1, 0xB, "_Z4axpyPf", kStart);
+  const uint64_t durations[] = {300, 100};
+  const Dim3 grids[] = {{1320, 1, 1}, {66, 1, 1}};
+  for (uint64_t i = 0; i < 2; ++i) {
+    KernelLaunchRecord record = launch(p, i + 1, kStart + i * 1000, kStart + i * 1000 + 50, 0xA, kStreamLegacy);
+    record.grid = grids[i];
+    trace.event(1, 100, record);
+    trace.event(1, 100, activity(i + 1, kStart + i * 1000 + 100, kStart + i * 1000 + 100 + durations[i],
+                                 kStreamLegacy, GpuActivityKind::kKernel));
+  }
+  trace.event(1, 100, launch(p, 9, kStart + 9000, kStart + 9050, 0xB, kStreamLegacy));
+  trace.event(1, 100, activity(9, kStart + 9100, kStart + 9150, kStreamLegacy, GpuActivityKind::kKernel));
+  return write_trace(trace, "occupancy.trace");
+}
+
+TEST(StatsGpuKernels, RegistersSharedMemoryAndEstimatedOccupancy) {
+  const CommandOutput result = stats(occupancy_trace(), "gpu-kernels");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const CsvTable table = csv_table(result.out, "GPU kernels");
+  const int gemm = table.find("gemm(float*, int)");
+  ASSERT_GE(gemm, 0) << result.out;
+  EXPECT_EQ(table.cell(gemm, "Regs"), "64");
+  EXPECT_EQ(table.cell(gemm, "Static Shared (B)"), "0");
+  EXPECT_EQ(table.cell(gemm, "Est. Occupancy (%)"), "39.06");
+  const int axpy = table.find("axpy(float*)");
+  ASSERT_GE(axpy, 0) << result.out;
+  EXPECT_EQ(table.cell(axpy, "Regs"), "-");
+  EXPECT_EQ(table.cell(axpy, "Static Shared (B)"), "-");
+  EXPECT_EQ(table.cell(axpy, "Est. Occupancy (%)"), "-");
+  const CommandOutput text = stats(occupancy_trace(), "gpu-kernels", false);
+  EXPECT_NE(text.out.find("Est. Occupancy is '-'"), std::string::npos) << text.out;
+}
+
+TEST(StatsGpuKernels, OccupancyIsUnknownOnDevicesOfAnOlderTrace) {
+  // kernel_shape_trace's device has only an SM count (a first-version DeviceInfo).
+  const CommandOutput result = stats(kernel_shape_trace(), "gpu-kernels");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const CsvTable table = csv_table(result.out, "GPU kernels");
+  const int gemm = table.find("gemm(float*, int)");
+  ASSERT_GE(gemm, 0) << result.out;
+  EXPECT_EQ(table.cell(gemm, "Est. Occupancy (%)"), "-");
+  EXPECT_EQ(table.cell(gemm, "Regs"), "-");
+}
+
 TEST(StatsGpuKernels, TensorCoreNameRule) {
   for (const char* name : {"volta_h884gemm_64x64_ldg8_nn", "turing_h1688gemm_128x128_ldg8_tn",
                            "ampere_s16816gemm_fp16_128x128_ldg8_f2f_nn", "ampere_i16832gemm_int8_256x128",

@@ -3,15 +3,19 @@
 // the two are joined by correlation id in a bounded window, as in `convert`.
 // Per name, besides the times: the launch shape that took the most GPU time
 // and how many shapes there were, the grid's blocks per SM of the launching
-// device (DeviceInfo's multiprocessor count) weighted by GPU time, and
+// device (DeviceInfo's multiprocessor count) weighted by GPU time, the
+// registers and static shared memory the function uses (FunctionDef), the
+// estimated achieved occupancy (stats/occupancy.h) weighted by GPU time, and
 // whether the name says it runs on tensor cores.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stats/duration_summary.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
+#include "tools/proftrace/stats/occupancy.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/tensor_core_kernels.h"
 
@@ -31,10 +35,19 @@ struct LaunchShape {
   uint64_t blocks() const { return uint64_t{grid.x} * grid.y * grid.z; }
 };
 
+struct FunctionResourceUse {
+  uint32_t registers_per_thread;
+  uint32_t static_shared_bytes;
+  auto tied() const { return std::tie(registers_per_thread, static_shared_bytes); }
+  bool operator<(const FunctionResourceUse& other) const { return tied() < other.tied(); }
+};
+
 struct PendingLaunch {
   std::string name;
   LaunchShape shape;
   uint32_t multiprocessor_count = 0;  // 0: the device's DeviceInfo is not in the trace
+  std::optional<FunctionResourceUse> resources;  // the FunctionDef's, when the driver said
+  std::optional<double> occupancy;               // estimated achieved, 0..1
 };
 
 struct KernelSummary {
@@ -44,7 +57,21 @@ struct KernelSummary {
   double blocks_per_sm_sum = 0;
   uint64_t blocks_per_sm_weight_ns = 0;
   uint64_t with_sm_count = 0;
+  std::map<FunctionResourceUse, uint64_t> ns_by_resources;
+  double occupancy_ns = 0;  // sum of occupancy x GPU ns, as blocks_per_sm_ns
+  double occupancy_sum = 0;
+  uint64_t occupancy_weight_ns = 0;
+  uint64_t with_occupancy = 0;
 };
+
+// Mean of a per-launch value weighted by GPU time, when every launch has one;
+// the plain mean when every launch took 0 ns; else nullopt.
+std::optional<double> weighted_mean(uint64_t launches, uint64_t with_value, double value_ns, uint64_t weight_ns,
+                                    double value_sum) {
+  if (launches == 0 || with_value != launches) return std::nullopt;
+  if (weight_ns > 0) return value_ns / double(weight_ns);
+  return value_sum / double(launches);
+}
 
 std::string format_dim3(const Dim3& d) {
   return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
@@ -64,10 +91,19 @@ class GpuKernelSummary final : public StatsSection {
     if (record.kind == static_cast<uint16_t>(RecordKind::kKernelLaunch)) {
       const auto launch = record.as<KernelLaunchRecord>();
       if (launch.span.flags & kApiCaptured) return;  // runs only when its graph is launched (`graphs`)
-      PendingLaunch pending{std::string(section.function_name(launch.function, launch.span.begin_ns)),
-                            LaunchShape{launch.grid, launch.block, launch.dynamic_shared_bytes}, 0};
-      if (auto device = section.devices.find(launch.device); device != section.devices.end())
+      const FunctionDefRecord* function = section.function_def(launch.function, launch.span.begin_ns);
+      PendingLaunch pending{function != nullptr ? std::string(section.string(function->name_string)) : std::string(),
+                            LaunchShape{launch.grid, launch.block, launch.dynamic_shared_bytes}};
+      constexpr uint32_t kResourceBits = kFunctionRegisters | kFunctionStaticShared;
+      if (function != nullptr && (function->attributes_known & kResourceBits) == kResourceBits)
+        pending.resources = FunctionResourceUse{function->registers_per_thread, function->static_shared_bytes};
+      if (auto device = section.devices.find(launch.device); device != section.devices.end()) {
         pending.multiprocessor_count = device->second.multiprocessor_count;
+        if (function != nullptr) {
+          if (auto inputs = occupancy_inputs(launch, *function, device->second))
+            if (auto occupancy = compute_occupancy(*inputs)) pending.occupancy = occupancy->achieved_estimate;
+        }
+      }
       join_.add_operation(section.section_id, launch.span.correlation_id, pending);
     } else if (record.kind == static_cast<uint16_t>(RecordKind::kGpuActivity)) {
       const auto activity = record.as<GpuActivityRecord>();
@@ -82,8 +118,8 @@ class GpuKernelSummary final : public StatsSection {
     Table table;
     table.title = "GPU kernels: time per kernel name";
     table.columns = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Min (ns)", "Max (ns)",
-                     "StdDev (ns)", "Grid", "Block", "Dyn Shared (B)", "Shapes", "Blocks/SM", "Tensor Core",
-                     "Name"};
+                     "StdDev (ns)", "Grid", "Block", "Dyn Shared (B)", "Regs", "Static Shared (B)", "Shapes",
+                     "Blocks/SM", "Est. Occupancy (%)", "Tensor Core", "Name"};
     uint64_t grand_total = 0;
     for (const auto& [name, summary] : by_name_) grand_total += summary.durations.total_ns;
     std::vector<std::pair<std::string, KernelSummary>> sorted(by_name_.begin(), by_name_.end());
@@ -91,6 +127,7 @@ class GpuKernelSummary final : public StatsSection {
       return a.second.durations.total_ns > b.second.durations.total_ns;
     });
     bool sm_count_missing = false;
+    bool occupancy_missing = false;
     for (const auto& [name, k] : sorted) {
       const DurationSummary& s = k.durations;
       // The shape that took the most GPU time; the first in shape order on a tie.
@@ -103,13 +140,27 @@ class GpuKernelSummary final : public StatsSection {
       else if (k.with_sm_count == s.count && s.count > 0)  // every launch took 0 ns: the plain mean
         blocks_per_sm = format_ratio(k.blocks_per_sm_sum / double(s.count));
       sm_count_missing = sm_count_missing || k.with_sm_count != s.count;
+      // The function's resources as most of the name's GPU time saw them.
+      std::string registers = "-", static_shared = "-";
+      if (!k.ns_by_resources.empty()) {
+        const auto main_resources = std::max_element(
+            k.ns_by_resources.begin(), k.ns_by_resources.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+        registers = std::to_string(main_resources->first.registers_per_thread);
+        static_shared = std::to_string(main_resources->first.static_shared_bytes);
+      }
+      std::string occupancy = "-";
+      if (auto mean = weighted_mean(s.count, k.with_occupancy, k.occupancy_ns, k.occupancy_weight_ns,
+                                    k.occupancy_sum))
+        occupancy = format_ratio(*mean * 100.0);
+      occupancy_missing = occupancy_missing || k.with_occupancy != s.count;
       table.rows.push_back({format_percent(grand_total ? double(s.total_ns) / double(grand_total) : 0),
                             format_ns(s.total_ns), std::to_string(s.count),
                             format_ns(static_cast<uint64_t>(s.mean_ns)), format_ns(s.min_ns), format_ns(s.max_ns),
                             format_ns(static_cast<uint64_t>(s.stddev_ns())), format_dim3(main_shape->first.grid),
                             format_dim3(main_shape->first.block),
-                            std::to_string(main_shape->first.dynamic_shared_bytes),
-                            std::to_string(k.ns_by_shape.size()), blocks_per_sm,
+                            std::to_string(main_shape->first.dynamic_shared_bytes), registers, static_shared,
+                            std::to_string(k.ns_by_shape.size()), blocks_per_sm, occupancy,
                             is_tensor_core_kernel(shown) ? "yes" : "no", shown});
     }
     if (without_gpu_time_ > 0)
@@ -120,6 +171,10 @@ class GpuKernelSummary final : public StatsSection {
                             " GPU kernels whose launch is not in the trace are not counted");
     if (sm_count_missing)
       table.notes.push_back("Blocks/SM is '-' where a launch's device has no DeviceInfo (no SM count)");
+    if (occupancy_missing)
+      table.notes.push_back(
+          "Est. Occupancy is '-' where a launch lacks an input (the function's registers or shared memory, the "
+          "device's SM limits: traces of older versions, failed queries)");
     return table;
   }
 
@@ -128,6 +183,13 @@ class GpuKernelSummary final : public StatsSection {
     KernelSummary& k = by_name_[launch.name];
     k.durations.add(gpu_ns);
     k.ns_by_shape[launch.shape] += gpu_ns;
+    if (launch.resources) k.ns_by_resources[*launch.resources] += gpu_ns;
+    if (launch.occupancy) {
+      k.occupancy_ns += *launch.occupancy * double(gpu_ns);
+      k.occupancy_weight_ns += gpu_ns;
+      k.occupancy_sum += *launch.occupancy;
+      ++k.with_occupancy;
+    }
     if (launch.multiprocessor_count == 0) return;
     const double blocks_per_sm = double(launch.shape.blocks()) / double(launch.multiprocessor_count);
     k.blocks_per_sm_ns += blocks_per_sm * double(gpu_ns);
