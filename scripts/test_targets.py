@@ -44,12 +44,19 @@ def main(argv):
         print("test_targets.py: no such test: " + ", ".join(sorted(missing)), file=sys.stderr)
         return 1
     wanted = {dep for t in tests for dep in t["depends"]}
+    # The simulated GPU stack's libraries (libcuda.so.1, libcupti, libnccl,
+    # libamdhip64...) are found at run time through LD_LIBRARY_PATH or
+    # dlopen, not linked, so the tests that use them do not name them: a
+    # selection with any test whose environment points into tests/simgpu
+    # gets all of them.
+    simgpu = any("/simgpu/" in str(value) for t in tests for value in (t.get("env") or {}).values())
     root = os.path.realpath(build_dir)
     outputs = set()
     for target in introspect("--targets"):
-        if target["id"] in wanted:
-            for path in target["filename"]:
-                outputs.add(os.path.relpath(os.path.realpath(path), root))
+        files = [os.path.relpath(os.path.realpath(path), root) for path in target["filename"]]
+        runtime_library = target["type"] == "shared library" and any(f.startswith("tests/simgpu/") for f in files)
+        if target["id"] in wanted or (simgpu and runtime_library):
+            outputs.update(files)
     print("\n".join(sorted(outputs)))
     return 0
 
