@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "preload/capture/capture_spec.h"
 #include "tools/proftrace/capture_windows.h"
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/stats/stats_section.h"
@@ -59,6 +60,20 @@ std::optional<stats::StatsOptions> stats_options(const StatsCommand& command, st
     std::fprintf(err, "proftrace stats: --min-time '%s' is not a duration (e.g. 250us, 2ms, 1s; ns when bare)\n",
                  command.min_time.c_str());
     return std::nullopt;
+  }
+  if (!command.step_range.empty()) {
+    // proflaunch's own parser, so that both spell a step the same way.
+    CaptureSpec spec;
+    CaptureOptions capture;
+    capture.steps = "0:0:1";
+    capture.step_range = command.step_range.c_str();
+    char error[512];
+    if (!parse_capture_options(capture, spec, error, sizeof error) || spec.step_source != StepSource::kNvtx) {
+      std::fprintf(err, "proftrace stats: --step-range '%s' is not an NVTX range NAME[@DOMAIN]\n",
+                   command.step_range.c_str());
+      return std::nullopt;
+    }
+    options.step_range = command.step_range;
   }
   if (command.csv && command.json) {
     std::fprintf(err, "proftrace stats: --csv and --json exclude each other\n");
@@ -125,14 +140,15 @@ int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err) {
 
     std::vector<stats::NamedTable> json_tables;
     for (auto& section : sections) {
-      stats::Table table = section->finish(model);
-      if (table.rows.empty()) continue;
-      if (command.json)
-        json_tables.push_back({section->name(), std::move(table)});
-      else if (command.csv)
-        stats::print_csv(table, out);
-      else
-        stats::print_text(table, out);
+      for (stats::Table& table : section->finish_tables(model)) {
+        if (table.rows.empty()) continue;
+        if (command.json)
+          json_tables.push_back({section->name(), std::move(table)});
+        else if (command.csv)
+          stats::print_csv(table, out);
+        else
+          stats::print_text(table, out);
+      }
     }
     if (command.json) stats::print_json(json_tables, out);
     return damaged && command.strict ? kExitDamagedInput : kExitOk;
@@ -168,6 +184,9 @@ void add_stats_command(CLI::App& app, int& exit_code) {
       ->default_val("0");
   sub->add_flag("--full-stacks", command->full_stacks,
                 "code: print each row's heaviest call stack under it (CSV and JSON always carry it)");
+  sub->add_option("--step-range", command->step_range,
+                  "overview: the NVTX range that is one step, NAME[@DOMAIN] as proflaunch --step-range "
+                  "(default: found from the trace)");
   sub->add_flag("--strict", command->strict, "exit 3 when an input needed recovery");
   sub->callback([command, &exit_code] { exit_code = run_stats(*command, stdout, stderr); });
 }

@@ -84,6 +84,7 @@ struct StatsCommand {
   std::string order = "gpu";   // code: gpu, calls, avg, bytes, allocs, stacks, name
   std::string min_time = "0";  // code: rows with less GPU time are left out; "500us", "2ms", "1s", ns when bare
   bool full_stacks = false;    // code: each row's heaviest stack under it (text; CSV and JSON always carry it)
+  std::string step_range;      // overview: the step's NVTX range, NAME[@DOMAIN] as proflaunch --step-range
 };
 // "1.5ms" -> 1500000; units ns, us, ms, s; a bare number is ns. False when
 // `text` is not such a duration.

@@ -68,6 +68,38 @@ void expect_calls_inside_windows(const CudaTrace& trace) {
   }
 }
 
+// stats --section overview on a whole run: one step per "train_step" range
+// (found by the heuristic, no --step-range), and each step's categories add
+// up to its duration with none over it.
+TEST(Capture, OverviewFindsOneStepPerTrainStepRange) {
+  TempDir dir;
+  TracedRun r = run(dir, {"--steps", "6"}, {}, "overview.trace");
+  const ProcessResult stats = run_proftrace({"stats", r.path, "--csv", "--section", "overview"});
+  ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
+  std::istringstream lines(stats.out.substr(stats.out.find("# Overview: step time breakdown")));
+  std::string line;
+  std::getline(lines, line);  // title
+  std::getline(lines, line);  // columns
+  std::vector<std::string> columns;
+  for (std::stringstream cells(line); std::getline(cells, line, ',');) columns.push_back(line);
+  size_t steps = 0;
+  while (std::getline(lines, line) && !line.empty() && line[0] != '#') {
+    std::vector<std::string> cells;
+    for (std::stringstream row(line); std::getline(row, line, ',');) cells.push_back(line);
+    ASSERT_EQ(cells.size(), columns.size()) << stats.out;
+    uint64_t duration = 0, sum = 0;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (columns[c] == "Duration (ns)") duration = std::stoull(cells[c]);
+      else if (columns[c].ends_with("(ns)") && columns[c] != "Start (ns)") sum += std::stoull(cells[c]);
+    }
+    if (cells[0] != "average") EXPECT_EQ(sum, duration) << "row " << cells[0] << "\n" << stats.out;
+    steps += cells[0] != "average" && cells[0] != "total";
+  }
+  EXPECT_EQ(steps, 6u) << stats.out;
+  const ProcessResult text = run_proftrace({"stats", r.path, "--section", "overview"});
+  EXPECT_NE(text.out.find("NVTX range 'train_step'"), std::string::npos) << text.out;
+}
+
 TEST(Capture, ProfilerApiRecordsOnlyBetweenStartAndStopWithTheLiveSetCarriedIn) {
   TempDir dir;
   TracedRun r = run(dir, {"--steps", "7", "--profiler", "2-4"}, {"--capture-range=cudaProfilerApi"});

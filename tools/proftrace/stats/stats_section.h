@@ -36,6 +36,7 @@ struct StatsOptions {
   std::string order = "gpu";       // code: the column rows are sorted by (code_order_keys())
   uint64_t min_gpu_ns = 0;         // code: rows with less GPU time are left out
   bool full_stacks = false;        // code: each row's heaviest stack under it in text
+  std::string step_range;          // overview: NAME[@DOMAIN] of the step's NVTX range ("": found by itself)
 };
 
 class StatsSection {
@@ -47,6 +48,12 @@ class StatsSection {
   virtual void on_record(const SectionModel& section, const format::RecordView& record) = 0;
   // After the last record: the table (may be empty: then it is not printed).
   virtual Table finish(const TraceModel& model) = 0;
+  // A section with several tables (overview) returns them all here.
+  virtual std::vector<Table> finish_tables(const TraceModel& model) {
+    std::vector<Table> tables;
+    tables.push_back(finish(model));
+    return tables;
+  }
 };
 
 // Every available section, in print order.
