@@ -170,9 +170,10 @@ void Exporter::write_definitions(const std::vector<InputTrace>& inputs) {
     s.bind(1, process_id(section->section_id)).bind_bits(2, section->section_id);
     s.bind(3, std::string_view(section->input_index < inputs.size() ? inputs[section->input_index].path : ""));
     if (const auto& p = section->process) {
-      const auto parent = process_ids_.find(p->parent_section_id);
+      const uint64_t parent_section = p->parent_section_id;  // a packed field: no reference to it
+      const auto parent = process_ids_.find(parent_section);
       s.bind(4, int64_t{p->pid}).bind(5, int64_t{p->ppid});
-      s.bind(6, parent != process_ids_.end() && p->parent_section_id != 0 ? std::optional<int64_t>(parent->second)
+      s.bind(6, parent != process_ids_.end() && parent_section != 0 ? std::optional<int64_t>(parent->second)
                                                                             : std::nullopt);
       s.bind(7, section->host()).bind(8, section->command_line()).bind(9, section->string(p->executable_string));
       s.bind(10, unless_negative(p->rank)).bind(11, unless_negative(p->local_rank)).bind(12, unless_negative(p->world_size));
