@@ -108,6 +108,11 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       const std::string mangled = string_of(section, r.name_string);
       b.hexnum("handle", r.handle).num("since_ns", r.since_ns).quoted("name", mangled);
       if (demangle(mangled) != mangled) b.quoted("demangled", demangle(mangled));
+      // The resource fields the driver reported (only those it did).
+      if (r.attributes_known & kFunctionRegisters) b.num("registers", r.registers_per_thread);
+      if (r.attributes_known & kFunctionStaticShared) b.num("static_shared_bytes", r.static_shared_bytes);
+      if (r.attributes_known & kFunctionMaxThreadsPerBlock) b.num("max_threads_per_block", r.max_threads_per_block);
+      if (r.attributes_known & kFunctionLocalBytes) b.num("local_bytes", r.local_bytes_per_thread);
       break;
     }
     case RecordKind::kThreadInfo: {
@@ -126,6 +131,23 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.num("device", r.device).text("vendor", vendor_name(r.vendor));
       b.quoted("name", string_of(section, r.name_string)).num("sms", r.multiprocessor_count);
       b.num("memory_bytes", r.total_memory_bytes).text("uuid", uuid);
+      // The occupancy limits, where known (0: the query failed, or an older file).
+      if (r.compute_capability_major != 0)
+        b.text("compute_capability",
+               std::to_string(r.compute_capability_major) + "." + std::to_string(r.compute_capability_minor));
+      const std::pair<const char*, uint32_t> limits[] = {
+          {"warp_size", r.warp_size},
+          {"max_threads_per_sm", r.max_threads_per_multiprocessor},
+          {"max_blocks_per_sm", r.max_blocks_per_multiprocessor},
+          {"registers_per_sm", r.registers_per_multiprocessor},
+          {"registers_per_block", r.registers_per_block},
+          {"shared_bytes_per_sm", r.shared_bytes_per_multiprocessor},
+          {"shared_bytes_per_block", r.shared_bytes_per_block},
+          {"shared_bytes_per_block_optin", r.shared_bytes_per_block_optin},
+          {"reserved_shared_bytes_per_block", r.reserved_shared_bytes_per_block},
+      };
+      for (const auto& [name, value] : limits)
+        if (value != 0) b.num(name, value);
       break;
     }
     case RecordKind::kSectionEnd: {

@@ -73,6 +73,43 @@ TEST(Dump, EveryRecordIsOneLineWithNamesResolved) {
   EXPECT_NE(line_starting(lines, "SectionEnd"), nullptr);
 }
 
+// FunctionDef's resources and DeviceInfo's limits: printed where known only.
+TEST(Dump, KernelResourcesAndDeviceLimitsWhereKnown) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 0x78, 400, 1000);
+  FunctionResources resources;
+  resources.registers_per_thread = 40;
+  resources.static_shared_bytes = 0;
+  resources.known = kFunctionRegisters | kFunctionStaticShared;
+  trace.function(p.section, 0xA, "_Z1av", 0, resources);
+  trace.function(p.section, 0xB, "_Z1bv");
+  DeviceSpec device;
+  device.warp_size = 32;
+  device.max_threads_per_multiprocessor = 2048;
+  device.compute_capability_major = 9;
+  trace.device(p.section, device);
+  const CommandOutput result = run_dump_on({write_trace(trace, "r.trace")}, true);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto lines = lines_of(result.out);
+  const std::string* known = nullptr;
+  const std::string* unknown = nullptr;
+  for (const auto& line : lines) {
+    if (line.rfind("FunctionDef", 0) != 0) continue;
+    (line.find("_Z1av") != std::string::npos ? known : unknown) = &line;
+  }
+  ASSERT_NE(known, nullptr);
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_NE(known->find("registers=40"), std::string::npos) << *known;
+  EXPECT_NE(known->find("static_shared_bytes=0"), std::string::npos) << "0 is a value when known: " << *known;
+  EXPECT_EQ(known->find("max_threads_per_block"), std::string::npos) << *known;
+  EXPECT_EQ(unknown->find("registers="), std::string::npos) << *unknown;
+  const std::string* device_line = line_starting(lines, "DeviceInfo");
+  ASSERT_NE(device_line, nullptr);
+  for (const char* part : {"compute_capability=9.0", "warp_size=32", "max_threads_per_sm=2048"})
+    EXPECT_NE(device_line->find(part), std::string::npos) << part << " in " << *device_line;
+  EXPECT_EQ(device_line->find("registers_per_sm"), std::string::npos) << *device_line;
+}
+
 TEST(Dump, DefinitionsOnlySkipsEvents) {
   TraceBuilder trace;
   const TracedProcess p = add_process(trace, 1, 2, 0);
