@@ -1,0 +1,384 @@
+// recommendations: rules in the spirit of `nsys analyze` and the PyTorch
+// profiler's TensorBoard advice, each checked against the trace and
+// reported with its evidence (counts, bytes, host time, steps) and the
+// user's call sites (StackFormatter::attribute: the Python line first). A
+// rule that finds nothing says so, so a clean trace reads as clean. The
+// rules and their thresholds are in tools/README.md, "recommendations".
+//
+// Steps are the overview's (StepDetector). They are known only at the end,
+// so each call a rule looks at (a candidate) is kept as a few numbers until
+// then; at most kMaxCandidates per rule, past which the totals stay exact
+// but steps and call sites are counted on the first ones (a note says so).
+// Per call site: its stacks' ids; per thread: the call awaiting its stack.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+
+#include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/stats/stack_joins.h"
+#include "tools/proftrace/stats/stats_section.h"
+#include "tools/proftrace/stats/step_detection.h"
+
+namespace proflaunch::tools::stats {
+namespace {
+
+using namespace format;
+
+constexpr size_t kMaxCandidates = size_t{1} << 20;
+constexpr size_t kSitesShown = 3;
+
+// Thresholds (tools/README.md's table says the same).
+constexpr uint64_t kSmallReadBytes = 4096;           // item-read: a DtoH copy this small or smaller
+constexpr size_t kMinSteps = 3;                      // item-read: steps needed to speak of "most steps"
+constexpr double kSyncsPerStep = 2;                  // excessive-sync: per step, on average
+constexpr uint64_t kSyncsWithoutSteps = 10;          // excessive-sync: in the run when no steps were found
+constexpr double kSyncWaitShare = 0.05;              // excessive-sync: host wait / analysed time
+constexpr double kWarmupShare = 0.10;                // steady-state-alloc: without steps, the first 10% is warm-up
+constexpr uint64_t kAllocCallsWithoutSteps = 10;     // steady-state-alloc: without steps, in the last 90%
+
+enum Rule : uint8_t { kPageableCopy, kItemRead, kSync, kAllocator, kRuleCount };
+constexpr std::array<const char*, kRuleCount> kRuleNames = {"pageable-sync-copy", "item-read", "excessive-sync",
+                                                           "steady-state-alloc"};
+
+struct Candidate {
+  uint64_t begin_ns;
+  uint64_t host_ns;
+  uint64_t bytes;
+  uint32_t site;  // index into sites_; 0: no stack
+};
+
+struct Totals {
+  uint64_t count = 0, bytes = 0, host_ns = 0;
+  void add(const Candidate& c) {
+    ++count;
+    bytes += c.bytes;
+    host_ns += c.host_ns;
+  }
+};
+
+struct Finding {
+  bool found = false;
+  Totals totals;          // what the row shows
+  std::string steps;      // the step evidence
+  std::string text;       // what was found and what to do, or why nothing was
+  std::vector<const Candidate*> sited;  // the candidates whose sites are shown
+};
+
+bool host_memory_is_pageable(uint8_t kind) { return kind == static_cast<uint8_t>(MemoryKind::kPageableHost); }
+
+class Recommendations final : public StatsSection {
+ public:
+  explicit Recommendations(const StatsOptions& options) : steps_(options.step_range) { sites_.push_back({}); }
+  std::string name() const override { return "recommendations"; }
+
+  void on_record(const SectionModel& section, const RecordView& record) override {
+    steps_.on_record(section, record);
+    const std::pair<uint64_t, uint32_t> thread{section.section_id, record.tid};
+    if (record.record_kind() == RecordKind::kCallStack) {
+      const auto stack = record.as<CallStackRecord>();
+      auto it = awaiting_stack_.find(thread);
+      if (it != awaiting_stack_.end() && it->second.correlation == stack.correlation_id) {
+        const uint32_t site = site_of(StackKey{section.section_id, stack.native_stack, stack.python_stack});
+        for (const auto& [rule, index] : it->second.candidates) candidates_[rule][index].site = site;
+        awaiting_stack_.erase(it);
+      }
+      return;
+    }
+    // A CallStack follows its call right away on the call's thread: any
+    // other record there means the call has none.
+    awaiting_stack_.erase(thread);
+    switch (record.record_kind()) {
+      case RecordKind::kMemoryCopy: on_copy(thread, record.as<MemoryCopyRecord>()); break;
+      case RecordKind::kSynchronize: {
+        const auto sync = record.as<SynchronizeRecord>();
+        const auto target = static_cast<SyncTarget>(sync.target);
+        if (sync.span.result == 0 && !(sync.span.flags & kApiCarried) &&
+            (target == SyncTarget::kDevice || target == SyncTarget::kStream || target == SyncTarget::kEvent))
+          add(thread, kSync, sync.span, 0);
+        break;
+      }
+      case RecordKind::kMemoryOperation: {
+        const auto op = record.as<MemoryOperationRecord>();
+        const auto kind = static_cast<AllocationKind>(op.kind);
+        const auto action = static_cast<MemoryAction>(op.action);
+        if (op.span.result == 0 && !(op.span.flags & (kApiCarried | kApiCaptured)) &&
+            (kind == AllocationKind::kDevice || kind == AllocationKind::kPinnedHost ||
+             kind == AllocationKind::kManaged) &&
+            (action == MemoryAction::kAcquire || action == MemoryAction::kRelease))
+          add(thread, kAllocator, op.span, op.bytes);
+        break;
+      }
+      default: break;
+    }
+  }
+
+  Table finish(const TraceModel& model) override;
+
+ private:
+  struct Awaiting {
+    uint64_t correlation = 0;
+    std::vector<std::pair<Rule, size_t>> candidates;
+  };
+
+  void on_copy(const std::pair<uint64_t, uint32_t>& thread, const MemoryCopyRecord& copy) {
+    if (copy.span.result != 0 || (copy.span.flags & (kApiCaptured | kApiCarried))) return;
+    const bool synchronous = !(copy.span.flags & kApiAsync);
+    const auto direction = static_cast<CopyDirection>(copy.direction);
+    const bool pageable = (direction == CopyDirection::kHostToDevice && host_memory_is_pageable(copy.src_kind)) ||
+                          (direction == CopyDirection::kDeviceToHost && host_memory_is_pageable(copy.dst_kind));
+    if (synchronous && pageable) add(thread, kPageableCopy, copy.span, copy.bytes);
+    // PyTorch's .item() is an async copy into pageable memory and a stream
+    // sync: the copy cannot overlap either way.
+    if (direction == CopyDirection::kDeviceToHost && copy.bytes <= kSmallReadBytes &&
+        (synchronous || host_memory_is_pageable(copy.dst_kind)))
+      add(thread, kItemRead, copy.span, copy.bytes);
+  }
+
+  void add(const std::pair<uint64_t, uint32_t>& thread, Rule rule, const ApiSpan& span, uint64_t bytes) {
+    const Candidate candidate{span.begin_ns, span.end_ns > span.begin_ns ? span.end_ns - span.begin_ns : 0, bytes, 0};
+    totals_[rule].add(candidate);
+    if (candidates_[rule].size() >= kMaxCandidates) {
+      ++over_cap_[rule];
+      return;
+    }
+    candidates_[rule].push_back(candidate);
+    Awaiting& awaiting = awaiting_stack_[thread];
+    awaiting.correlation = span.correlation_id;
+    awaiting.candidates.emplace_back(rule, candidates_[rule].size() - 1);
+  }
+
+  uint32_t site_of(const StackKey& key) {
+    const auto [it, added] = site_index_.emplace(key, uint32_t(sites_.size()));
+    if (added) sites_.push_back(key);
+    return it->second;
+  }
+
+  Finding pageable_copies() const;
+  Finding item_reads(const std::vector<Step>& steps) const;
+  Finding synchronizations(const std::vector<Step>& steps) const;
+  Finding steady_state_allocations(const std::vector<Step>& steps) const;
+  std::string call_sites(const TraceModel& model, StackFormatter& formatter,
+                         const std::vector<const Candidate*>& sited) const;
+  uint64_t analysed_ns() const {
+    return steps_.last_ns() > steps_.first_ns() ? steps_.last_ns() - steps_.first_ns() : 0;
+  }
+
+  StepDetector steps_;
+  std::array<std::vector<Candidate>, kRuleCount> candidates_;
+  std::array<Totals, kRuleCount> totals_;
+  std::array<uint64_t, kRuleCount> over_cap_{};
+  std::map<std::pair<uint64_t, uint32_t>, Awaiting> awaiting_stack_;
+  std::map<StackKey, uint32_t> site_index_;
+  std::vector<StackKey> sites_;  // [0]: no stack
+};
+
+// The step that contains `ns` (steps sorted by begin), or -1.
+long step_of(const std::vector<Step>& steps, uint64_t ns) {
+  auto it = std::upper_bound(steps.begin(), steps.end(), ns,
+                             [](uint64_t t, const Step& s) { return t < s.begin_ns; });
+  if (it == steps.begin()) return -1;
+  --it;
+  return ns < it->end_ns ? long(it - steps.begin()) : -1;
+}
+
+std::string ms(uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", double(ns) / 1e6);
+  return text;
+}
+
+std::vector<const Candidate*> all_of(const std::vector<Candidate>& candidates) {
+  std::vector<const Candidate*> out;
+  for (const Candidate& c : candidates) out.push_back(&c);
+  return out;
+}
+
+Finding Recommendations::pageable_copies() const {
+  Finding f;
+  f.totals = totals_[kPageableCopy];
+  f.found = f.totals.count > 0;
+  if (!f.found) {
+    f.text = "no synchronous copy from or to pageable host memory";
+    return f;
+  }
+  f.sited = all_of(candidates_[kPageableCopy]);
+  f.text = std::to_string(f.totals.count) + " synchronous copies between the GPU and pageable host memory (" +
+           std::to_string(f.totals.bytes) + " bytes, " + ms(f.totals.host_ns) +
+           " on the host): the driver stages them through a pinned buffer and the host waits; use pinned memory "
+           "(cudaMallocHost, tensor.pin_memory()) and cudaMemcpyAsync (non_blocking=True)";
+  return f;
+}
+
+Finding Recommendations::item_reads(const std::vector<Step>& steps) const {
+  Finding f;
+  std::vector<bool> seen(steps.size(), false);
+  for (const Candidate& c : candidates_[kItemRead]) {
+    const long step = step_of(steps, c.begin_ns);
+    if (step < 0) continue;
+    seen[size_t(step)] = true;
+    f.totals.add(c);
+    f.sited.push_back(&c);
+  }
+  const size_t with_reads = size_t(std::count(seen.begin(), seen.end(), true));
+  f.steps = std::to_string(with_reads) + "/" + std::to_string(steps.size());
+  if (steps.size() < kMinSteps) {
+    f.totals = totals_[kItemRead];
+    f.sited.clear();
+    f.text = "not judged: fewer than " + std::to_string(kMinSteps) + " steps were found (" +
+             std::to_string(totals_[kItemRead].count) + " small device-to-host reads in the run)";
+    return f;
+  }
+  f.found = with_reads * 2 > steps.size();
+  if (!f.found) {
+    f.text = "small device-to-host reads in " + f.steps + " steps: not in most of them";
+    return f;
+  }
+  f.text = std::to_string(f.totals.count) + " device-to-host reads of at most " + std::to_string(kSmallReadBytes) +
+           " bytes in " + f.steps + " steps (" + ms(f.totals.host_ns) +
+           " on the host): each waits for the GPU to drain (the .item() / .cpu() / print(tensor) pattern); keep "
+           "the value on the GPU, or read it every N steps";
+  return f;
+}
+
+Finding Recommendations::synchronizations(const std::vector<Step>& steps) const {
+  Finding f;
+  for (const Candidate& c : candidates_[kSync])
+    if (steps.empty() || step_of(steps, c.begin_ns) >= 0) {
+      f.totals.add(c);
+      f.sited.push_back(&c);
+    }
+  const double analysed = double(analysed_ns());
+  const double share = analysed > 0 ? double(totals_[kSync].host_ns) / analysed : 0;
+  bool many = false;
+  if (!steps.empty()) {
+    const double per_step = double(f.totals.count) / double(steps.size());
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f/step", per_step);
+    f.steps = text;
+    many = per_step >= kSyncsPerStep;
+  } else {
+    many = f.totals.count >= kSyncsWithoutSteps;
+  }
+  f.found = many && share >= kSyncWaitShare;
+  const std::string what = std::to_string(f.totals.count) + " device, stream and event synchronizations" +
+                           (steps.empty() ? "" : " in steps (" + f.steps + ")") + ", " +
+                           ms(totals_[kSync].host_ns) + " of host wait (" + format_percent(share) + "% of the run)";
+  if (!f.found) {
+    f.text = what + ": below the thresholds";
+    return f;
+  }
+  f.text = what + ": each one stalls the host until the GPU catches up and empties the launch queue; "
+           "synchronize once per step at most, and wait on events for the work that is needed";
+  return f;
+}
+
+Finding Recommendations::steady_state_allocations(const std::vector<Step>& steps) const {
+  Finding f;
+  uint64_t steady_from = 0;
+  std::string from;
+  if (!steps.empty()) {
+    steady_from = steps.front().end_ns;
+    from = "after the first step";
+  } else {
+    steady_from = steps_.first_ns() + uint64_t(double(analysed_ns()) * kWarmupShare);
+    from = "after the first 10% of the run";
+  }
+  for (const Candidate& c : candidates_[kAllocator])
+    if (c.begin_ns >= steady_from) {
+      f.totals.add(c);
+      f.sited.push_back(&c);
+    }
+  const uint64_t wanted = steps.empty() ? kAllocCallsWithoutSteps : std::max<uint64_t>(1, steps.size() - 1);
+  if (!steps.empty()) f.steps = std::to_string(steps.size() - 1) + " later steps";
+  f.found = f.totals.count >= wanted;
+  const std::string what = std::to_string(f.totals.count) + " allocator calls (cudaMalloc, cudaFree, cuMemAlloc, "
+                           "pinned and managed allocations and their frees) " + from + ", " + ms(f.totals.host_ns) +
+                           " on the host";
+  if (!f.found) {
+    f.text = what + ": below the threshold";
+    return f;
+  }
+  f.text = what + ": each may synchronize the device; allocate once before the loop and reuse the buffers (or "
+           "a caching allocator / cudaMallocAsync pool)";
+  return f;
+}
+
+// The candidates' call sites, most calls first: "site (N calls, T ms)".
+std::string Recommendations::call_sites(const TraceModel& model, StackFormatter& formatter,
+                                        const std::vector<const Candidate*>& sited) const {
+  std::map<uint32_t, Totals> by_site;
+  for (const Candidate* c : sited) by_site[c->site].add(*c);
+  // Different stacks that end at the same line are one site.
+  std::map<std::string, Totals> by_text;
+  for (const auto& [site, totals] : by_site) {
+    std::string text = "(no call stack)";
+    if (site != 0) {
+      const StackKey& key = sites_[site];
+      if (const SectionModel* section = model.find(key.section)) {
+        const std::string attributed = formatter.attribute(*section, key.native, key.python).text;
+        if (!attributed.empty()) text = attributed;
+      }
+    }
+    Totals& t = by_text[text];
+    t.count += totals.count;
+    t.bytes += totals.bytes;
+    t.host_ns += totals.host_ns;
+  }
+  std::vector<std::pair<std::string, Totals>> sorted(by_text.begin(), by_text.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.count, a.second.host_ns) > std::tie(b.second.count, b.second.host_ns);
+  });
+  std::string out;
+  for (size_t i = 0; i < sorted.size() && i < kSitesShown; ++i)
+    out += (out.empty() ? "" : " | ") + sorted[i].first + " (" + std::to_string(sorted[i].second.count) +
+           " calls, " + std::to_string(sorted[i].second.host_ns) + " ns)";
+  if (sorted.size() > kSitesShown) out += " | " + std::to_string(sorted.size() - kSitesShown) + " more sites";
+  return out;
+}
+
+Table Recommendations::finish(const TraceModel& model) {
+  std::string method;
+  std::vector<Step> steps = steps_.find_steps(&method);
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
+
+  const std::array<Finding, kRuleCount> findings = {pageable_copies(), item_reads(steps), synchronizations(steps),
+                                                    steady_state_allocations(steps)};
+  Table table;
+  table.title = "Recommendations: rules checked, with their evidence";
+  table.columns = {"Rule", "Result", "Calls", "Bytes", "Host Time (ns)", "Steps", "Finding", "Call Sites"};
+  StackFormatter formatter;
+  std::vector<std::string> clean;
+  for (size_t r = 0; r < kRuleCount; ++r) {
+    const Finding& f = findings[r];
+    table.rows.push_back({kRuleNames[r], f.found ? "found" : "nothing found", std::to_string(f.totals.count),
+                          std::to_string(f.totals.bytes), std::to_string(f.totals.host_ns),
+                          f.steps.empty() ? "-" : f.steps, f.text,
+                          f.found ? call_sites(model, formatter, f.sited) : "-"});
+    if (!f.found) clean.push_back(kRuleNames[r]);
+    if (over_cap_[r] > 0)
+      table.notes.push_back(std::string(kRuleNames[r]) + ": steps and call sites count the first " +
+                            std::to_string(kMaxCandidates) + " calls; " + std::to_string(over_cap_[r]) +
+                            " later ones are in the run totals only");
+  }
+  table.notes.push_back(clean.size() == kRuleCount
+                            ? "every rule was checked and none found a problem"
+                            : std::to_string(kRuleCount - clean.size()) + " of " + std::to_string(kRuleCount) +
+                                  " rules found a problem");
+  if (!clean.empty()) {
+    std::string names;
+    for (const std::string& n : clean) names += (names.empty() ? "" : ", ") + n;
+    table.notes.push_back("checked, nothing found: " + names);
+  }
+  table.notes.push_back(method);
+  table.notes.push_back("thresholds: tools/README.md, \"recommendations\"");
+  return table;
+}
+
+}  // namespace
+
+std::unique_ptr<StatsSection> make_recommendations(const StatsOptions& options) {
+  return std::make_unique<Recommendations>(options);
+}
+
+}  // namespace proflaunch::tools::stats
