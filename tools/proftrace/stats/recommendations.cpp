@@ -275,17 +275,12 @@ Finding Recommendations::synchronizations(const std::vector<Step>& steps) const 
 
 Finding Recommendations::steady_state_allocations(const std::vector<Step>& steps) const {
   Finding f;
-  uint64_t steady_from = 0;
-  std::string from;
-  if (!steps.empty()) {
-    steady_from = steps.front().end_ns;
-    from = "after the first step";
-  } else {
-    steady_from = steps_.first_ns() + uint64_t(double(analysed_ns()) * kWarmupShare);
-    from = "after the first 10% of the run";
-  }
+  // With steps: inside the steps after the first (set-up before the loop
+  // and teardown after it are not the steady state); else after warm-up.
+  const uint64_t steady_from = steps_.first_ns() + uint64_t(double(analysed_ns()) * kWarmupShare);
+  const std::string from = steps.empty() ? "after the first 10% of the run" : "in the steps after the first";
   for (const Candidate& c : candidates_[kAllocator])
-    if (c.begin_ns >= steady_from) {
+    if (steps.empty() ? c.begin_ns >= steady_from : step_of(steps, c.begin_ns) > 0) {
       f.totals.add(c);
       f.sited.push_back(&c);
     }
