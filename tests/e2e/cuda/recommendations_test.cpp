@@ -67,6 +67,12 @@ TEST(Recommendations, NameEachMistakeAtTheProgramsOwnLine) {
   EXPECT_TRUE(has(alloc["Call Sites"].str(), marked_line(source, "scratch_alloc"))) << stats.out;
   EXPECT_TRUE(has(alloc["Call Sites"].str(), marked_line(source, "scratch_free"))) << stats.out;
 
+  const JsonValue& grid = rows["small-grid"];
+  EXPECT_EQ(grid["Result"].str(), "found") << stats.out;
+  EXPECT_EQ(grid["Calls"].as_uint(), 5u) << "tiny_add<<<1, 32>>> in each step";
+  EXPECT_TRUE(has(grid["Finding"].str(), "tiny_add(float*, float) (1 block on ")) << stats.out;
+  EXPECT_TRUE(has(grid["Call Sites"].str(), marked_line(source, "tiny_kernel"))) << stats.out;
+
   // The program never synchronizes explicitly.
   EXPECT_EQ(rows["excessive-sync"]["Result"].str(), "nothing found") << stats.out;
   EXPECT_EQ(rows["excessive-sync"]["Calls"].as_uint(), 0u) << stats.out;

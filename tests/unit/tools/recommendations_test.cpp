@@ -37,6 +37,10 @@ class LoopTrace {
     s.python(2, {{"/home/me/train.py", "log_loss", 20, true}});
     s.python(3, {{"/home/me/train.py", "wait", 30, true}});
     s.python(4, {{"/home/me/train.py", "scratch", 40, true}});
+    s.python(5, {{"/home/me/train.py", "forward", 50, true}});
+    trace_.device(kSection, DeviceSpec{.ordinal = 0, .name = "Simulated A", .multiprocessor_count = 108});
+    trace_.function(kSection, 0xF00, "_Z8tiny_addPff", kT);
+    bad_ = bad;
     launch_api_ = trace_.api(kSection, "cuLaunchKernel", ApiDomain::kDriver);
     copy_api_ = trace_.api(kSection, bad ? "cudaMemcpy" : "cudaMemcpyAsync", ApiDomain::kRuntime);
     sync_api_ = trace_.api(kSection, "cudaDeviceSynchronize", ApiDomain::kRuntime);
@@ -91,9 +95,11 @@ class LoopTrace {
     KernelLaunchRecord record{};
     record.span = ApiSpan{at_ns, at_ns + 5'000, ++correlation_, 0, launch_api_, kApiAsync};
     record.function = 0xF00;
-    record.grid = {1024, 1, 1};
+    // bad: one block on a GPU of 108 SMs; clean: 1024 blocks.
+    record.grid = bad_ ? Dim3{1, 1, 1} : Dim3{1024, 1, 1};
     record.block = {256, 1, 1};
     trace_.event(kSection, kMain, record);
+    stack(5, StackPoint::kLaunch);
     GpuActivityRecord gpu{};
     gpu.correlation_id = correlation_;
     gpu.start_ns = at_ns + 6'000;
@@ -145,6 +151,7 @@ class LoopTrace {
   uint16_t launch_api_ = 0, copy_api_ = 0, sync_api_ = 0, malloc_api_ = 0, free_api_ = 0, push_api_ = 0,
            pop_api_ = 0;
   uint64_t correlation_ = 0;
+  bool bad_ = false;
 };
 
 struct Recommendations {
@@ -176,7 +183,7 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   const LoopTrace trace(true);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 4u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 5u) << r.text.out;
 
   const JsonValue& pageable = r.rows.at("pageable-sync-copy");
   EXPECT_EQ(pageable["Result"].str(), "found");
@@ -207,7 +214,16 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   EXPECT_EQ(alloc["Host Time (ns)"].str(), "120000");
   EXPECT_EQ(alloc["Call Sites"].str(), "/home/me/train.py:40 scratch (6 calls, 120000 ns)");
 
-  EXPECT_TRUE(has(r.text.out, "4 of 4 rules found a problem")) << r.text.out;
+  const JsonValue& grid = r.rows.at("small-grid");
+  EXPECT_EQ(grid["Result"].str(), "found");
+  EXPECT_EQ(grid["Calls"].str(), "4");
+  EXPECT_EQ(grid["GPU Time (ns)"].str(), "12000") << "4 launches of 3 us, all of the kernel time";
+  EXPECT_TRUE(has(grid["Finding"].str(), "tiny_add(float*, float) (1 block on 108 SMs, 4 launches, 12000 ns)"))
+      << grid["Finding"].str();
+  EXPECT_TRUE(has(grid["Finding"].str(), "(100.0% of all kernel time)")) << grid["Finding"].str();
+  EXPECT_EQ(grid["Call Sites"].str(), "/home/me/train.py:50 forward (4 calls, 20000 ns)");
+
+  EXPECT_TRUE(has(r.text.out, "5 of 5 rules found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "NVTX range 'train_step'")) << "the overview's steps\n" << r.text.out;
 }
 
@@ -215,7 +231,7 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   const LoopTrace trace(false);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 4u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 5u) << r.text.out;
   for (const auto& [rule, row] : r.rows) {
     SCOPED_TRACE(rule);
     EXPECT_EQ(row["Result"].str(), "nothing found");
@@ -226,9 +242,10 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   EXPECT_EQ(r.rows.at("item-read")["Steps"].str(), "1/4") << "a read in one step of four is not most steps";
   EXPECT_EQ(r.rows.at("excessive-sync")["Calls"].str(), "0") << "the one sync is after the last step";
   EXPECT_EQ(r.rows.at("steady-state-alloc")["Calls"].str(), "0") << "allocated in the first step only";
+  EXPECT_EQ(r.rows.at("small-grid")["Calls"].str(), "0") << "1024 blocks on 108 SMs";
   EXPECT_TRUE(has(r.text.out, "every rule was checked and none found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "checked, nothing found: pageable-sync-copy, item-read, excessive-sync, "
-                              "steady-state-alloc"))
+                              "steady-state-alloc, small-grid"))
       << r.text.out;
 }
 

@@ -15,7 +15,9 @@
 #include <cstring>
 #include <map>
 
+#include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/stats/stack_joins.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/step_detection.h"
@@ -36,24 +38,28 @@ constexpr uint64_t kSyncsWithoutSteps = 10;          // excessive-sync: in the r
 constexpr double kSyncWaitShare = 0.05;              // excessive-sync: host wait / analysed time
 constexpr double kWarmupShare = 0.10;                // steady-state-alloc: without steps, the first 10% is warm-up
 constexpr uint64_t kAllocCallsWithoutSteps = 10;     // steady-state-alloc: without steps, in the last 90%
+constexpr double kSmallGridShare = 0.10;             // small-grid: their share of all kernel GPU time
+constexpr size_t kKernelsShown = 3;
 
-enum Rule : uint8_t { kPageableCopy, kItemRead, kSync, kAllocator, kRuleCount };
+enum Rule : uint8_t { kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kRuleCount };
 constexpr std::array<const char*, kRuleCount> kRuleNames = {"pageable-sync-copy", "item-read", "excessive-sync",
-                                                           "steady-state-alloc"};
+                                                           "steady-state-alloc", "small-grid"};
 
 struct Candidate {
   uint64_t begin_ns;
   uint64_t host_ns;
   uint64_t bytes;
   uint32_t site;  // index into sites_; 0: no stack
+  uint64_t gpu_ns = 0;  // small-grid: the launch's GPU time, once joined
 };
 
 struct Totals {
-  uint64_t count = 0, bytes = 0, host_ns = 0;
+  uint64_t count = 0, bytes = 0, host_ns = 0, gpu_ns = 0;
   void add(const Candidate& c) {
     ++count;
     bytes += c.bytes;
     host_ns += c.host_ns;
+    gpu_ns += c.gpu_ns;
   }
 };
 
@@ -69,7 +75,12 @@ bool host_memory_is_pageable(uint8_t kind) { return kind == static_cast<uint8_t>
 
 class Recommendations final : public StatsSection {
  public:
-  explicit Recommendations(const StatsOptions& options) : steps_(options.step_range) { sites_.push_back({}); }
+  explicit Recommendations(const StatsOptions& options)
+      : steps_(options.step_range),
+        small_grid_join_([this](const SmallGridLaunch& launch, uint64_t gpu_ns) { small_grid_ran(launch, gpu_ns); },
+                         [](const SmallGridLaunch&) {}) {
+    sites_.push_back({});
+  }
   std::string name() const override { return "recommendations"; }
 
   void on_record(const SectionModel& section, const RecordView& record) override {
@@ -90,6 +101,14 @@ class Recommendations final : public StatsSection {
     awaiting_stack_.erase(thread);
     switch (record.record_kind()) {
       case RecordKind::kMemoryCopy: on_copy(thread, record.as<MemoryCopyRecord>()); break;
+      case RecordKind::kKernelLaunch: on_launch(section, thread, record.as<KernelLaunchRecord>()); break;
+      case RecordKind::kGpuActivity: {
+        const auto activity = record.as<GpuActivityRecord>();
+        if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) break;
+        kernel_gpu_ns_ += gpu_duration_ns(activity);
+        small_grid_join_.add_activity(section.section_id, activity.correlation_id, gpu_duration_ns(activity));
+        break;
+      }
       case RecordKind::kSynchronize: {
         const auto sync = record.as<SynchronizeRecord>();
         const auto target = static_cast<SyncTarget>(sync.target);
@@ -116,6 +135,45 @@ class Recommendations final : public StatsSection {
   Table finish(const TraceModel& model) override;
 
  private:
+  struct SmallGridLaunch {
+    std::string kernel;
+    uint64_t blocks = 0;
+    uint32_t multiprocessors = 0;
+    size_t candidate = SIZE_MAX;  // SIZE_MAX: past kMaxCandidates
+  };
+  struct SmallGridKernel {
+    uint64_t launches = 0, gpu_ns = 0, min_blocks = UINT64_MAX;
+    uint32_t multiprocessors = 0;
+  };
+
+  // Fewer blocks than the device has SMs: most SMs idle while it runs.
+  void on_launch(const SectionModel& section, const std::pair<uint64_t, uint32_t>& thread,
+                 const KernelLaunchRecord& launch) {
+    if (launch.span.result != 0 || (launch.span.flags & (kApiCaptured | kApiCarried)) ||
+        (launch.launch_flags & kLaunchHostFunction))
+      return;
+    const auto device = section.devices.find(launch.device);
+    if (device == section.devices.end() || device->second.multiprocessor_count == 0) return;
+    const uint64_t blocks = uint64_t{launch.grid.x} * launch.grid.y * launch.grid.z;
+    if (blocks >= device->second.multiprocessor_count) return;
+    const FunctionDefRecord* function = section.function_def(launch.function, launch.span.begin_ns);
+    SmallGridLaunch pending{function != nullptr ? demangle(std::string(section.string(function->name_string)))
+                                                : std::string("<unnamed kernel>"),
+                            blocks, device->second.multiprocessor_count};
+    if (add(thread, kSmallGrid, launch.span, 0)) pending.candidate = candidates_[kSmallGrid].size() - 1;
+    small_grid_join_.add_operation(section.section_id, launch.span.correlation_id, pending);
+  }
+
+  void small_grid_ran(const SmallGridLaunch& launch, uint64_t gpu_ns) {
+    if (launch.candidate != SIZE_MAX) candidates_[kSmallGrid][launch.candidate].gpu_ns = gpu_ns;
+    totals_[kSmallGrid].gpu_ns += gpu_ns;
+    SmallGridKernel& kernel = small_grid_kernels_[launch.kernel];
+    ++kernel.launches;
+    kernel.gpu_ns += gpu_ns;
+    kernel.min_blocks = std::min(kernel.min_blocks, launch.blocks);
+    kernel.multiprocessors = launch.multiprocessors;
+  }
+
   struct Awaiting {
     uint64_t correlation = 0;
     std::vector<std::pair<Rule, size_t>> candidates;
@@ -135,17 +193,19 @@ class Recommendations final : public StatsSection {
       add(thread, kItemRead, copy.span, copy.bytes);
   }
 
-  void add(const std::pair<uint64_t, uint32_t>& thread, Rule rule, const ApiSpan& span, uint64_t bytes) {
+  // False when past the cap (counted in the totals only).
+  bool add(const std::pair<uint64_t, uint32_t>& thread, Rule rule, const ApiSpan& span, uint64_t bytes) {
     const Candidate candidate{span.begin_ns, span.end_ns > span.begin_ns ? span.end_ns - span.begin_ns : 0, bytes, 0};
     totals_[rule].add(candidate);
     if (candidates_[rule].size() >= kMaxCandidates) {
       ++over_cap_[rule];
-      return;
+      return false;
     }
     candidates_[rule].push_back(candidate);
     Awaiting& awaiting = awaiting_stack_[thread];
     awaiting.correlation = span.correlation_id;
     awaiting.candidates.emplace_back(rule, candidates_[rule].size() - 1);
+    return true;
   }
 
   uint32_t site_of(const StackKey& key) {
@@ -158,6 +218,7 @@ class Recommendations final : public StatsSection {
   Finding item_reads(const std::vector<Step>& steps) const;
   Finding synchronizations(const std::vector<Step>& steps) const;
   Finding steady_state_allocations(const std::vector<Step>& steps) const;
+  Finding small_grids();
   std::string call_sites(const TraceModel& model, StackFormatter& formatter,
                          const std::vector<const Candidate*>& sited) const;
   uint64_t analysed_ns() const {
@@ -171,6 +232,9 @@ class Recommendations final : public StatsSection {
   std::map<std::pair<uint64_t, uint32_t>, Awaiting> awaiting_stack_;
   std::map<StackKey, uint32_t> site_index_;
   std::vector<StackKey> sites_;  // [0]: no stack
+  GpuTimeJoin<SmallGridLaunch> small_grid_join_;
+  std::map<std::string, SmallGridKernel> small_grid_kernels_;
+  uint64_t kernel_gpu_ns_ = 0;
 };
 
 // The step that contains `ns` (steps sorted by begin), or -1.
@@ -299,6 +363,35 @@ Finding Recommendations::steady_state_allocations(const std::vector<Step>& steps
   return f;
 }
 
+Finding Recommendations::small_grids() {
+  small_grid_join_.finish();
+  Finding f;
+  f.totals = totals_[kSmallGrid];
+  const double share = kernel_gpu_ns_ > 0 ? double(f.totals.gpu_ns) / double(kernel_gpu_ns_) : 0;
+  const std::string what = std::to_string(f.totals.count) + " launches with fewer blocks than the GPU has SMs, " +
+                           std::to_string(f.totals.gpu_ns) + " ns of GPU time (" + format_percent(share) +
+                           "% of all kernel time)";
+  f.found = f.totals.count > 0 && share >= kSmallGridShare;
+  if (!f.found) {
+    f.text = what + ": below the threshold";
+    return f;
+  }
+  std::vector<std::pair<std::string, SmallGridKernel>> kernels(small_grid_kernels_.begin(), small_grid_kernels_.end());
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const auto& a, const auto& b) { return a.second.gpu_ns > b.second.gpu_ns; });
+  std::string listed;
+  for (size_t i = 0; i < kernels.size() && i < kKernelsShown; ++i) {
+    const SmallGridKernel& k = kernels[i].second;
+    listed += (listed.empty() ? "" : "; ") + kernels[i].first + " (" + std::to_string(k.min_blocks) +
+              (k.min_blocks == 1 ? " block" : " blocks") + " on " + std::to_string(k.multiprocessors) + " SMs, " +
+              std::to_string(k.launches) + " launches, " + std::to_string(k.gpu_ns) + " ns)";
+  }
+  f.sited = all_of(candidates_[kSmallGrid]);
+  f.text = what + ": " + listed + "; most SMs are idle while they run: give them larger grids, batch the work "
+           "or fuse the kernels";
+  return f;
+}
+
 // The candidates' call sites, most calls first: "site (N calls, T ms)".
 std::string Recommendations::call_sites(const TraceModel& model, StackFormatter& formatter,
                                         const std::vector<const Candidate*>& sited) const {
@@ -338,16 +431,18 @@ Table Recommendations::finish(const TraceModel& model) {
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
 
   const std::array<Finding, kRuleCount> findings = {pageable_copies(), item_reads(steps), synchronizations(steps),
-                                                    steady_state_allocations(steps)};
+                                                    steady_state_allocations(steps), small_grids()};
   Table table;
   table.title = "Recommendations: rules checked, with their evidence";
-  table.columns = {"Rule", "Result", "Calls", "Bytes", "Host Time (ns)", "Steps", "Finding", "Call Sites"};
+  table.columns = {"Rule", "Result", "Calls", "Bytes", "Host Time (ns)", "GPU Time (ns)", "Steps", "Finding",
+                   "Call Sites"};
   StackFormatter formatter;
   std::vector<std::string> clean;
   for (size_t r = 0; r < kRuleCount; ++r) {
     const Finding& f = findings[r];
     table.rows.push_back({kRuleNames[r], f.found ? "found" : "nothing found", std::to_string(f.totals.count),
                           std::to_string(f.totals.bytes), std::to_string(f.totals.host_ns),
+                          std::to_string(f.totals.gpu_ns),
                           f.steps.empty() ? "-" : f.steps, f.text,
                           f.found ? call_sites(model, formatter, f.sited) : "-"});
     if (!f.found) clean.push_back(kRuleNames[r]);

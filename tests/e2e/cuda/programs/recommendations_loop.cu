@@ -3,9 +3,6 @@
 // pageable memory with a synchronous cudaMemcpy, allocates and frees a
 // scratch buffer, launches a one-block kernel and reads a 4-byte "loss"
 // back (the .item() pattern). Tests find the lines by their @site: markers.
-// cudaMalloc is called through its C signature: the cudaMalloc<T> template
-// of cuda_runtime.h is an inline frame of this program, and would be the
-// call site instead of the marked line.
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -28,13 +25,13 @@ int main() {
   constexpr size_t kFloats = 1 << 16;
   std::vector<float> weights_host(kFloats, 1.0f);  // pageable
   float* weights = nullptr;
-  CHECK(cudaMalloc(reinterpret_cast<void**>(&weights), kFloats * sizeof(float)));
+  CHECK(cudaMalloc(&weights, kFloats * sizeof(float)));
   float loss = 0;
   for (int step = 0; step < kSteps; ++step) {
     nvtxRangePushA("step");
     CHECK(cudaMemcpy(weights, weights_host.data(), kFloats * sizeof(float), cudaMemcpyHostToDevice));  // @site:upload
     float* scratch = nullptr;
-    CHECK(cudaMalloc(reinterpret_cast<void**>(&scratch), 4096));  // @site:scratch_alloc
+    CHECK(cudaMalloc(&scratch, 4096));  // @site:scratch_alloc
     tiny_add<<<1, 32>>>(weights, 1.0f);  // @site:tiny_kernel
     CHECK(cudaGetLastError());
     CHECK(cudaMemcpy(&loss, weights, sizeof loss, cudaMemcpyDeviceToHost));  // @site:item_read
