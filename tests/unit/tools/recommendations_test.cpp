@@ -183,7 +183,7 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   const LoopTrace trace(true);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 5u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 6u) << r.text.out;
 
   const JsonValue& pageable = r.rows.at("pageable-sync-copy");
   EXPECT_EQ(pageable["Result"].str(), "found");
@@ -221,9 +221,10 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   EXPECT_TRUE(has(grid["Finding"].str(), "tiny_add(float*, float) (1 block on 108 SMs, 4 launches, 12000 ns)"))
       << grid["Finding"].str();
   EXPECT_TRUE(has(grid["Finding"].str(), "(100.0% of all kernel time)")) << grid["Finding"].str();
-  EXPECT_EQ(grid["Call Sites"].str(), "/home/me/train.py:50 forward (4 calls, 20000 ns)");
+  EXPECT_EQ(grid["Call Sites"].str(), "/home/me/train.py:50 forward (4 launches, 12000 ns GPU)");
 
-  EXPECT_TRUE(has(r.text.out, "5 of 5 rules found a problem")) << r.text.out;
+  EXPECT_EQ(r.rows.at("launch-bound")["Result"].str(), "nothing found") << "4 kernels, copies between them";
+  EXPECT_TRUE(has(r.text.out, "5 of 6 rules found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "NVTX range 'train_step'")) << "the overview's steps\n" << r.text.out;
 }
 
@@ -231,7 +232,7 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   const LoopTrace trace(false);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 5u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 6u) << r.text.out;
   for (const auto& [rule, row] : r.rows) {
     SCOPED_TRACE(rule);
     EXPECT_EQ(row["Result"].str(), "nothing found");
@@ -245,8 +246,58 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   EXPECT_EQ(r.rows.at("small-grid")["Calls"].str(), "0") << "1024 blocks on 108 SMs";
   EXPECT_TRUE(has(r.text.out, "every rule was checked and none found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "checked, nothing found: pageable-sync-copy, item-read, excessive-sync, "
-                              "steady-state-alloc, small-grid"))
+                              "steady-state-alloc, small-grid, launch-bound"))
       << r.text.out;
+}
+
+// 20 kernels of 2 us on one device, launched from train.py:60, `gap_ns`
+// apart (end to start); then one long kernel.
+std::string burst_trace(uint64_t gap_ns, const std::string& name) {
+  TraceBuilder trace;
+  trace.process(kSection, {.pid = 8, .argv = {"python", "train.py"}});
+  SyntheticStacks s(trace, kSection);
+  s.python(6, {{"/home/me/train.py", "tiny_ops", 60, true}});
+  const uint16_t launch_api = trace.api(kSection, "cuLaunchKernel", ApiDomain::kDriver);
+  uint64_t at = kT, correlation = 0;
+  auto kernel = [&](uint64_t gpu_ns) {
+    KernelLaunchRecord launch{};
+    launch.span = ApiSpan{at - 500, at - 100, ++correlation, 0, launch_api, kApiAsync};
+    launch.grid = {1024, 1, 1};
+    launch.block = {256, 1, 1};
+    trace.event(kSection, kMain, launch);
+    CallStackRecord stack{};
+    stack.point = static_cast<uint8_t>(StackPoint::kLaunch);
+    stack.correlation_id = correlation;
+    stack.python_stack = 6;
+    trace.event(kSection, kMain, stack);
+    GpuActivityRecord gpu{};
+    gpu.correlation_id = correlation;
+    gpu.start_ns = at;
+    gpu.end_ns = at + gpu_ns;
+    gpu.kind = static_cast<uint8_t>(GpuActivityKind::kKernel);
+    trace.event(kSection, 2, gpu);
+    at += gpu_ns + gap_ns;
+  };
+  for (int i = 0; i < 20; ++i) kernel(2'000);
+  kernel(500'000);
+  return write_trace(trace, name);
+}
+
+TEST(StatsRecommendations, ShortKernelsWithMoreIdleThanBusyBetweenThemAreLaunchBound) {
+  const Recommendations r = recommendations(burst_trace(8'000, "burst_idle.trace"));
+  ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
+  const JsonValue& row = r.rows.at("launch-bound");
+  EXPECT_EQ(row["Result"].str(), "found") << r.text.out;
+  EXPECT_EQ(row["Calls"].str(), "20") << "the long kernel ends the stretch and is not in it";
+  EXPECT_EQ(row["GPU Time (ns)"].str(), "40000");
+  EXPECT_TRUE(has(row["Finding"].str(), "1 stretch of 20 short kernels: the GPU was busy 40000 ns and idle "
+                                        "152000 ns"))
+      << row["Finding"].str();
+  EXPECT_EQ(row["Call Sites"].str(), "/home/me/train.py:60 tiny_ops (20 launches, 40000 ns GPU)");
+
+  const Recommendations busy = recommendations(burst_trace(1'000, "burst_busy.trace"));
+  EXPECT_EQ(busy.rows.at("launch-bound")["Result"].str(), "nothing found")
+      << "1 us gaps after 2 us kernels: the GPU is busier than idle\n" << busy.text.out;
 }
 
 TEST(StatsRecommendations, IsOneOfTheDefaultSections) {

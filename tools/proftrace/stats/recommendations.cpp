@@ -13,11 +13,14 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <deque>
+#include <unordered_map>
 #include <map>
 
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
+#include "tools/proftrace/stats/launch_bound_stretches.h"
 #include "tools/proftrace/stats/stack_joins.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/step_detection.h"
@@ -41,9 +44,10 @@ constexpr uint64_t kAllocCallsWithoutSteps = 10;     // steady-state-alloc: with
 constexpr double kSmallGridShare = 0.10;             // small-grid: their share of all kernel GPU time
 constexpr size_t kKernelsShown = 3;
 
-enum Rule : uint8_t { kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kRuleCount };
+enum Rule : uint8_t { kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kLaunchBound, kRuleCount };
 constexpr std::array<const char*, kRuleCount> kRuleNames = {"pageable-sync-copy", "item-read", "excessive-sync",
-                                                           "steady-state-alloc", "small-grid"};
+                                                           "steady-state-alloc", "small-grid",
+                                                           "launch-bound"};
 
 struct Candidate {
   uint64_t begin_ns;
@@ -51,12 +55,13 @@ struct Candidate {
   uint64_t bytes;
   uint32_t site;  // index into sites_; 0: no stack
   uint64_t gpu_ns = 0;  // small-grid: the launch's GPU time, once joined
+  uint64_t calls = 1;   // launch-bound: one per call site, with its kernels
 };
 
 struct Totals {
   uint64_t count = 0, bytes = 0, host_ns = 0, gpu_ns = 0;
   void add(const Candidate& c) {
-    ++count;
+    count += c.calls;
     bytes += c.bytes;
     host_ns += c.host_ns;
     gpu_ns += c.gpu_ns;
@@ -89,6 +94,7 @@ class Recommendations final : public StatsSection {
     if (record.record_kind() == RecordKind::kCallStack) {
       const auto stack = record.as<CallStackRecord>();
       auto it = awaiting_stack_.find(thread);
+      if (stack.point == static_cast<uint8_t>(StackPoint::kLaunch)) remember_launch_site(section, stack);
       if (it != awaiting_stack_.end() && it->second.correlation == stack.correlation_id) {
         const uint32_t site = site_of(StackKey{section.section_id, stack.native_stack, stack.python_stack});
         for (const auto& [rule, index] : it->second.candidates) candidates_[rule][index].site = site;
@@ -104,7 +110,13 @@ class Recommendations final : public StatsSection {
       case RecordKind::kKernelLaunch: on_launch(section, thread, record.as<KernelLaunchRecord>()); break;
       case RecordKind::kGpuActivity: {
         const auto activity = record.as<GpuActivityRecord>();
-        if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) break;
+        const bool kernel = activity.kind == static_cast<uint8_t>(GpuActivityKind::kKernel);
+        const auto [device, added] =
+            devices_.emplace(std::make_pair(section.section_id, activity.device), devices_.size());
+        stretches_.add(device->second, activity.start_ns, activity.end_ns,
+                       kernel && gpu_duration_ns(activity) < kShortKernelNs,
+                       launch_site(section.section_id, activity.correlation_id));
+        if (!kernel) break;
         kernel_gpu_ns_ += gpu_duration_ns(activity);
         small_grid_join_.add_activity(section.section_id, activity.correlation_id, gpu_duration_ns(activity));
         break;
@@ -174,6 +186,25 @@ class Recommendations final : public StatsSection {
     kernel.multiprocessors = launch.multiprocessors;
   }
 
+  // Launch stacks by correlation, for launch-bound (the activity comes
+  // later): a bounded FIFO window, as in stack_joins.h.
+  void remember_launch_site(const SectionModel& section, const CallStackRecord& stack) {
+    const Correlation key{section.section_id, stack.correlation_id};
+    launch_sites_[key] = site_of(StackKey{section.section_id, stack.native_stack, stack.python_stack});
+    launch_order_.push_back(key);
+    while (launch_order_.size() > kGpuTimeJoinWindow) {
+      launch_sites_.erase(launch_order_.front());
+      launch_order_.pop_front();
+    }
+  }
+  uint32_t launch_site(uint64_t section, uint64_t correlation) {
+    const auto it = launch_sites_.find(Correlation{section, correlation});
+    if (it == launch_sites_.end()) return 0;
+    const uint32_t site = it->second;
+    launch_sites_.erase(it);
+    return site;
+  }
+
   struct Awaiting {
     uint64_t correlation = 0;
     std::vector<std::pair<Rule, size_t>> candidates;
@@ -219,8 +250,9 @@ class Recommendations final : public StatsSection {
   Finding synchronizations(const std::vector<Step>& steps) const;
   Finding steady_state_allocations(const std::vector<Step>& steps) const;
   Finding small_grids();
+  Finding launch_bound();
   std::string call_sites(const TraceModel& model, StackFormatter& formatter,
-                         const std::vector<const Candidate*>& sited) const;
+                         const std::vector<const Candidate*>& sited, bool gpu_side) const;
   uint64_t analysed_ns() const {
     return steps_.last_ns() > steps_.first_ns() ? steps_.last_ns() - steps_.first_ns() : 0;
   }
@@ -235,6 +267,11 @@ class Recommendations final : public StatsSection {
   GpuTimeJoin<SmallGridLaunch> small_grid_join_;
   std::map<std::string, SmallGridKernel> small_grid_kernels_;
   uint64_t kernel_gpu_ns_ = 0;
+  LaunchBoundStretches stretches_;
+  std::map<std::pair<uint64_t, int32_t>, uint64_t> devices_;  // (section, device) -> stretches_' key
+  std::unordered_map<Correlation, uint32_t, CorrelationHash> launch_sites_;
+  std::deque<Correlation> launch_order_;
+  std::vector<Candidate> stretch_sites_;  // launch-bound's call sites, made at the end
 };
 
 // The step that contains `ns` (steps sorted by begin), or -1.
@@ -392,9 +429,32 @@ Finding Recommendations::small_grids() {
   return f;
 }
 
+Finding Recommendations::launch_bound() {
+  stretches_.finish();
+  Finding f;
+  const LaunchBoundStretches::Amounts& t = stretches_.total();
+  f.totals.count = t.kernels;
+  f.totals.gpu_ns = t.busy_ns;
+  f.found = stretches_.stretches() > 0;
+  if (!f.found) {
+    f.text = "no run of " + std::to_string(kMinStretchKernels) + " or more kernels shorter than " +
+             std::to_string(kShortKernelNs / 1000) + " us with more idle GPU than busy between them";
+    return f;
+  }
+  for (const auto& [site, amounts] : stretches_.by_site())
+    stretch_sites_.push_back(Candidate{0, 0, 0, site, amounts.busy_ns, amounts.kernels});
+  for (const Candidate& c : stretch_sites_) f.sited.push_back(&c);
+  f.text = std::to_string(stretches_.stretches()) + (stretches_.stretches() == 1 ? " stretch" : " stretches") + " of " + std::to_string(t.kernels) +
+           " short kernels: the GPU was busy " + std::to_string(t.busy_ns) + " ns and idle " +
+           std::to_string(t.idle_ns) + " ns between them, waiting for launches; fuse the kernels, use CUDA "
+           "graphs (torch.compile mode=\"reduce-overhead\") or larger batches";
+  return f;
+}
+
 // The candidates' call sites, most calls first: "site (N calls, T ms)".
+// `gpu_side`: kernels, shown by launches and GPU time; else calls and host time.
 std::string Recommendations::call_sites(const TraceModel& model, StackFormatter& formatter,
-                                        const std::vector<const Candidate*>& sited) const {
+                                        const std::vector<const Candidate*>& sited, bool gpu_side) const {
   std::map<uint32_t, Totals> by_site;
   for (const Candidate* c : sited) by_site[c->site].add(*c);
   // Different stacks that end at the same line are one site.
@@ -412,15 +472,19 @@ std::string Recommendations::call_sites(const TraceModel& model, StackFormatter&
     t.count += totals.count;
     t.bytes += totals.bytes;
     t.host_ns += totals.host_ns;
+    t.gpu_ns += totals.gpu_ns;
   }
   std::vector<std::pair<std::string, Totals>> sorted(by_text.begin(), by_text.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.second.count, a.second.host_ns) > std::tie(b.second.count, b.second.host_ns);
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
+    const Totals &x = a.second, &y = b.second;
+    return gpu_side ? std::tie(x.gpu_ns, x.count) > std::tie(y.gpu_ns, y.count)
+                    : std::tie(x.count, x.host_ns) > std::tie(y.count, y.host_ns);
   });
   std::string out;
   for (size_t i = 0; i < sorted.size() && i < kSitesShown; ++i)
     out += (out.empty() ? "" : " | ") + sorted[i].first + " (" + std::to_string(sorted[i].second.count) +
-           " calls, " + std::to_string(sorted[i].second.host_ns) + " ns)";
+           (gpu_side ? " launches, " + std::to_string(sorted[i].second.gpu_ns) + " ns GPU)"
+                     : " calls, " + std::to_string(sorted[i].second.host_ns) + " ns)");
   if (sorted.size() > kSitesShown) out += " | " + std::to_string(sorted.size() - kSitesShown) + " more sites";
   return out;
 }
@@ -431,7 +495,8 @@ Table Recommendations::finish(const TraceModel& model) {
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
 
   const std::array<Finding, kRuleCount> findings = {pageable_copies(), item_reads(steps), synchronizations(steps),
-                                                    steady_state_allocations(steps), small_grids()};
+                                                    steady_state_allocations(steps), small_grids(),
+                                                    launch_bound()};
   Table table;
   table.title = "Recommendations: rules checked, with their evidence";
   table.columns = {"Rule", "Result", "Calls", "Bytes", "Host Time (ns)", "GPU Time (ns)", "Steps", "Finding",
@@ -444,7 +509,7 @@ Table Recommendations::finish(const TraceModel& model) {
                           std::to_string(f.totals.bytes), std::to_string(f.totals.host_ns),
                           std::to_string(f.totals.gpu_ns),
                           f.steps.empty() ? "-" : f.steps, f.text,
-                          f.found ? call_sites(model, formatter, f.sited) : "-"});
+                          f.found ? call_sites(model, formatter, f.sited, r == kSmallGrid || r == kLaunchBound) : "-"});
     if (!f.found) clean.push_back(kRuleNames[r]);
     if (over_cap_[r] > 0)
       table.notes.push_back(std::string(kRuleNames[r]) + ": steps and call sites count the first " +
