@@ -183,7 +183,7 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   const LoopTrace trace(true);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 6u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 8u) << r.text.out;
 
   const JsonValue& pageable = r.rows.at("pageable-sync-copy");
   EXPECT_EQ(pageable["Result"].str(), "found");
@@ -224,7 +224,7 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   EXPECT_EQ(grid["Call Sites"].str(), "/home/me/train.py:50 forward (4 launches, 12000 ns GPU)");
 
   EXPECT_EQ(r.rows.at("launch-bound")["Result"].str(), "nothing found") << "4 kernels, copies between them";
-  EXPECT_TRUE(has(r.text.out, "5 of 6 rules found a problem")) << r.text.out;
+  EXPECT_TRUE(has(r.text.out, "5 of 8 rules found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "NVTX range 'train_step'")) << "the overview's steps\n" << r.text.out;
 }
 
@@ -232,7 +232,7 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   const LoopTrace trace(false);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 6u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 8u) << r.text.out;
   for (const auto& [rule, row] : r.rows) {
     SCOPED_TRACE(rule);
     EXPECT_EQ(row["Result"].str(), "nothing found");
@@ -246,7 +246,7 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   EXPECT_EQ(r.rows.at("small-grid")["Calls"].str(), "0") << "1024 blocks on 108 SMs";
   EXPECT_TRUE(has(r.text.out, "every rule was checked and none found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "checked, nothing found: pageable-sync-copy, item-read, excessive-sync, "
-                              "steady-state-alloc, small-grid, launch-bound"))
+                              "steady-state-alloc, small-grid, launch-bound, straggler-rank, exposed-communication"))
       << r.text.out;
 }
 

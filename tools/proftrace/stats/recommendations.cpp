@@ -19,8 +19,10 @@
 
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/stats/collective_analysis.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/stats/launch_bound_stretches.h"
+#include "tools/proftrace/stats/recommendation_finding.h"
 #include "tools/proftrace/stats/stack_joins.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/step_detection.h"
@@ -44,37 +46,13 @@ constexpr uint64_t kAllocCallsWithoutSteps = 10;     // steady-state-alloc: with
 constexpr double kSmallGridShare = 0.10;             // small-grid: their share of all kernel GPU time
 constexpr size_t kKernelsShown = 3;
 
-enum Rule : uint8_t { kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kLaunchBound, kRuleCount };
+enum Rule : uint8_t {
+  kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kLaunchBound, kStraggler, kExposedComm, kRuleCount
+};
 constexpr std::array<const char*, kRuleCount> kRuleNames = {"pageable-sync-copy", "item-read", "excessive-sync",
                                                            "steady-state-alloc", "small-grid",
-                                                           "launch-bound"};
-
-struct Candidate {
-  uint64_t begin_ns;
-  uint64_t host_ns;
-  uint64_t bytes;
-  uint32_t site;  // index into sites_; 0: no stack
-  uint64_t gpu_ns = 0;  // small-grid: the launch's GPU time, once joined
-  uint64_t calls = 1;   // launch-bound: one per call site, with its kernels
-};
-
-struct Totals {
-  uint64_t count = 0, bytes = 0, host_ns = 0, gpu_ns = 0;
-  void add(const Candidate& c) {
-    count += c.calls;
-    bytes += c.bytes;
-    host_ns += c.host_ns;
-    gpu_ns += c.gpu_ns;
-  }
-};
-
-struct Finding {
-  bool found = false;
-  Totals totals;          // what the row shows
-  std::string steps;      // the step evidence
-  std::string text;       // what was found and what to do, or why nothing was
-  std::vector<const Candidate*> sited;  // the candidates whose sites are shown
-};
+                                                           "launch-bound", "straggler-rank",
+                                                           "exposed-communication"};
 
 bool host_memory_is_pageable(uint8_t kind) { return kind == static_cast<uint8_t>(MemoryKind::kPageableHost); }
 
@@ -90,6 +68,7 @@ class Recommendations final : public StatsSection {
 
   void on_record(const SectionModel& section, const RecordView& record) override {
     steps_.on_record(section, record);
+    collectives_.on_record(section, record);
     const std::pair<uint64_t, uint32_t> thread{section.section_id, record.tid};
     if (record.record_kind() == RecordKind::kCallStack) {
       const auto stack = record.as<CallStackRecord>();
@@ -268,6 +247,7 @@ class Recommendations final : public StatsSection {
   std::map<std::string, SmallGridKernel> small_grid_kernels_;
   uint64_t kernel_gpu_ns_ = 0;
   LaunchBoundStretches stretches_;
+  CollectiveAnalysis collectives_;
   std::map<std::pair<uint64_t, int32_t>, uint64_t> devices_;  // (section, device) -> stretches_' key
   std::unordered_map<Correlation, uint32_t, CorrelationHash> launch_sites_;
   std::deque<Correlation> launch_order_;
@@ -494,9 +474,12 @@ Table Recommendations::finish(const TraceModel& model) {
   std::vector<Step> steps = steps_.find_steps(&method);
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
 
-  const std::array<Finding, kRuleCount> findings = {pageable_copies(), item_reads(steps), synchronizations(steps),
+  std::array<Finding, kRuleCount> findings = {pageable_copies(), item_reads(steps), synchronizations(steps),
                                                     steady_state_allocations(steps), small_grids(),
-                                                    launch_bound()};
+                                                    launch_bound(), Finding{}, Finding{}};
+  collectives_.finish(model);
+  findings[kStraggler] = straggler_rank(collectives_);
+  findings[kExposedComm] = exposed_communication(collectives_);
   Table table;
   table.title = "Recommendations: rules checked, with their evidence";
   table.columns = {"Rule", "Result", "Calls", "Bytes", "Host Time (ns)", "GPU Time (ns)", "Steps", "Finding",
