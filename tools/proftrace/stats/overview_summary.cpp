@@ -4,9 +4,9 @@
 // memset, communication, sync wait, CPU-only and other. The rules (how steps
 // are found, how overlaps are attributed) are in tools/README.md, "overview".
 //
-// Memory: the timeline is bounded (category_timeline.h); per step, its
-// NVTX range or its first launch; per launching thread, a launch count and
-// at most kPeriodicityPrefix kernel handles; per open NVTX range, its start.
+// Memory: the timeline is bounded (category_timeline.h); the steps are
+// found by StepDetector (step_detection.h, shared with recommendations),
+// whose memory is said there.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
