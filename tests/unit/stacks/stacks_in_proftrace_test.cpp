@@ -126,6 +126,44 @@ TEST(StackFormatter, TheCallSiteOfATripleChevronLaunchIsItsCallerNotTheStub) {
   EXPECT_EQ(formatter.call_site(*model.find(kSection), 1, 0), "relu(float*, int) (app.cu:12)");
 }
 
+// The toolkit's inline wrappers are compiled into the program, so they are
+// not in a runtime module: <<<>>> reaches the runtime through nvcc's
+// __cudaLaunchKernel_helper and cudaLaunchKernel<char> (cuda_runtime.h),
+// cudaMalloc(&p, n) through the cudaMalloc<T> template. The call site is
+// the program's line that used them.
+TEST(StackFormatter, TheToolkitsInlineWrappersAreNotTheCallSite) {
+  TraceBuilder trace;
+  trace.process(kSection, {.pid = 11, .argv = {"./app"}});
+  SyntheticStacks s(trace, kSection);
+  s.module("/work/app", kPythonBase, kPythonBase + 0x100000);
+  s.module("/usr/local/cuda/lib64/libcudart.so.13", kTorchBase, kTorchBase + 0x100000);
+  s.native(1, {kTorchBase + 0x10, kPythonBase + 0x50, kPythonBase + 0x40, kPythonBase + 0x30, kPythonBase + 0x10});
+  s.native(2, {kTorchBase + 0x20, kPythonBase + 0x60, kPythonBase + 0x14});
+  // <<<>>> in main: nvcc's host function named as the kernel, at the
+  // kernel's definition (line 5), calls the stub.
+  s.native(3, {kTorchBase + 0x10, kPythonBase + 0x50, kPythonBase + 0x40, kPythonBase + 0x30, kPythonBase + 0x70,
+               kPythonBase + 0x18});
+  s.symbol(kPythonBase + 0x18, "main", "/work/app.cu", 48);
+  s.symbol(kPythonBase + 0x70, "relu_kernel(float*, int)", "/work/app.cu", 5);
+  s.symbol(kPythonBase + 0x10, "main", "/work/app.cu", 40);
+  s.symbol(kPythonBase + 0x14, "main", "/work/app.cu", 44);
+  s.symbol(kPythonBase + 0x30, "__device_stub__Z11relu_kernelPfi(float*, int)", "/tmp/app.cudafe1.stub.c", 3);
+  s.symbol(kPythonBase + 0x40, "cudaError cudaLaunchKernel<char>(char const*, dim3, dim3, void**, unsigned long, "
+           "CUstream_st*)", "/usr/local/cuda/include/cuda_runtime.h", 216);
+  s.symbol(kPythonBase + 0x50, "__cudaLaunchKernel_helper(void const*, dim3, dim3, void**, unsigned long, "
+           "CUstream_st*)", "/usr/local/cuda/include/crt/device_functions.h", 2963);
+  s.symbol(kPythonBase + 0x60, "cudaError cudaMalloc<float>(float**, unsigned long)",
+           "/usr/local/cuda/include/cuda_runtime.h", 879);
+  s.symbol(kTorchBase + 0x10, "cudaLaunchKernel");
+  s.symbol(kTorchBase + 0x20, "cudaMalloc");
+  std::vector<tools::InputTrace> inputs;
+  const tools::TraceModel model = load_model(write_trace(trace, "wrappers.trace"), inputs);
+  tools::StackFormatter formatter;
+  EXPECT_EQ(formatter.call_site(*model.find(kSection), 1, 0), "main (app.cu:40)");
+  EXPECT_EQ(formatter.call_site(*model.find(kSection), 2, 0), "main (app.cu:44)");
+  EXPECT_EQ(formatter.call_site(*model.find(kSection), 3, 0), "main (app.cu:48)");
+}
+
 // A GEMM through cuBLAS: the innermost frames are the runtime's and the
 // vendor libraries' (and one of the shim's, had the walker let it through);
 // the call site is the user's frame that called the library, known by the

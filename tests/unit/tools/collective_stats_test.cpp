@@ -13,6 +13,7 @@
 #include "tools/proftrace/clock_alignment.h"
 #include "tools/proftrace/stats/collective_analysis.h"
 #include "tools/proftrace/trace_model.h"
+#include "tests/unit/tools/json_value.h"
 #include "tests/unit/tools/tool_fixture.h"
 #include "tests/unit/tools/trace_scenarios.h"
 
@@ -276,6 +277,64 @@ TEST(NcclStats, WaitStragglerBandwidthAndOverlapFromKnownNumbers) {
   command.sections = {"nccl-ranks"};
   const CommandOutput text = run_stats_on(command);
   EXPECT_NE(text.out.find("straggler: rank 3 (arrived last at 1 of 1 collectives"), std::string::npos) << text.out;
+}
+
+// The recommendations' multi-rank rules read the same analysis: four_rank_trace's
+// straggler made the others wait 6000 of the ranks' 10000 ns of
+// communication, and only 500 ns of it overlapped compute.
+std::map<std::string, JsonValue> recommendation_rows(const std::string& path) {
+  tools::StatsCommand command;
+  command.inputs = {path};
+  command.sections = {"recommendations"};
+  command.json = true;
+  const CommandOutput out = run_stats_on(command);
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  std::string error;
+  const auto document = parse_json(out.out, &error);
+  EXPECT_TRUE(document.has_value()) << error << "\n" << out.out;
+  std::map<std::string, JsonValue> rows;
+  if (!document) return rows;
+  for (const JsonValue& table : (*document)["tables"].items)
+    for (const JsonValue& row : table["rows"].items) rows[row["Rule"].str()] = row;
+  return rows;
+}
+
+TEST(NcclStats, RecommendationsNameTheStragglerAndTheExposedCommunication) {
+  auto rows = recommendation_rows(four_rank_trace());
+  const JsonValue& straggler = rows["straggler-rank"];
+  EXPECT_EQ(straggler["Result"].str(), "found");
+  EXPECT_EQ(straggler["Calls"].str(), "1");
+  EXPECT_EQ(straggler["GPU Time (ns)"].str(), "6000");
+  EXPECT_NE(straggler["Finding"].str().find("rank 3 arrived last at 1 of 1 collectives; the other ranks waited "
+                                            "6000 ns for it (60.0% of all ranks' communication time)"),
+            std::string::npos)
+      << straggler["Finding"].str();
+  const JsonValue& exposed = rows["exposed-communication"];
+  EXPECT_EQ(exposed["Result"].str(), "found");
+  EXPECT_EQ(exposed["Calls"].str(), "4");
+  EXPECT_EQ(exposed["GPU Time (ns)"].str(), "9500");
+  EXPECT_NE(exposed["Finding"].str().find("9500 of 10000 ns of collective GPU time (95.0%)"), std::string::npos)
+      << exposed["Finding"].str();
+
+  // Two ranks, rank 1 100 ns late at each of 3 all-reduces of 4 us, each
+  // under a compute kernel of 10 us on its rank: nothing to say.
+  TraceBuilder trace;
+  constexpr uint64_t kBase = 1'000'000'000;
+  Rank ranks[2] = {add_rank(trace, 0x31, 0, "h", kBase, kBase), add_rank(trace, 0x32, 1, "h", kBase, kBase)};
+  uint64_t correlation = 1;
+  for (uint64_t step = 0; step < 3; ++step) {
+    const uint64_t t = kBase + 100'000 * step;
+    for (int32_t r = 0; r < 2; ++r) {
+      trace.event(ranks[r].section, 2, activity(correlation++, t, t + 10'000, kStream + 1, GpuActivityKind::kKernel));
+      add_allreduce(trace, ranks[r], r, 2, step + 1, correlation++, t + 500, t + 1'000 + r * 100, t + 5'000);
+    }
+  }
+  rows = recommendation_rows(write_trace(trace, "overlapped_ranks.trace"));
+  EXPECT_EQ(rows["straggler-rank"]["Result"].str(), "nothing found") << rows["straggler-rank"]["Finding"].str();
+  EXPECT_EQ(rows["straggler-rank"]["GPU Time (ns)"].str(), "300");
+  EXPECT_EQ(rows["exposed-communication"]["Result"].str(), "nothing found")
+      << rows["exposed-communication"]["Finding"].str();
+  EXPECT_EQ(rows["exposed-communication"]["GPU Time (ns)"].str(), "0");
 }
 
 // The analysis keeps a bounded window of kernels and seals each section's

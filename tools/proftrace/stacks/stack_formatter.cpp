@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stacks/runtime_modules.h"
 
 namespace proflaunch::tools {
@@ -176,6 +177,14 @@ std::string StackFormatter::call_site(const SectionModel& section, uint32_t nati
   return attribute(section, native_stack, python_stack).text;
 }
 
+namespace {
+bool is_toolkit_inline_wrapper(const std::string& function, const std::string& file) {
+  if (function.rfind("__cudaLaunchKernel_helper", 0) == 0) return true;
+  const std::string name = base_name(file);
+  return name == "cuda_runtime.h" || (name == "device_functions.h" && function.rfind("__cuda", 0) == 0);
+}
+}  // namespace
+
 StackFormatter::CallSite StackFormatter::attribute(const SectionModel& section, uint32_t native_stack,
                                                    uint32_t python_stack) {
   if (const symbols::PythonStackInfo* python = section.stacks.python(python_stack)) {
@@ -195,6 +204,7 @@ StackFormatter::CallSite StackFormatter::attribute(const SectionModel& section, 
     return CallSite{frame.text, frame.function, frame.file, frame.line, module, false};
   };
   const NativeFrame* outermost_library_frame = nullptr;
+  std::string stub_kernel;  // the kernel of the stub just stepped over
   for (const NativeFrame& frame : innermost_first) {
     if (frame.text == "...") continue;
     if (frame.runtime_or_vendor) {
@@ -202,8 +212,26 @@ StackFormatter::CallSite StackFormatter::attribute(const SectionModel& section, 
       continue;
     }
     // nvcc's generated launch stubs (__device_stub__<mangled kernel>) are
-    // not where the user launched from: their caller is.
-    if (frame.text.rfind("__device_stub_", 0) == 0) continue;
+    // not where the user launched from: their caller is. Unless that caller
+    // is the host function nvcc generates with the kernel's own name (its
+    // line is the kernel's definition): then the caller's caller is.
+    if (frame.text.rfind("__device_stub_", 0) == 0) {
+      const std::string& name = frame.function.rfind("__device_stub_", 0) == 0 ? frame.function : frame.text;
+      const std::string mangled = name.substr(std::string("__device_stub_").size());
+      stub_kernel = demangle(mangled.substr(0, mangled.find('(')));
+      continue;
+    }
+    if (!stub_kernel.empty() && frame.function == stub_kernel) {
+      stub_kernel.clear();
+      continue;
+    }
+    stub_kernel.clear();
+    // The toolkit's inline wrappers, compiled into the program: the
+    // cudaLaunchKernel<T> and cudaMalloc<T> templates of cuda_runtime.h and
+    // nvcc's __cudaLaunchKernel_helper (crt/device_functions.h). Found by
+    // the recommendations e2e test, whose launches and allocations were
+    // attributed to those headers instead of the program's own lines.
+    if (is_toolkit_inline_wrapper(frame.function, frame.file)) continue;
     return site_of(frame);
   }
   if (outermost_library_frame != nullptr) return site_of(*outermost_library_frame);

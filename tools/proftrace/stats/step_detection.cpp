@@ -1,0 +1,178 @@
+#include "tools/proftrace/stats/step_detection.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "preload/capture/capture_spec.h"
+#include "tools/proftrace/record_text.h"
+#include "tools/proftrace/stats/nvtx_ranges.h"
+
+namespace proflaunch::tools::stats {
+
+using namespace format;
+
+namespace {
+// Top-level (or --step-range) ranges kept as step candidates, over all
+// threads and names: past this, further ranges are not stored (a note says so).
+constexpr size_t kMaxStoredRanges = size_t{1} << 21;
+constexpr size_t kMaxSequenceThreads = 64;
+constexpr size_t kMinNvtxSteps = 3;
+}  // namespace
+
+size_t StepDetector::max_stored_ranges() { return kMaxStoredRanges; }
+
+StepDetector::StepDetector(const std::string& step_range) {
+  if (step_range.empty()) return;
+  CaptureSpec spec;
+  CaptureOptions capture;
+  capture.steps = "0:0:1";
+  capture.step_range = step_range.c_str();
+  char error[512];
+  if (parse_capture_options(capture, spec, error, sizeof error) && spec.step_source == StepSource::kNvtx) {
+    step_name_ = spec.name;
+    step_domain_ = spec.domain;
+  }
+}
+
+void StepDetector::on_record(const SectionModel& section, const RecordView& record) {
+  if (has_api_span(record.kind) && record.bytes >= kApiSpanOffset + sizeof(ApiSpan)) {
+    ApiSpan span;
+    std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
+    if (!(span.flags & kApiCarried)) extend(span.begin_ns, span.end_ns);
+  }
+  const ThreadKey thread{section.section_id, record.tid};
+  switch (record.record_kind()) {
+    case RecordKind::kKernelLaunch: {
+      const auto launch = record.as<KernelLaunchRecord>();
+      if (launched(launch.span, thread)) add_kernel(thread, launch.function, launch.span.begin_ns);
+      break;
+    }
+    case RecordKind::kMemoryCopy: launched(record.as<MemoryCopyRecord>().span, thread); break;
+    case RecordKind::kMemorySet: launched(record.as<MemorySetRecord>().span, thread); break;
+    case RecordKind::kGraphLaunch: launched(record.as<GraphLaunchRecord>().span, thread); break;
+    case RecordKind::kGpuActivity: {
+      const auto activity = record.as<GpuActivityRecord>();
+      extend(activity.start_ns, activity.end_ns);
+      break;
+    }
+    case RecordKind::kNvtxEvent: on_nvtx(section, record); break;
+    default: break;
+  }
+}
+
+void StepDetector::extend(uint64_t begin_ns, uint64_t end_ns) {
+  if (end_ns < begin_ns) return;
+  first_ns_ = std::min(first_ns_, begin_ns);
+  last_ns_ = std::max(last_ns_, end_ns);
+}
+
+// A call that put work on a GPU: counts for its thread.
+bool StepDetector::launched(const ApiSpan& span, const ThreadKey& thread) {
+  if (span.result != 0 || (span.flags & kApiCaptured)) return false;
+  ++launches_[thread];
+  return true;
+}
+
+void StepDetector::add_kernel(const ThreadKey& thread, uint64_t function, uint64_t begin_ns) {
+  auto it = sequences_.find(thread);
+  if (it == sequences_.end()) {
+    if (sequences_.size() >= kMaxSequenceThreads) return;
+    it = sequences_.emplace(thread, KernelSequence{}).first;
+  }
+  KernelSequence& seq = it->second;
+  if (seq.kernels.size() < kPeriodicityPrefix) {
+    seq.kernels.push_back(function);
+    seq.begins_ns.push_back(begin_ns);
+    if (seq.kernels.size() == kPeriodicityPrefix) {
+      seq.checked = true;
+      seq.found = find_periodicity(seq.kernels);
+    }
+  } else if (seq.found && function == seq.found->first_kernel) {
+    seq.later_cuts_ns.push_back(begin_ns);
+  }
+}
+
+void StepDetector::on_nvtx(const SectionModel& section, const RecordView& record) {
+  const auto event = record.as<NvtxEventRecord>();
+  const auto key = std::make_tuple(section.section_id, record.tid, event.domain);
+  if (event.type == static_cast<uint8_t>(NvtxEventType::kPush)) {
+    const RangeName range = range_name(section, event, nvtx_inline_message(record.data, record.bytes));
+    const bool wanted = step_name_.empty() || (range.name == step_name_ && range.domain == step_domain_);
+    open_[key].push_back(OpenRange{event.span.end_ns, wanted ? range.label() : std::string()});
+  } else if (event.type == static_cast<uint8_t>(NvtxEventType::kPop)) {
+    auto it = open_.find(key);
+    if (it == open_.end() || it->second.empty()) return;
+    const OpenRange open = it->second.back();
+    it->second.pop_back();
+    // --step-range: its ranges at any depth; else the top-level ones.
+    const bool candidate = !open.label.empty() && (!step_name_.empty() || it->second.empty());
+    if (!candidate) return;
+    if (stored_ranges_ >= kMaxStoredRanges) {
+      ++dropped_ranges_;
+      return;
+    }
+    ++stored_ranges_;
+    ranges_[{section.section_id, record.tid}][open.label].push_back(
+        Step{open.begin_ns, std::max(open.begin_ns, event.span.begin_ns)});
+  }
+}
+
+std::vector<Step> StepDetector::find_steps(std::string* method) {
+  std::optional<ThreadKey> busiest;
+  for (const auto& [thread, count] : launches_)
+    if (!busiest || count > launches_[*busiest]) busiest = thread;
+
+  if (!step_name_.empty()) {
+    // --step-range: its ranges on the thread that has the most of them.
+    const std::vector<Step>* best = nullptr;
+    for (const auto& [thread, by_label] : ranges_)
+      for (const auto& [label, steps] : by_label)
+        if (best == nullptr || steps.size() > best->size()) best = &steps;
+    const std::string wanted = step_domain_.empty() ? step_name_ : step_name_ + "@" + step_domain_;
+    if (best != nullptr) {
+      *method = "steps: NVTX range '" + wanted + "' (--step-range), " + std::to_string(best->size()) + " times";
+      return *best;
+    }
+    *method = "steps: no NVTX push/pop range '" + wanted + "' was found (--step-range): the whole run is one step";
+    return {};
+  }
+
+  if (busiest) {
+    auto thread = ranges_.find(*busiest);
+    if (thread != ranges_.end()) {
+      const std::pair<const std::string, std::vector<Step>>* best = nullptr;
+      for (const auto& entry : thread->second)
+        if (best == nullptr || entry.second.size() > best->second.size()) best = &entry;
+      if (best != nullptr && best->second.size() >= kMinNvtxSteps) {
+        *method = "steps: NVTX range '" + best->first + "', the most frequent top-level range on the thread that "
+                  "launched the most GPU work (" + std::to_string(best->second.size()) + " times)";
+        return best->second;
+      }
+    }
+    auto seq = sequences_.find(*busiest);
+    if (seq != sequences_.end()) {
+      KernelSequence& s = seq->second;
+      if (!s.checked) s.found = find_periodicity(s.kernels);
+      if (s.found) {
+        std::vector<uint64_t> cuts;
+        for (size_t i = 0; i < s.kernels.size(); ++i)
+          if (s.kernels[i] == s.found->first_kernel) cuts.push_back(s.begins_ns[i]);
+        cuts.insert(cuts.end(), s.later_cuts_ns.begin(), s.later_cuts_ns.end());
+        std::vector<Step> steps;
+        for (size_t i = 0; i < cuts.size(); ++i)
+          steps.push_back(Step{cuts[i], i + 1 < cuts.size() ? cuts[i + 1] : std::max(cuts[i], last_ns_)});
+        *method = "steps: periodicity: the kernel sequence of the thread that launched the most GPU work repeats "
+                  "every " + std::to_string(s.found->period) + " launches; a step begins at each launch of its "
+                  "first kernel (the last step ends with the trace; found in the first " +
+                  std::to_string(kPeriodicityPrefix) + " launches)";
+        return steps;
+      }
+    }
+  }
+  *method = "steps: no NVTX range occurs " + std::to_string(kMinNvtxSteps) +
+            " times at the top level of the busiest launching thread, and its kernel sequence is not periodic: "
+            "the whole run is one step";
+  return {};
+}
+
+}  // namespace proflaunch::tools::stats
