@@ -284,6 +284,21 @@ TEST(CategoryTimeline, ReordersWithinItsWindowAndCoarsensBinsForLongRuns) {
   EXPECT_EQ(timeline.device_busy_ns().at(0), 800u);
 }
 
+// A damaged trace's end near 2^64: the bins grow to the end of the clock and
+// stop (the fuzzer found an endless doubling when width * bins wrapped).
+TEST(CategoryTimeline, AnEndNearTheEndOfTheClockFinishes) {
+  CategoryTimeline timeline(/*reorder_window=*/4);
+  const uint64_t far = UINT64_MAX - 7;
+  timeline.add(1000, 2000, TimeCategory::kMemcpy, 0);
+  timeline.add(1'000'701'000, far, TimeCategory::kKernel, 0);
+  timeline.finish();
+  EXPECT_EQ(timeline.totals()[size_t(TimeCategory::kKernel)], far - 1'000'701'000);
+  EXPECT_EQ(timeline.totals()[size_t(TimeCategory::kMemcpy)], 1000u);
+  EXPECT_EQ(timeline.bin_width_ns(), uint64_t{1} << 47);
+  const auto all = timeline.breakdown(0, UINT64_MAX);
+  EXPECT_NEAR(all[size_t(TimeCategory::kKernel)], double(far - 1'000'701'000), 1e6);
+}
+
 TEST(Periodicity, SmallestPeriodAndAKernelThatRunsOncePerStep) {
   std::vector<uint64_t> s = {9, 8};
   for (int i = 0; i < 20; ++i) s.insert(s.end(), {1, 2, 3, 2, 4});

@@ -66,9 +66,23 @@ void CategoryTimeline::advance(uint64_t to_ns) {
   }
 }
 
+namespace {
+
+// origin + bins * width, at most UINT64_MAX (a damaged trace's timestamps
+// can lie near 2^64, where the sum wraps).
+uint64_t bins_end(uint64_t origin, uint64_t bins, uint64_t width) {
+  uint64_t span = 0, end = 0;
+  if (__builtin_mul_overflow(bins, width, &span) || __builtin_add_overflow(origin, span, &end)) return UINT64_MAX;
+  return end;
+}
+
+}  // namespace
+
 void CategoryTimeline::grow_to(uint64_t end_ns) {
   if (bins_.empty()) bins_.resize(kTimelineBins);
-  while (end_ns - origin_ > width_ * kTimelineBins) {
+  // Until the bins reach end_ns (or the end of the clock: width_ stops at
+  // 2^47, which covers any span of 2^64 ns).
+  while (end_ns > bins_end(origin_, kTimelineBins, width_) && width_ < (uint64_t{1} << 47)) {
     for (size_t i = 0; i < kTimelineBins / 2; ++i)
       for (size_t c = 0; c < kTimeCategories; ++c) bins_[i][c] = bins_[2 * i][c] + bins_[2 * i + 1][c];
     std::fill(bins_.begin() + kTimelineBins / 2, bins_.end(), std::array<uint64_t, kTimeCategories>{});
@@ -81,9 +95,8 @@ void CategoryTimeline::record(TimeCategory category, uint64_t begin_ns, uint64_t
   totals_[c] += end_ns - begin_ns;
   grow_to(end_ns);
   for (uint64_t at = begin_ns; at < end_ns;) {
-    const uint64_t bin = (at - origin_) / width_;
-    const uint64_t bin_end = origin_ + (bin + 1) * width_;
-    const uint64_t until = std::min(end_ns, bin_end);
+    const uint64_t bin = std::min<uint64_t>((at - origin_) / width_, kTimelineBins - 1);
+    const uint64_t until = std::min(end_ns, bins_end(origin_, bin + 1, width_));
     bins_[bin][c] += until - at;
     at = until;
   }
@@ -93,11 +106,10 @@ std::array<double, kTimeCategories> CategoryTimeline::breakdown(uint64_t begin_n
   std::array<double, kTimeCategories> result{};
   if (bins_.empty() || end_ns <= begin_ns) return result;
   const uint64_t from = std::max(begin_ns, origin_);
-  const uint64_t to = std::min(end_ns, origin_ + width_ * kTimelineBins);
+  const uint64_t to = std::min(end_ns, bins_end(origin_, kTimelineBins, width_));
   for (uint64_t at = from; at < to;) {
-    const uint64_t bin = (at - origin_) / width_;
-    const uint64_t bin_begin = origin_ + bin * width_;
-    const uint64_t until = std::min(to, bin_begin + width_);
+    const uint64_t bin = std::min<uint64_t>((at - origin_) / width_, kTimelineBins - 1);
+    const uint64_t until = std::min(to, bins_end(origin_, bin + 1, width_));
     // A bin only partly inside: its time in proportion (exact at 1 ns bins).
     const double share = double(until - at) / double(width_);
     for (size_t c = 0; c < kTimeCategories; ++c) result[c] += double(bins_[bin][c]) * share;
