@@ -101,7 +101,7 @@ TEST(GrownDefinitions, FirstVersionRecordsAreWholeWithResourcesUnknown) {
   const DeviceInfoRecord& d = read.devices[0];
   EXPECT_EQ(d.device, 1);
   EXPECT_EQ(d.multiprocessor_count, 132u);
-  EXPECT_EQ(d.total_memory_bytes, 80ull << 30);
+  EXPECT_EQ(uint64_t{d.total_memory_bytes}, 80ull << 30);  // packed: a copy, not a reference
   EXPECT_EQ(d.max_threads_per_multiprocessor, 0u);
   EXPECT_EQ(d.max_blocks_per_multiprocessor, 0u);
   EXPECT_EQ(d.registers_per_multiprocessor, 0u);
