@@ -8,44 +8,32 @@ namespace {
 constexpr size_t kJoinWindow = size_t{1} << 17;
 }  // namespace
 
+GpuTimeByStackJoin::GpuTimeByStackJoin()
+    : join_([this](const StackKey& key, uint64_t gpu_ns) {
+                paired_ = true;
+                paired_key_ = key;
+                paired_ns_ = gpu_ns;
+                ++paired_count_;
+              },
+              [](const StackKey&) {}, kJoinWindow) {}
+
 bool GpuTimeByStackJoin::on_record(const SectionModel& section, const RecordView& record, StackKey* key,
                                    uint64_t* gpu_ns) {
+  paired_ = false;
   if (record.record_kind() == RecordKind::kCallStack) {
     const auto stack = record.as<CallStackRecord>();
     if (stack.point != static_cast<uint8_t>(StackPoint::kLaunch)) return false;
-    const Correlation correlation{section.section_id, stack.correlation_id};
-    const StackKey site{section.section_id, stack.native_stack, stack.python_stack};
-    if (auto it = early_activities_.find(correlation); it != early_activities_.end()) {
-      *key = site;
-      *gpu_ns = it->second;
-      early_activities_.erase(it);
-      return true;
-    }
-    remember(stacks_, correlation, site);
+    ++stacks_added_;
+    join_.add_operation(section.section_id, stack.correlation_id,
+                        StackKey{section.section_id, stack.native_stack, stack.python_stack});
   } else if (record.record_kind() == RecordKind::kGpuActivity) {
     const auto activity = record.as<GpuActivityRecord>();
-    const uint64_t duration = activity.end_ns > activity.start_ns ? activity.end_ns - activity.start_ns : 0;
-    const Correlation correlation{section.section_id, activity.correlation_id};
-    if (auto it = stacks_.find(correlation); it != stacks_.end()) {
-      *key = it->second;
-      *gpu_ns = duration;
-      stacks_.erase(it);
-      return true;
-    }
-    remember(early_activities_, correlation, duration);
+    join_.add_activity(section.section_id, activity.correlation_id, gpu_duration_ns(activity));
   }
-  return false;
-}
-
-template <typename Map, typename Value>
-void GpuTimeByStackJoin::remember(Map& map, const Correlation& key, const Value& value) {
-  map[key] = value;
-  order_.push_back(key);
-  while (order_.size() > kJoinWindow) {
-    const Correlation old = order_.front();
-    order_.pop_front();
-    unmatched_ += stacks_.erase(old) + early_activities_.erase(old);
-  }
+  if (!paired_) return false;
+  *key = paired_key_;
+  *gpu_ns = paired_ns_;
+  return true;
 }
 
 bool allocates_memory(const MemoryOperationRecord& record) {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "formats/reader.h"
+#include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/trace_model.h"
 
 namespace proflaunch::tools::stats {
@@ -35,24 +36,28 @@ struct CorrelationHash {
   size_t operator()(const Correlation& c) const { return std::hash<uint64_t>()(c.section * 31 + c.id); }
 };
 
-// Launch-point stacks (kernel launches, copies, memsets) with their GPU time.
+// Launch-point stacks (kernel launches, copies, memsets) with their GPU time:
+// GpuTimeJoin with the stacks as its operations.
 class GpuTimeByStackJoin {
  public:
+  GpuTimeByStackJoin();
+  GpuTimeByStackJoin(const GpuTimeByStackJoin&) = delete;  // the join's callback holds `this`
+  GpuTimeByStackJoin& operator=(const GpuTimeByStackJoin&) = delete;
+
   // True when `record` completes a pair: then `key` is its stacks and
   // `gpu_ns` the GPU duration.
   bool on_record(const SectionModel& section, const format::RecordView& record, StackKey* key, uint64_t* gpu_ns);
   // Stacks still waiting or dropped from the window without GPU time (GPU
   // timing off, or lost), plus activities dropped without a stack.
-  uint64_t unmatched() const { return stacks_.size() + unmatched_; }
+  uint64_t unmatched() const { return stacks_added_ - paired_count_ + join_.activities_without_operation(); }
 
  private:
-  template <typename Map, typename Value>
-  void remember(Map& map, const Correlation& key, const Value& value);
-
-  std::unordered_map<Correlation, StackKey, CorrelationHash> stacks_;
-  std::unordered_map<Correlation, uint64_t, CorrelationHash> early_activities_;
-  std::deque<Correlation> order_;
-  uint64_t unmatched_ = 0;
+  GpuTimeJoin<StackKey> join_;
+  bool paired_ = false;  // by the record on_record is handling
+  StackKey paired_key_;
+  uint64_t paired_ns_ = 0;
+  uint64_t stacks_added_ = 0;
+  uint64_t paired_count_ = 0;
 };
 
 // Successful allocations with the memory-point stack that follows each.
