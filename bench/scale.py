@@ -13,6 +13,11 @@
      the per-rank files merged by proftrace convert and reported by
      proftrace stats (the NCCL sections): wall time and peak RSS
 
+  a  the analyses on synthetic training-loop traces of 2 M and
+     PROFLAUNCH_SCALE_EVENTS events (bench-analyses: 10 M): proftrace stats
+     (every section), export --sqlite and report: wall time, peak RSS and
+     output size at both lengths (the memory must not grow with the trace)
+
 Every command must succeed; the figures are printed as a Markdown table.
 """
 import argparse
@@ -93,6 +98,25 @@ def many_ranks(args, ranks, iterations, work):
     return report
 
 
+def analyses(args, lengths, work):
+    for events in lengths:
+        trace = os.path.join(work, "analyses.trace")
+        timed([args.synthetic_trace, "-n", str(events), "-o", trace])
+        label = f"{events / 1e6:.0f} M events ({mb(trace):.0f} MB)"
+        wall, rss, _ = timed([args.proftrace, "stats", trace])
+        print(f"| a | proftrace stats (every section), {label} | {wall:.1f} s, peak RSS {rss:.0f} MiB |")
+        database = os.path.join(work, "analyses.sqlite")
+        wall, rss, _ = timed([args.proftrace, "export", "--sqlite", database, trace])
+        print(f"| a | proftrace export --sqlite, {label} | {wall:.1f} s, peak RSS {rss:.0f} MiB, "
+              f"{mb(database):.0f} MB |")
+        os.remove(database)
+        page = os.path.join(work, "report.html")
+        wall, rss, _ = timed([args.proftrace, "report", "-q", trace, "-o", page])
+        print(f"| a | proftrace report, {label} | {wall:.1f} s, peak RSS {rss:.0f} MiB, page {mb(page):.1f} MB |")
+        os.remove(page)
+        os.remove(trace)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in ("launcher", "proftrace", "synthetic_trace", "synthetic_memory_trace", "torchrun_like",
@@ -108,6 +132,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="proflaunch-scale.") as work:
         if "r" in figures:
             long_trace(args, events, work)
+        if "a" in figures:
+            analyses(args, sorted({min(2_000_000, events), events}), work)
         if "s" in figures:
             report = many_ranks(args, ranks, 20, work)
             print("\nnccl-ranks report (head):\n")

@@ -11,7 +11,6 @@
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/memory/memory_analysis.h"
 #include "tools/proftrace/memory/report_writers.h"
-#include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/trace_model.h"
 
 namespace proflaunch::tools {
@@ -42,42 +41,6 @@ bool write_file(const std::string& path, std::FILE* err, Write&& write) {
   return true;
 }
 
-// A second pass over the events for the CallStacks of the allocations the
-// report lists (only those are kept), formatted root first.
-void attach_call_stacks(std::vector<InputTrace>& inputs, const TraceModel& model, memory::MemoryReport& report) {
-  const std::map<uint64_t, std::set<uint64_t>> wanted = memory::listed_correlations(report);
-  bool any_stacks = false;
-  for (const auto& [id, section] : model.sections()) any_stacks |= !section.stacks.empty() && wanted.count(id) > 0;
-  if (!any_stacks) return;
-  struct Found {
-    uint32_t native, python;
-  };
-  std::map<std::pair<uint64_t, uint64_t>, Found> found;
-  struct Visitor : format::RecordVisitor {
-    const std::map<uint64_t, std::set<uint64_t>>* wanted;
-    std::map<std::pair<uint64_t, uint64_t>, Found>* found;
-    void on_record(const format::RecordView& record) override {
-      if (record.record_kind() != format::RecordKind::kCallStack) return;
-      const auto stack = record.as<format::CallStackRecord>();
-      const auto section = wanted->find(record.section_id);
-      if (section == wanted->end() || section->second.count(stack.correlation_id) == 0) return;
-      (*found)[{record.section_id, stack.correlation_id}] = Found{stack.native_stack, stack.python_stack};
-    }
-  } visitor;
-  visitor.wanted = &wanted;
-  visitor.found = &found;
-  for (auto& input : inputs) input.reader->read(visitor, format::ChunkSelection::kEventsOnly);
-  StackFormatter formatter;
-  memory::attach_stacks(report, [&](uint64_t section_id, uint64_t correlation) -> std::optional<std::string> {
-    const auto it = found.find({section_id, correlation});
-    const SectionModel* section = model.find(section_id);
-    if (it == found.end() || section == nullptr) return std::nullopt;
-    std::string text = formatter.text(*section, it->second.native, it->second.python);
-    if (text.empty()) return std::nullopt;
-    return text;
-  });
-}
-
 }  // namespace
 
 int run_memory(const MemoryCommand& command, std::FILE* out, std::FILE* err) {
@@ -93,7 +56,7 @@ int run_memory(const MemoryCommand& command, std::FILE* out, std::FILE* err) {
     options.timeline_buckets = command.timeline_points / 2;
     options.order.horizon_ns = command.reorder_window_ms * 1'000'000;
     memory::MemoryReport report = memory::analyze_memory(inputs, model, options);
-    attach_call_stacks(inputs, model, report);
+    memory::attach_call_stacks(inputs, model, report);
     const bool damaged = report_recovery(inputs, true, err);
     const std::string title = title_of(command.inputs);
 

@@ -36,6 +36,16 @@ bool parse_duration_ns(const std::string& text, uint64_t* ns) {
   return true;
 }
 
+bool is_step_range(const std::string& text) {
+  // proflaunch's own parser, so that both spell a step the same way.
+  CaptureSpec spec;
+  CaptureOptions capture;
+  capture.steps = "0:0:1";
+  capture.step_range = text.c_str();
+  char error[512];
+  return parse_capture_options(capture, spec, error, sizeof error) && spec.step_source == StepSource::kNvtx;
+}
+
 namespace {
 
 // The options of the call-site sections, checked: an empty optional and a
@@ -46,6 +56,7 @@ std::optional<stats::StatsOptions> stats_options(const StatsCommand& command, st
   options.by = command.by;
   options.order = command.order;
   options.full_stacks = command.full_stacks;
+  options.timeline_bins = command.timeline_bins;
   auto one_of = [&](const std::string& value, const std::vector<std::string>& allowed, const char* option) {
     if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return true;
     std::string list;
@@ -62,13 +73,7 @@ std::optional<stats::StatsOptions> stats_options(const StatsCommand& command, st
     return std::nullopt;
   }
   if (!command.step_range.empty()) {
-    // proflaunch's own parser, so that both spell a step the same way.
-    CaptureSpec spec;
-    CaptureOptions capture;
-    capture.steps = "0:0:1";
-    capture.step_range = command.step_range.c_str();
-    char error[512];
-    if (!parse_capture_options(capture, spec, error, sizeof error) || spec.step_source != StepSource::kNvtx) {
+    if (!is_step_range(command.step_range)) {
       std::fprintf(err, "proftrace stats: --step-range '%s' is not an NVTX range NAME[@DOMAIN]\n",
                    command.step_range.c_str());
       return std::nullopt;
@@ -115,23 +120,8 @@ int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err) {
     load_definitions(inputs, model);
     // What the trace covers is said even when the capture-windows table is not asked for.
     CaptureWindowCollector windows;
-    for (auto& input : inputs) {
-      struct Feed : RecordVisitor {
-        const TraceModel* model;
-        std::vector<std::unique_ptr<stats::StatsSection>>* sections;
-        CaptureWindowCollector* windows;
-        void on_record(const RecordView& record) override {
-          const SectionModel* section = model->find(record.section_id);
-          if (section == nullptr) return;
-          windows->on_record(*section, record);
-          for (auto& s : *sections) s->on_record(*section, record);
-        }
-      } feed;
-      feed.model = &model;
-      feed.sections = &sections;
-      feed.windows = &windows;
-      input.events_report = input.reader->read(feed, ChunkSelection::kEventsOnly);
-    }
+    stats::feed_sections(inputs, model, sections,
+                         [&](const SectionModel& section, const RecordView& record) { windows.on_record(section, record); });
     const bool damaged = report_recovery(inputs, /*combine_two_passes=*/true, err);
     const bool windows_table = std::any_of(sections.begin(), sections.end(),
                                            [](const auto& s) { return s->name() == "capture-windows"; });
@@ -187,6 +177,9 @@ void add_stats_command(CLI::App& app, int& exit_code) {
   sub->add_option("--step-range", command->step_range,
                   "overview: the NVTX range that is one step, NAME[@DOMAIN] as proflaunch --step-range "
                   "(default: found from the trace)");
+  sub->add_option("--timeline-bins", command->timeline_bins,
+                  "overview: also the GPU activity over time, the analysed span in this many equal bins")
+      ->check(CLI::Range(size_t{1}, size_t{100000}));
   sub->add_flag("--strict", command->strict, "exit 3 when an input needed recovery");
   sub->callback([command, &exit_code] { exit_code = run_stats(*command, stdout, stderr); });
 }

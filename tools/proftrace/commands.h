@@ -85,10 +85,13 @@ struct StatsCommand {
   std::string min_time = "0";  // code: rows with less GPU time are left out; "500us", "2ms", "1s", ns when bare
   bool full_stacks = false;    // code: each row's heaviest stack under it (text; CSV and JSON always carry it)
   std::string step_range;      // overview: the step's NVTX range, NAME[@DOMAIN] as proflaunch --step-range
+  size_t timeline_bins = 0;    // overview: also the GPU activity over time in this many bins
 };
 // "1.5ms" -> 1500000; units ns, us, ms, s; a bare number is ns. False when
 // `text` is not such a duration.
 bool parse_duration_ns(const std::string& text, uint64_t* ns);
+// Whether `text` names an NVTX range as proflaunch --step-range does: NAME[@DOMAIN].
+bool is_step_range(const std::string& text);
 int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err);
 
 struct ExportCommand {
@@ -100,6 +103,19 @@ struct ExportCommand {
 };
 int run_export(const ExportCommand& command, std::FILE* err);
 
+struct ReportCommand {
+  std::vector<std::string> inputs;  // one trace, or one per rank
+  std::string output;               // the page; default: next to the first input, NAME-report.html
+  std::string json;                 // also the page's data as one JSON document ("-": stdout)
+  size_t top = 200;                 // rows of each code table
+  std::string step_range;           // as stats --step-range
+  bool strict = false;
+  bool quiet = false;
+};
+int run_report(const ReportCommand& command, std::FILE* err);
+// "run.trace" -> "run-report.html".
+std::string default_report_output(const std::string& input);
+
 // CLI11 wiring; the subcommand stores its exit code in `exit_code`.
 void add_convert_command(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
@@ -108,6 +124,7 @@ void add_memory_command(CLI::App& app, int& exit_code);
 void add_stats_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
 void add_view_command(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
 
 // Shared by the commands: one line per damaged input ("<file>: recovered ...").
 // Returns true if any input needed recovery.

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_dump_command(app, exit_code);
   add_memory_command(app, exit_code);
   add_stats_command(app, exit_code);
+  add_report_command(app, exit_code);
   add_export_command(app, exit_code);
   add_view_command(app, exit_code);
   try {

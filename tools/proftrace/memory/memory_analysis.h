@@ -50,6 +50,10 @@ using StackLookup = std::function<std::optional<std::string>(uint64_t section_id
 // show "-"); counts them in report.stacks_found.
 void attach_stacks(MemoryReport& report, const StackLookup& lookup);
 
+// listed_correlations, a pass over the inputs' CallStack records, then
+// attach_stacks with them formatted root first (cmd_memory, cmd_report).
+void attach_call_stacks(std::vector<InputTrace>& inputs, const TraceModel& model, MemoryReport& report);
+
 // The name of a CUresult as cuda.h spells it ("CUDA_ERROR_OUT_OF_MEMORY"), or
 // "CUresult <n>" for codes this tool does not know.
 std::string cuda_result_name(int32_t result);

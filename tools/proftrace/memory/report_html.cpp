@@ -19,21 +19,6 @@ extern const char kMemoryPageJs[];
 
 namespace proflaunch::tools::memory {
 
-namespace {
-
-// Inside <script>, "</script" ends the element and "<!--" changes how the
-// rest is parsed. '<' can only occur inside JSON strings, where "\u003c"
-// means the same: escaping every one makes the data inert.
-std::string script_safe(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
-  for (char c : json) {
-    if (c == '<') out += "\\u003c";
-    else out += c;
-  }
-  return out;
-}
-
 bool report_as_json(const MemoryReport& report, const std::string& title, std::string* json) {
   char* buffer = nullptr;
   size_t size = 0;
@@ -51,22 +36,15 @@ bool report_as_json(const MemoryReport& report, const std::string& title, std::s
   return ok;
 }
 
-void replace(std::string& text, const std::string& placeholder, const std::string& value) {
-  for (size_t at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at + value.size()))
-    text.replace(at, placeholder.size(), value);
-}
-
-}  // namespace
-
 bool write_html_report(const MemoryReport& report, const std::string& title, std::FILE* out) {
   std::string json;
   if (!report_as_json(report, title, &json)) return false;
   std::string page = assets::kMemoryPageHtml;
   // The data last: nothing inside it is taken for a placeholder.
-  replace(page, "@STYLE@", assets::kMemoryPageCss);
-  replace(page, "@SCRIPT@", assets::kMemoryPageJs);
-  replace(page, "@TITLE@", html_escaped(title));
-  replace(page, "@VERSION@", PROFLAUNCH_VERSION);
+  replace_all(page, "@STYLE@", assets::kMemoryPageCss);
+  replace_all(page, "@SCRIPT@", assets::kMemoryPageJs);
+  replace_all(page, "@TITLE@", html_escaped(title));
+  replace_all(page, "@VERSION@", PROFLAUNCH_VERSION);
   const size_t data_at = page.find("@DATA@");
   if (data_at == std::string::npos) return false;
   page.replace(data_at, 6, script_safe(json));

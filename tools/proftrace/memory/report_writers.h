@@ -33,6 +33,9 @@ bool write_csv_report(const MemoryReport& report, const std::string& directory, 
 // table of allocations live at the peak.
 bool write_html_report(const MemoryReport& report, const std::string& title, std::FILE* out);
 
+// write_json_report's document as a string (the report page embeds it).
+bool report_as_json(const MemoryReport& report, const std::string& title, std::string* json);
+
 // "GPU 0 (Simulated GPU, 16.0 GiB)", "Pinned host memory".
 std::string space_label(const SpaceReport& space);
 

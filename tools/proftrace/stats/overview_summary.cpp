@@ -31,7 +31,8 @@ constexpr std::array<TimeCategory, 5> kGpuColumns = {TimeCategory::kKernel, Time
 
 class OverviewSummary final : public StatsSection {
  public:
-  explicit OverviewSummary(const StatsOptions& options) : top_(options.top), steps_(options.step_range) {}
+  explicit OverviewSummary(const StatsOptions& options)
+      : top_(options.top), timeline_bins_(options.timeline_bins), steps_(options.step_range) {}
   std::string name() const override { return "overview"; }
 
   void on_record(const SectionModel& section, const RecordView& record) override {
@@ -59,7 +60,8 @@ class OverviewSummary final : public StatsSection {
     }
   }
 
-  Table finish(const TraceModel& model) override { return finish_tables(model).back(); }
+  // The step breakdown (finish_tables has them all).
+  Table finish(const TraceModel& model) override { return finish_tables(model).at(2); }
   std::vector<Table> finish_tables(const TraceModel& model) override;
 
  private:
@@ -81,8 +83,10 @@ class OverviewSummary final : public StatsSection {
   Table devices_table(const TraceModel& model) const;
   Table utilization_table(const TraceModel& model) const;
   Table steps_table(const std::vector<Step>& steps, const std::string& method) const;
+  Table activity_table() const;
 
   size_t top_;
+  size_t timeline_bins_;
   StepDetector steps_;
   CategoryTimeline timeline_;
   std::set<std::pair<uint64_t, uint64_t>> collective_kernels_;  // (section, correlation) awaiting their kernel
@@ -199,6 +203,38 @@ Table OverviewSummary::steps_table(const std::vector<Step>& steps, const std::st
   return table;
 }
 
+// The analysed span in `timeline_bins_` equal bins, each bin's time per
+// category (the same attribution as the steps: each instant counts once).
+Table OverviewSummary::activity_table() const {
+  Table table;
+  table.title = "Overview: GPU activity over time";
+  table.columns = {"Start (ns)", "End (ns)"};
+  const char* names[] = {"Kernel", "Memcpy", "Memset", "Communication", "Sync Wait", "Other"};
+  for (const char* n : names) table.columns.push_back(std::string(n) + " (ns)");
+  table.columns.push_back("GPU Busy (%)");
+  if (timeline_bins_ == 0 || steps_.last_ns() <= steps_.first_ns()) return table;
+  const uint64_t first = steps_.first_ns(), span = steps_.last_ns() - first;
+  const uint64_t bins = std::min<uint64_t>(timeline_bins_, span);
+  for (uint64_t i = 0; i < bins; ++i) {
+    // Exact edges: bin i is [first + span*i/bins, first + span*(i+1)/bins).
+    const auto edge = [&](uint64_t k) { return first + uint64_t((unsigned __int128)span * k / bins); };
+    const uint64_t begin = edge(i), end = edge(i + 1);
+    const auto times = timeline_.breakdown(begin, end);
+    std::vector<std::string> cells = {format_ns(begin - first), format_ns(end - first)};
+    double gpu = 0;
+    for (TimeCategory c : kGpuColumns) cells.push_back(format_ns(std::llround(times[size_t(c)])));
+    cells.push_back(format_ns(std::llround(times[size_t(TimeCategory::kOtherGpu)])));
+    for (size_t c = 0; c < kTimeCategories; ++c)
+      if (is_gpu_category(static_cast<TimeCategory>(c))) gpu += times[c];
+    cells.push_back(format_percent(end > begin ? std::min(1.0, gpu / double(end - begin)) : 0));
+    table.rows.push_back(std::move(cells));
+  }
+  table.notes.push_back("the analysed time in " + std::to_string(bins) +
+                        " equal bins, from the first event of the trace; each instant counts once, as in the "
+                        "step breakdown. GPU busy: any GPU work on any device");
+  return table;
+}
+
 std::vector<Table> OverviewSummary::finish_tables(const TraceModel& model) {
   timeline_.finish();
   std::string method;
@@ -207,6 +243,7 @@ std::vector<Table> OverviewSummary::finish_tables(const TraceModel& model) {
   tables.push_back(devices_table(model));
   tables.push_back(utilization_table(model));
   tables.push_back(steps_table(steps, method));
+  tables.push_back(activity_table());
   return tables;
 }
 

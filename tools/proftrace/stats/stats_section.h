@@ -7,6 +7,7 @@
 // names, APIs, call sites, communicators), never per event.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@ struct StatsOptions {
   uint64_t min_gpu_ns = 0;         // code: rows with less GPU time are left out
   bool full_stacks = false;        // code: each row's heaviest stack under it in text
   std::string step_range;          // overview: NAME[@DOMAIN] of the step's NVTX range ("": found by itself)
+  size_t timeline_bins = 0;        // overview: also the GPU activity in this many equal time bins (0: not)
 };
 
 class StatsSection {
@@ -58,6 +60,12 @@ class StatsSection {
 
 // Every available section, in print order.
 std::vector<std::unique_ptr<StatsSection>> make_stats_sections(const StatsOptions& options = {});
+
+// One pass over the events of every input (events_report set on each): every
+// record to every section and, when given, to `also` first.
+using RecordObserver = std::function<void(const SectionModel&, const format::RecordView&)>;
+void feed_sections(std::vector<InputTrace>& inputs, const TraceModel& model,
+                   std::vector<std::unique_ptr<StatsSection>>& sections, const RecordObserver& also = {});
 
 // The values `code` accepts for StatsOptions::by and ::order.
 const std::vector<std::string>& code_aggregations();

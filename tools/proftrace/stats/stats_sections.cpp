@@ -38,4 +38,23 @@ std::vector<std::unique_ptr<StatsSection>> make_stats_sections(const StatsOption
   return sections;
 }
 
+void feed_sections(std::vector<InputTrace>& inputs, const TraceModel& model,
+                   std::vector<std::unique_ptr<StatsSection>>& sections, const RecordObserver& also) {
+  struct Feed : format::RecordVisitor {
+    const TraceModel* model;
+    std::vector<std::unique_ptr<StatsSection>>* sections;
+    const RecordObserver* also;
+    void on_record(const format::RecordView& record) override {
+      const SectionModel* section = model->find(record.section_id);
+      if (section == nullptr) return;
+      if (*also) (*also)(*section, record);
+      for (auto& s : *sections) s->on_record(*section, record);
+    }
+  } feed;
+  feed.model = &model;
+  feed.sections = &sections;
+  feed.also = &also;
+  for (auto& input : inputs) input.events_report = input.reader->read(feed, format::ChunkSelection::kEventsOnly);
+}
+
 }  // namespace proflaunch::tools::stats

@@ -137,7 +137,7 @@ std::string json_list(const std::vector<std::string>& items) {
 
 // A column whose cells are all numbers (or "-") has JSON numbers, and null
 // for "-"; every other cell is a string, so a column has one JSON type.
-void print_json(const std::vector<NamedTable>& tables, std::FILE* out) {
+std::string tables_json(const std::vector<NamedTable>& tables) {
   std::string text = "{\"tables\": [";
   for (size_t t = 0; t < tables.size(); ++t) {
     const Table& table = tables[t].table;
@@ -161,7 +161,9 @@ void print_json(const std::vector<NamedTable>& tables, std::FILE* out) {
     text += "],\n   \"notes\": " + json_list(table.notes) + "}";
   }
   text += "\n]}\n";
-  std::fputs(text.c_str(), out);
+  return text;
 }
+
+void print_json(const std::vector<NamedTable>& tables, std::FILE* out) { std::fputs(tables_json(tables).c_str(), out); }
 
 }  // namespace proflaunch::tools::stats

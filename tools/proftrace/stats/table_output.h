@@ -21,5 +21,7 @@ struct NamedTable {
   Table table;
 };
 void print_json(const std::vector<NamedTable>& tables, std::FILE* out);
+// The same document as a string (the report page embeds it).
+std::string tables_json(const std::vector<NamedTable>& tables);
 
 }  // namespace proflaunch::tools::stats
