@@ -53,6 +53,7 @@ struct Finding {
   std::string steps;  // the step evidence
   std::string text;   // what was found and what to do, or why nothing was
   std::vector<const Candidate*> sited;  // the candidates whose call sites are shown
+  std::string call_sites;               // when set, the Call Sites column as the rule wrote it
 };
 
 // The step that contains `ns` (steps sorted by begin), or -1.
@@ -89,6 +90,14 @@ class LaunchBoundStretches;
 // `sites`: filled with one candidate per call site of the stretches' kernels
 // (the finding points into it).
 Finding launch_bound(const LaunchBoundStretches& stretches, std::vector<Candidate>* sites);
+
+// gpu-idle-gap (recommendation_idle_gap_rule.cpp): a gap of gpu_idle_gaps.h
+// fires when its part in a step (no steps: the analysed time) is at least
+// kIdleGapMinNs and kIdleGapStepShare of the step.
+inline constexpr double kIdleGapStepShare = 0.05;
+class GpuIdleGaps;
+Finding idle_gaps(const GpuIdleGaps& gaps, const std::vector<Step>& steps, uint64_t first_ns, uint64_t last_ns,
+                  const TraceModel& model, StackFormatter& formatter);
 
 class CollectiveAnalysis;
 

@@ -4,12 +4,15 @@
 // user's call sites (StackFormatter::attribute: the Python line first). A
 // rule that finds nothing says so, so a clean trace reads as clean. The
 // rules and their thresholds are in tools/README.md, "recommendations".
+// This file collects what the rules need while streaming; each rule's
+// verdict is a function in a recommendation_*_rule(s).cpp file.
 //
 // Steps are the overview's (StepDetector). They are known only at the end,
 // so each call a rule looks at (a candidate) is kept as a few numbers until
 // then; at most kMaxCandidates per rule, past which the totals stay exact
 // but steps and call sites are counted on the first ones (a note says so).
 // Per call site: its stacks' ids; per thread: the call awaiting its stack.
+// gpu-idle-gap's gaps and host history: gpu_idle_gaps.h, bounded there.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -20,6 +23,7 @@
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/stats/collective_analysis.h"
+#include "tools/proftrace/stats/gpu_idle_gaps.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/stats/launch_bound_stretches.h"
 #include "tools/proftrace/stats/recommendation_finding.h"
@@ -35,12 +39,13 @@ using namespace format;
 constexpr size_t kMaxCandidates = size_t{1} << 20;
 
 enum Rule : uint8_t {
-  kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kLaunchBound, kStraggler, kExposedComm, kRuleCount
+  kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kLaunchBound, kStraggler, kExposedComm, kIdleGap,
+  kRuleCount
 };
 constexpr std::array<const char*, kRuleCount> kRuleNames = {"pageable-sync-copy", "item-read", "excessive-sync",
                                                            "steady-state-alloc", "small-grid",
                                                            "launch-bound", "straggler-rank",
-                                                           "exposed-communication"};
+                                                           "exposed-communication", "gpu-idle-gap"};
 
 bool host_memory_is_pageable(uint8_t kind) { return kind == static_cast<uint8_t>(MemoryKind::kPageableHost); }
 
@@ -57,6 +62,7 @@ class Recommendations final : public StatsSection {
   void on_record(const SectionModel& section, const RecordView& record) override {
     steps_.on_record(section, record);
     collectives_.on_record(section, record);
+    idle_gaps_.on_record(section, record);
     const std::pair<uint64_t, uint32_t> thread{section.section_id, record.tid};
     if (record.record_kind() == RecordKind::kCallStack) {
       const auto stack = record.as<CallStackRecord>();
@@ -224,6 +230,7 @@ class Recommendations final : public StatsSection {
   uint64_t kernel_gpu_ns_ = 0;
   LaunchBoundStretches stretches_;
   CollectiveAnalysis collectives_;
+  GpuIdleGaps idle_gaps_;
   std::map<std::pair<uint64_t, int32_t>, uint64_t> devices_;  // (section, device) -> stretches_' key
   std::unordered_map<Correlation, uint32_t, CorrelationHash> launch_sites_;
   std::deque<Correlation> launch_order_;
@@ -245,15 +252,18 @@ Table Recommendations::finish(const TraceModel& model) {
       small_grids(candidates_[kSmallGrid], totals_[kSmallGrid], kernel_gpu_ns_, small_grid_kernels_),
       launch_bound(stretches_, &stretch_sites_),
       Finding{},
+      Finding{},
       Finding{}};
   collectives_.finish(model);
   findings[kStraggler] = straggler_rank(collectives_);
   findings[kExposedComm] = exposed_communication(collectives_);
+  idle_gaps_.finish();
+  StackFormatter formatter;
+  findings[kIdleGap] = idle_gaps(idle_gaps_, steps, steps_.first_ns(), steps_.last_ns(), model, formatter);
   Table table;
   table.title = "Recommendations: rules checked, with their evidence";
   table.columns = {"Rule", "Result", "Calls", "Bytes", "Host Time (ns)", "GPU Time (ns)", "Steps", "Finding",
                    "Call Sites"};
-  StackFormatter formatter;
   std::vector<std::string> clean;
   for (size_t r = 0; r < kRuleCount; ++r) {
     const Finding& f = findings[r];
@@ -261,7 +271,10 @@ Table Recommendations::finish(const TraceModel& model) {
                           std::to_string(f.totals.bytes), std::to_string(f.totals.host_ns),
                           std::to_string(f.totals.gpu_ns),
                           f.steps.empty() ? "-" : f.steps, f.text,
-                          f.found ? call_sites(model, formatter, sites_, f.sited, r == kSmallGrid || r == kLaunchBound) : "-"});
+                          !f.found                 ? "-"
+                          : !f.call_sites.empty() ? f.call_sites
+                                                  : call_sites(model, formatter, sites_, f.sited,
+                                                               r == kSmallGrid || r == kLaunchBound)});
     if (!f.found) clean.push_back(kRuleNames[r]);
     if (over_cap_[r] > 0)
       table.notes.push_back(std::string(kRuleNames[r]) + ": steps and call sites count the first " +
@@ -277,6 +290,13 @@ Table Recommendations::finish(const TraceModel& model) {
     for (const std::string& n : clean) names += (names.empty() ? "" : ", ") + n;
     table.notes.push_back("checked, nothing found: " + names);
   }
+  if (idle_gaps_.gaps_over_cap() > 0)
+    table.notes.push_back("gpu-idle-gap: " + std::to_string(idle_gaps_.gaps_over_cap()) + " gaps past the first " +
+                          std::to_string(kMaxIdleGaps) + " were not judged");
+  if (idle_gaps_.late_activities() > 0)
+    table.notes.push_back("gpu-idle-gap: " + std::to_string(idle_gaps_.late_activities()) +
+                          " GPU activities came too late in the file to be placed in time order; a gap they fall "
+                          "in may be overstated");
   table.notes.push_back(method);
   table.notes.push_back("thresholds: tools/README.md, \"recommendations\"");
   return table;
