@@ -73,6 +73,20 @@ TEST(Recommendations, NameEachMistakeAtTheProgramsOwnLine) {
   EXPECT_TRUE(has(grid["Finding"].str(), "tiny_add(float*, float) (1 block on ")) << stats.out;
   EXPECT_TRUE(has(grid["Call Sites"].str(), marked_line(source, "tiny_kernel"))) << stats.out;
 
+  // The GPU idles while the thread sleeps between the read and the free: a
+  // gap in each step that has GPU work after it (steps 1 to 4), named by the
+  // calls around the program's own CPU work.
+  const JsonValue& gap = rows["gpu-idle-gap"];
+  EXPECT_EQ(gap["Result"].str(), "found") << stats.out;
+  EXPECT_GE(gap["Calls"].as_uint(), 4u) << stats.out;
+  const std::string sites = gap["Call Sites"].str();
+  const std::string first_site = sites.substr(0, sites.find(" | "));
+  EXPECT_TRUE(has(first_site, "outside API calls after cudaMemcpy at ")) << sites;
+  EXPECT_TRUE(has(first_site, marked_line(source, "item_read") + ")")) << "the call before the sleep\n" << sites;
+  EXPECT_TRUE(has(first_site, "before cudaFree at ")) << sites;
+  EXPECT_TRUE(has(first_site, marked_line(source, "scratch_free") + ")")) << "the call after it\n" << sites;
+  EXPECT_TRUE(has(first_site, "(4 gaps, ")) << sites;
+
   // The program never synchronizes explicitly.
   EXPECT_EQ(rows["excessive-sync"]["Result"].str(), "nothing found") << stats.out;
   EXPECT_EQ(rows["excessive-sync"]["Calls"].as_uint(), 0u) << stats.out;

@@ -1,6 +1,7 @@
 // proftrace stats --section overview: steps (NVTX, --step-range, periodicity,
 // one step), the per-step breakdown with overlaps attributed by priority,
-// and utilization, from hand-built traces whose answers are known; the
+// utilization, and the kernel estimates per device (SM efficiency,
+// occupancy, tensor-core share), from hand-built traces whose answers are known; the
 // timeline's reordering and bins; the periodicity rule.
 #include <gtest/gtest.h>
 
@@ -215,6 +216,80 @@ TEST(StatsOverview, StepRangeNamesTheStepAtAnyDepth) {
   EXPECT_TRUE(has(other_domain.text, "whole run is one step")) << other_domain.out;
 
   EXPECT_NE(overview(nvtx_steps_trace(), "kernel:k").exit_code, 0) << "only NVTX ranges are steps here";
+}
+
+// Three devices. 0: an H100's limits (132 SMs, 2048 threads, 32 blocks, 64 Ki
+// registers per SM). 1: an SM count only (no limits: HIP, older traces). 2: no
+// DeviceInfo. On device 0, a tensor-core GEMM of 1320 blocks (10 per SM, 64
+// registers: 4 blocks of 8 warps fit, occupancy 4 x 8 / 64 = 50%) for 600 ns
+// and a small kernel of 66 blocks (0.5 per SM, 32 registers: min(8, 0.5) x 8 /
+// 64 = 6.25%) for 400 ns, then a copy of 100 ns: busy 1100 ns. On device 1 a
+// kernel of 50 blocks on 100 SMs for 200 ns; on device 2 one of 100 ns.
+std::string kernel_estimates_trace() {
+  TraceBuilder trace;
+  TracedProcess p = add_process(trace, 1, 4242, kT);
+  trace.device(1, DeviceSpec{.ordinal = 0, .name = "H100", .multiprocessor_count = 132,
+                             .max_threads_per_multiprocessor = 2048, .max_blocks_per_multiprocessor = 32,
+                             .registers_per_multiprocessor = 65536, .registers_per_block = 65536,
+                             .shared_bytes_per_multiprocessor = 233472, .shared_bytes_per_block = 49152,
+                             .shared_bytes_per_block_optin = 232448, .reserved_shared_bytes_per_block = 1024,
+                             .warp_size = 32, .compute_capability_major = 9});
+  trace.device(1, DeviceSpec{.ordinal = 1, .name = "Counted", .multiprocessor_count = 100});
+  const uint32_t known = kFunctionRegisters | kFunctionStaticShared;
+  trace.function(1, 0xA, "sm90_xmma_gemm_f16f16_f32_tn", 0, {.registers_per_thread = 64, .known = known});
+  trace.function(1, 0xB, "_Z5smallPf", 0, {.registers_per_thread = 32, .known = known});
+  trace.function(1, 0xC, "_Z5otherPf", 0, {.registers_per_thread = 32, .known = known});
+  auto kernel = [&](uint64_t correlation, uint64_t function, uint32_t blocks, int32_t device, uint64_t start,
+                    uint64_t end) {
+    KernelLaunchRecord record = launch(p, correlation, start - 50, start - 40, function, kStream, device);
+    record.grid = {blocks, 1, 1};
+    record.dynamic_shared_bytes = 0;
+    trace.event(1, kMain, record);
+    trace.event(1, kMain, activity(correlation, start, end, kStream, GpuActivityKind::kKernel, device));
+  };
+  kernel(1, 0xA, 1320, 0, kT + 1000, kT + 1600);
+  kernel(2, 0xB, 66, 0, kT + 1700, kT + 2100);
+  trace.event(1, kMain, copy(p, 3, kT + 2000, kT + 2010, 4096, kStream));
+  trace.event(1, kMain, activity(3, kT + 2100, kT + 2200, kStream, GpuActivityKind::kMemoryCopy));
+  kernel(4, 0xC, 50, 1, kT + 3000, kT + 3200);
+  kernel(5, 0xC, 50, 2, kT + 4000, kT + 4100);
+  return write_trace(trace, "overview_kernels.trace");
+}
+
+TEST(StatsOverview, KernelsTableEstimatesSmEfficiencyOccupancyAndTensorCoreSharePerDevice) {
+  const auto result = overview(kernel_estimates_trace());
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const CsvTable kernels = csv_table(result.out, "Overview: kernels");
+  ASSERT_EQ(kernels.rows.size(), 4u) << result.out;
+  auto cell = [&](size_t row, const std::string& column) {
+    for (size_t c = 0; c < kernels.columns.size(); ++c)
+      if (kernels.columns[c] == column) return kernels.rows.at(row).at(c);
+    return std::string("(no column " + column + ")");
+  };
+  ASSERT_EQ(cell(0, "Device"), "0");
+  EXPECT_EQ(cell(0, "Kernel Time (ns)"), "1000");
+  EXPECT_EQ(cell(0, "Kernels"), "2");
+  EXPECT_EQ(cell(0, "SM Efficiency (%)"), "72.7") << "(1 x 600 + 0.5 x 400) / 1100 busy, the copy included";
+  EXPECT_EQ(cell(0, "Est. Occupancy (%)"), "32.5") << "(50% x 600 + 6.25% x 400) / 1000";
+  EXPECT_EQ(cell(0, "Tensor Core Time (ns)"), "600");
+  EXPECT_EQ(cell(0, "Tensor Core (%)"), "60.0");
+
+  ASSERT_EQ(cell(1, "Device"), "1");
+  EXPECT_EQ(cell(1, "SM Efficiency (%)"), "50.0") << "50 blocks on 100 SMs";
+  EXPECT_EQ(cell(1, "Est. Occupancy (%)"), "-") << "the device's limits are unknown";
+  EXPECT_EQ(cell(1, "Tensor Core (%)"), "0.0");
+
+  ASSERT_EQ(cell(2, "Device"), "2");
+  EXPECT_EQ(cell(2, "SM Efficiency (%)"), "-") << "no DeviceInfo: no SM count";
+  EXPECT_EQ(cell(2, "Est. Occupancy (%)"), "-");
+
+  ASSERT_EQ(cell(3, "PID"), "all");
+  EXPECT_EQ(cell(3, "Kernel Time (ns)"), "1300");
+  EXPECT_EQ(cell(3, "SM Efficiency (%)"), "69.2") << "(800 + 100) / (1100 + 200): devices with an SM count";
+  EXPECT_EQ(cell(3, "Est. Occupancy (%)"), "32.5") << "only device 0's launches had every input";
+  EXPECT_EQ(cell(3, "Tensor Core (%)"), "46.2") << "600 of 1300";
+  EXPECT_TRUE(has(result.text, "SM Efficiency is '-' on a device without DeviceInfo")) << result.text;
+  EXPECT_TRUE(has(result.text, "Est. Occupancy is '-' where no launch had every input")) << result.text;
 }
 
 // Kernels launched 1000 ns apart on one thread, each running 100 ns.

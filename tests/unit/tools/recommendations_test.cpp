@@ -183,7 +183,7 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   const LoopTrace trace(true);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 8u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 9u) << r.text.out;
 
   const JsonValue& pageable = r.rows.at("pageable-sync-copy");
   EXPECT_EQ(pageable["Result"].str(), "found");
@@ -224,7 +224,8 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   EXPECT_EQ(grid["Call Sites"].str(), "/home/me/train.py:50 forward (4 launches, 12000 ns GPU)");
 
   EXPECT_EQ(r.rows.at("launch-bound")["Result"].str(), "nothing found") << "4 kernels, copies between them";
-  EXPECT_TRUE(has(r.text.out, "5 of 8 rules found a problem")) << r.text.out;
+  EXPECT_EQ(r.rows.at("gpu-idle-gap")["Result"].str(), "nothing found") << "997 us between the kernels";
+  EXPECT_TRUE(has(r.text.out, "5 of 9 rules found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "NVTX range 'train_step'")) << "the overview's steps\n" << r.text.out;
 }
 
@@ -232,7 +233,7 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   const LoopTrace trace(false);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 8u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 9u) << r.text.out;
   for (const auto& [rule, row] : r.rows) {
     SCOPED_TRACE(rule);
     EXPECT_EQ(row["Result"].str(), "nothing found");
@@ -246,7 +247,8 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   EXPECT_EQ(r.rows.at("small-grid")["Calls"].str(), "0") << "1024 blocks on 108 SMs";
   EXPECT_TRUE(has(r.text.out, "every rule was checked and none found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "checked, nothing found: pageable-sync-copy, item-read, excessive-sync, "
-                              "steady-state-alloc, small-grid, launch-bound, straggler-rank, exposed-communication"))
+                              "steady-state-alloc, small-grid, launch-bound, straggler-rank, exposed-communication, "
+                              "gpu-idle-gap"))
       << r.text.out;
 }
 
@@ -298,6 +300,113 @@ TEST(StatsRecommendations, ShortKernelsWithMoreIdleThanBusyBetweenThemAreLaunchB
   const Recommendations busy = recommendations(burst_trace(1'000, "burst_busy.trace"));
   EXPECT_EQ(busy.rows.at("launch-bound")["Result"].str(), "nothing found")
       << "1 us gaps after 2 us kernels: the GPU is busier than idle\n" << busy.text.out;
+}
+
+// kSteps NVTX steps of `step_ns` on one thread (tid kMain). Per step from
+// its start b: kernel A launched at b+100us (train.py:60) runs [b+0.2ms,
+// b+1.2ms); a cudaMalloc (train.py:40) from b+1.5ms for `malloc_ns`; kernel
+// B launched 100 us before it runs (train.py:50) at b+1.2ms+gap_ns, until
+// 100 us past the step's end, so that the GPU idles only in the one gap.
+std::string idle_gap_trace(uint64_t step_ns, uint64_t gap_ns, uint64_t malloc_ns, const std::string& name) {
+  TraceBuilder trace;
+  trace.process(kSection, {.pid = 9, .argv = {"python", "train.py"}});
+  SyntheticStacks s(trace, kSection);
+  s.python(4, {{"/home/me/train.py", "scratch", 40, true}});
+  s.python(5, {{"/home/me/train.py", "forward", 50, true}});
+  s.python(6, {{"/home/me/train.py", "embed", 60, true}});
+  const uint16_t launch_api = trace.api(kSection, "cuLaunchKernel", ApiDomain::kDriver);
+  const uint16_t malloc_api = trace.api(kSection, "cudaMalloc", ApiDomain::kRuntime);
+  uint64_t correlation = 0;
+  auto stack = [&](uint32_t python, StackPoint point) {
+    CallStackRecord record{};
+    record.point = static_cast<uint8_t>(point);
+    record.correlation_id = correlation;
+    record.python_stack = python;
+    trace.event(kSection, kMain, record);
+  };
+  auto kernel = [&](uint64_t launch_ns, uint64_t start_ns, uint64_t end_ns, uint32_t python) {
+    KernelLaunchRecord launch{};
+    launch.span = ApiSpan{launch_ns, launch_ns + 10'000, ++correlation, 0, launch_api, kApiAsync};
+    launch.grid = {1024, 1, 1};
+    launch.block = {256, 1, 1};
+    trace.event(kSection, kMain, launch);
+    stack(python, StackPoint::kLaunch);
+    GpuActivityRecord gpu{};
+    gpu.correlation_id = correlation;
+    gpu.start_ns = start_ns;
+    gpu.end_ns = end_ns;
+    gpu.kind = static_cast<uint8_t>(GpuActivityKind::kKernel);
+    trace.event(kSection, 2, gpu);
+  };
+  const uint16_t push_api = trace.api(kSection, "nvtxRangePushA", ApiDomain::kAnnotation);
+  const uint16_t pop_api = trace.api(kSection, "nvtxRangePop", ApiDomain::kAnnotation);
+  for (int step = 0; step < kSteps; ++step) {
+    const uint64_t b = kT + uint64_t(step) * step_ns;
+    NvtxEventRecord push{};
+    push.type = static_cast<uint8_t>(NvtxEventType::kPush);
+    push.message_type = static_cast<uint8_t>(NvtxMessageType::kInline);
+    push.span = ApiSpan{b - 10, b, 0, 0, push_api, 0};
+    trace.event_with_tail(kSection, kMain, push, text_bytes("train_step"));
+    kernel(b + 100'000, b + 200'000, b + 1'200'000, 6);
+    MemoryOperationRecord malloc{};
+    malloc.span = ApiSpan{b + 1'500'000, b + 1'500'000 + malloc_ns, ++correlation, 0, malloc_api, 0};
+    malloc.address = 0x7000000000;
+    malloc.bytes = 4096;
+    malloc.kind = static_cast<uint8_t>(AllocationKind::kDevice);
+    malloc.action = static_cast<uint8_t>(MemoryAction::kAcquire);
+    malloc.pool_reserved_bytes = kPoolReservedUnknown;
+    trace.event(kSection, kMain, malloc);
+    stack(4, StackPoint::kMemory);
+    const uint64_t b_start = b + 1'200'000 + gap_ns;
+    kernel(b_start - 100'000, b_start, b + step_ns + 100'000, 5);
+    NvtxEventRecord pop{};
+    pop.type = static_cast<uint8_t>(NvtxEventType::kPop);
+    pop.span = ApiSpan{b + step_ns - 100, b + step_ns - 90, 0, 0, pop_api, 0};
+    trace.event(kSection, kMain, pop);
+  }
+  return write_trace(trace, name);
+}
+
+TEST(StatsRecommendations, GpuIdleGapsNameWhatTheLaunchingThreadDidMeanwhile) {
+  // 10 ms steps with a 6.9 ms gap each. cudaMalloc of 3 ms: the thread is
+  // longer outside calls (3.5 ms, until B's launch) than in it.
+  const Recommendations r = recommendations(idle_gap_trace(10'000'000, 6'900'000, 3'000'000, "gap_outside.trace"));
+  ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
+  const JsonValue& row = r.rows.at("gpu-idle-gap");
+  EXPECT_EQ(row["Result"].str(), "found") << r.text.out;
+  EXPECT_EQ(row["Calls"].str(), "4") << "one gap per step; the first A follows no GPU work";
+  EXPECT_EQ(row["GPU Time (ns)"].str(), "27600000") << "4 x 6.9 ms of idle GPU";
+  EXPECT_EQ(row["Steps"].str(), "4/4");
+  EXPECT_TRUE(has(row["Finding"].str(),
+                  "the longest, 6.900 ms in step 1 on device 0 of pid 9: the launching thread (tid 1) was outside "
+                  "API calls for 3.500 ms of it (CPU work in the program), after cudaMalloc at "
+                  "/home/me/train.py:40 scratch and before cuLaunchKernel at /home/me/train.py:50 forward"))
+      << row["Finding"].str();
+  EXPECT_EQ(row["Call Sites"].str(),
+            "outside API calls after cudaMalloc at /home/me/train.py:40 scratch, before cuLaunchKernel at "
+            "/home/me/train.py:50 forward (4 gaps, 27600000 ns idle)");
+
+  // cudaMalloc of 4.5 ms: now the call took most of the gap.
+  const Recommendations in_call = recommendations(idle_gap_trace(10'000'000, 6'900'000, 4'500'000, "gap_in.trace"));
+  const JsonValue& in_row = in_call.rows.at("gpu-idle-gap");
+  EXPECT_EQ(in_row["Result"].str(), "found") << in_call.text.out;
+  EXPECT_TRUE(has(in_row["Finding"].str(), "was in cudaMalloc at /home/me/train.py:40 scratch for 4.500 ms of it"))
+      << in_row["Finding"].str();
+  EXPECT_EQ(in_row["Call Sites"].str(), "in cudaMalloc at /home/me/train.py:40 scratch (4 gaps, 27600000 ns idle)");
+}
+
+TEST(StatsRecommendations, GpuIdleGapsBelowEitherThresholdAreNotFound) {
+  const Recommendations short_gap =
+      recommendations(idle_gap_trace(10'000'000, 900'000, 200'000, "gap_short.trace"));
+  const JsonValue& a = short_gap.rows.at("gpu-idle-gap");
+  EXPECT_EQ(a["Result"].str(), "nothing found") << "0.9 ms: under 1 ms\n" << short_gap.text.out;
+  EXPECT_EQ(a["Calls"].str(), "0");
+
+  const Recommendations small_share =
+      recommendations(idle_gap_trace(100'000'000, 2'000'000, 200'000, "gap_small_share.trace"));
+  const JsonValue& b = small_share.rows.at("gpu-idle-gap");
+  EXPECT_EQ(b["Result"].str(), "nothing found") << "2 ms of a 100 ms step: under 5%\n" << small_share.text.out;
+  EXPECT_TRUE(has(b["Finding"].str(), "(4 gaps of at least 1.000 ms in the run)")) << b["Finding"].str();
 }
 
 TEST(StatsRecommendations, IsOneOfTheDefaultSections) {

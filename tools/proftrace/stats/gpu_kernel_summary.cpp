@@ -1,6 +1,7 @@
 // gpu-kernels: GPU time per kernel name (nsys: cuda_gpu_kern_sum). A kernel's
 // name and launch shape come from its launch, its time from its GpuActivity;
-// the two are joined by correlation id in a bounded window, as in `convert`.
+// the two are joined by correlation id in a bounded window, as in `convert`;
+// what a launch says is read by kernel_launch_facts.h (shared with overview).
 // Per name, besides the times: the launch shape that took the most GPU time
 // and how many shapes there were, the grid's blocks per SM of the launching
 // device (DeviceInfo's multiprocessor count) weighted by GPU time, the
@@ -15,7 +16,7 @@
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stats/duration_summary.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
-#include "tools/proftrace/stats/occupancy.h"
+#include "tools/proftrace/stats/kernel_launch_facts.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/tensor_core_kernels.h"
 
@@ -24,31 +25,7 @@ namespace {
 
 using namespace format;
 
-struct LaunchShape {
-  Dim3 grid;
-  Dim3 block;
-  uint32_t dynamic_shared_bytes;
-  auto tied() const {
-    return std::tie(grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamic_shared_bytes);
-  }
-  bool operator<(const LaunchShape& other) const { return tied() < other.tied(); }
-  uint64_t blocks() const { return uint64_t{grid.x} * grid.y * grid.z; }
-};
-
-struct FunctionResourceUse {
-  uint32_t registers_per_thread;
-  uint32_t static_shared_bytes;
-  auto tied() const { return std::tie(registers_per_thread, static_shared_bytes); }
-  bool operator<(const FunctionResourceUse& other) const { return tied() < other.tied(); }
-};
-
-struct PendingLaunch {
-  std::string name;
-  LaunchShape shape;
-  uint32_t multiprocessor_count = 0;  // 0: the device's DeviceInfo is not in the trace
-  std::optional<FunctionResourceUse> resources;  // the FunctionDef's, when the driver said
-  std::optional<double> occupancy;               // estimated achieved, 0..1
-};
+using PendingLaunch = KernelLaunchFacts;
 
 struct KernelSummary {
   DurationSummary durations;
@@ -91,19 +68,7 @@ class GpuKernelSummary final : public StatsSection {
     if (record.kind == static_cast<uint16_t>(RecordKind::kKernelLaunch)) {
       const auto launch = record.as<KernelLaunchRecord>();
       if (launch.span.flags & kApiCaptured) return;  // runs only when its graph is launched (`graphs`)
-      const FunctionDefRecord* function = section.function_def(launch.function, launch.span.begin_ns);
-      PendingLaunch pending{function != nullptr ? std::string(section.string(function->name_string)) : std::string(),
-                            LaunchShape{launch.grid, launch.block, launch.dynamic_shared_bytes}};
-      constexpr uint32_t kResourceBits = kFunctionRegisters | kFunctionStaticShared;
-      if (function != nullptr && (function->attributes_known & kResourceBits) == kResourceBits)
-        pending.resources = FunctionResourceUse{function->registers_per_thread, function->static_shared_bytes};
-      if (auto device = section.devices.find(launch.device); device != section.devices.end()) {
-        pending.multiprocessor_count = device->second.multiprocessor_count;
-        if (function != nullptr) {
-          if (auto inputs = occupancy_inputs(launch, *function, device->second))
-            if (auto occupancy = compute_occupancy(*inputs)) pending.occupancy = occupancy->achieved_estimate;
-        }
-      }
+      const PendingLaunch pending = kernel_launch_facts(section, launch);
       join_.add_operation(section.section_id, launch.span.correlation_id, pending);
     } else if (record.kind == static_cast<uint16_t>(RecordKind::kGpuActivity)) {
       const auto activity = record.as<GpuActivityRecord>();
@@ -190,11 +155,11 @@ class GpuKernelSummary final : public StatsSection {
       k.occupancy_sum += *launch.occupancy;
       ++k.with_occupancy;
     }
-    if (launch.multiprocessor_count == 0) return;
-    const double blocks_per_sm = double(launch.shape.blocks()) / double(launch.multiprocessor_count);
-    k.blocks_per_sm_ns += blocks_per_sm * double(gpu_ns);
+    const std::optional<double> blocks_per_sm = launch.blocks_per_sm();
+    if (!blocks_per_sm) return;
+    k.blocks_per_sm_ns += *blocks_per_sm * double(gpu_ns);
     k.blocks_per_sm_weight_ns += gpu_ns;
-    k.blocks_per_sm_sum += blocks_per_sm;
+    k.blocks_per_sm_sum += *blocks_per_sm;
     ++k.with_sm_count;
   }
 

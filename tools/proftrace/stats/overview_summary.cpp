@@ -1,12 +1,16 @@
-// overview: where did the time go. Three tables: the GPUs of the trace; GPU
+// overview: where did the time go. Four tables: the GPUs of the trace; GPU
 // utilization (the union of GPU work over the analysed time, per device and
-// over all devices); and per step, its time split into kernel, memcpy,
-// memset, communication, sync wait, CPU-only and other. The rules (how steps
-// are found, how overlaps are attributed) are in tools/README.md, "overview".
+// over all devices); how well the kernels used each device (SM efficiency
+// and occupancy estimates, tensor-core share); and per step, its time split
+// into kernel, memcpy, memset, communication, sync wait, CPU-only and other.
+// The rules (how steps are found, how overlaps are attributed, the
+// estimates) are in tools/README.md, "overview".
 //
 // Memory: the timeline is bounded (category_timeline.h); the steps are
 // found by StepDetector (step_detection.h, shared with recommendations),
-// whose memory is said there.
+// whose memory is said there; launches wait for their kernel's GPU time in
+// GpuTimeJoin's bounded window; per device a few sums, per kernel name its
+// tensor-core verdict.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,10 +18,14 @@
 #include <optional>
 #include <set>
 
+#include "tools/proftrace/demangle.h"
 #include "tools/proftrace/record_text.h"
 #include "tools/proftrace/stats/category_timeline.h"
+#include "tools/proftrace/stats/gpu_time_join.h"
+#include "tools/proftrace/stats/kernel_launch_facts.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/step_detection.h"
+#include "tools/proftrace/stats/tensor_core_kernels.h"
 
 namespace proflaunch::tools::stats {
 namespace {
@@ -28,6 +36,41 @@ using namespace format;
 constexpr std::array<TimeCategory, 5> kGpuColumns = {TimeCategory::kKernel, TimeCategory::kMemcpy,
                                                      TimeCategory::kMemset, TimeCategory::kCommunication,
                                                      TimeCategory::kSyncWait};
+
+using DeviceKey = std::pair<uint64_t, int32_t>;  // (section, device)
+
+// What the overview keeps of a launch while it waits for its GPU time.
+struct KernelEstimates {
+  DeviceKey device;
+  std::optional<double> blocks_per_sm;
+  std::optional<double> occupancy;  // estimated achieved, 0..1
+  bool tensor_core = false;
+};
+
+// Per device, sums over its kernels that were joined to their launch.
+struct DeviceKernels {
+  uint64_t kernels = 0, kernel_ns = 0;  // every kernel activity on the device
+  uint64_t joined = 0, joined_ns = 0;   // those whose launch was found
+  double sm_efficiency_ns = 0;          // sum of min(blocks per SM, 1) x GPU ns
+  uint64_t with_sm_count = 0;
+  double occupancy_ns = 0, occupancy_sum = 0;
+  uint64_t occupancy_weight_ns = 0, with_occupancy = 0;
+  uint64_t tensor_core_ns = 0;
+
+  void add(const DeviceKernels& other) {
+    kernels += other.kernels;
+    kernel_ns += other.kernel_ns;
+    joined += other.joined;
+    joined_ns += other.joined_ns;
+    sm_efficiency_ns += other.sm_efficiency_ns;
+    with_sm_count += other.with_sm_count;
+    occupancy_ns += other.occupancy_ns;
+    occupancy_sum += other.occupancy_sum;
+    occupancy_weight_ns += other.occupancy_weight_ns;
+    with_occupancy += other.with_occupancy;
+    tensor_core_ns += other.tensor_core_ns;
+  }
+};
 
 class OverviewSummary final : public StatsSection {
  public:
@@ -56,6 +99,7 @@ class OverviewSummary final : public StatsSection {
         collective_kernels_.insert({s, record.as<CollectiveGroupRecord>().span.correlation_id});
         break;
       case RecordKind::kGpuActivity: on_activity(s, record.as<GpuActivityRecord>()); break;
+      case RecordKind::kKernelLaunch: on_launch(section, record.as<KernelLaunchRecord>()); break;
       default: break;
     }
   }
@@ -78,10 +122,46 @@ class OverviewSummary final : public StatsSection {
     }
     const auto [it, added] = devices_.emplace(std::make_pair(s, activity.device), devices_.size());
     timeline_.add(activity.start_ns, activity.end_ns, category, it->second);
+    if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
+    DeviceKernels& kernels = kernels_[it->first];
+    ++kernels.kernels;
+    kernels.kernel_ns += gpu_duration_ns(activity);
+    // A graph's kernel nodes carry the graph launch's correlation id: no launch shape to join.
+    if (activity.graph_node == 0) join_.add_activity(s, activity.correlation_id, gpu_duration_ns(activity));
+  }
+
+  void on_launch(const SectionModel& section, const KernelLaunchRecord& launch) {
+    if (launch.span.flags & kApiCaptured) return;  // runs only inside a graph launch
+    const KernelLaunchFacts facts = kernel_launch_facts(section, launch);
+    KernelEstimates estimates{{section.section_id, launch.device}, facts.blocks_per_sm(), facts.occupancy, false};
+    if (facts.name_string != 0) {
+      const auto [verdict, added] = tensor_core_.emplace(std::make_pair(section.section_id, facts.name_string), false);
+      if (added) verdict->second = is_tensor_core_kernel(demangle(facts.name));
+      estimates.tensor_core = verdict->second;
+    }
+    join_.add_operation(section.section_id, launch.span.correlation_id, estimates);
+  }
+
+  void kernel_ran(const KernelEstimates& launch, uint64_t gpu_ns) {
+    DeviceKernels& k = kernels_[launch.device];
+    ++k.joined;
+    k.joined_ns += gpu_ns;
+    if (launch.blocks_per_sm) {
+      k.sm_efficiency_ns += std::min(*launch.blocks_per_sm, 1.0) * double(gpu_ns);
+      ++k.with_sm_count;
+    }
+    if (launch.occupancy) {
+      k.occupancy_ns += *launch.occupancy * double(gpu_ns);
+      k.occupancy_sum += *launch.occupancy;
+      k.occupancy_weight_ns += gpu_ns;
+      ++k.with_occupancy;
+    }
+    if (launch.tensor_core) k.tensor_core_ns += gpu_ns;
   }
 
   Table devices_table(const TraceModel& model) const;
   Table utilization_table(const TraceModel& model) const;
+  Table kernels_table(const TraceModel& model);
   Table steps_table(const std::vector<Step>& steps, const std::string& method) const;
   Table activity_table() const;
 
@@ -90,7 +170,11 @@ class OverviewSummary final : public StatsSection {
   StepDetector steps_;
   CategoryTimeline timeline_;
   std::set<std::pair<uint64_t, uint64_t>> collective_kernels_;  // (section, correlation) awaiting their kernel
-  std::map<std::pair<uint64_t, int32_t>, uint64_t> devices_;    // (section, device) -> timeline device key
+  std::map<DeviceKey, uint64_t> devices_;                        // (section, device) -> timeline device key
+  std::map<DeviceKey, DeviceKernels> kernels_;
+  std::map<std::pair<uint64_t, uint32_t>, bool> tensor_core_;  // (section, name string) -> the name's verdict
+  GpuTimeJoin<KernelEstimates> join_{[this](const KernelEstimates& launch, uint64_t ns) { kernel_ran(launch, ns); },
+                                     [](const KernelEstimates&) {}};
 };
 
 
@@ -128,6 +212,76 @@ Table OverviewSummary::utilization_table(const TraceModel& model) const {
                         format_percent(double(any) / double(analysed))});
   table.notes.push_back("busy: the union of GPU work (kernels, copies, memsets, other) on the device; all: on any "
                         "device. Analysed: the first to the last event of the trace");
+  return table;
+}
+
+std::string format_optional_percent(std::optional<double> fraction) {
+  return fraction ? format_percent(*fraction) : std::string("-");
+}
+
+Table OverviewSummary::kernels_table(const TraceModel& model) {
+  join_.finish();
+  Table table;
+  table.title = "Overview: kernels";
+  table.columns = {"PID", "Device", "Kernel Time (ns)", "Kernels", "SM Efficiency (%)", "Est. Occupancy (%)",
+                   "Tensor Core Time (ns)", "Tensor Core (%)"};
+  const auto& busy = timeline_.device_busy_ns();
+  bool no_sm_count = false, no_occupancy = false, partial_occupancy = false;
+  DeviceKernels all;
+  double all_sm_efficiency_ns = 0;
+  uint64_t all_busy_with_sm_count = 0;
+  auto row = [&](const std::string& pid, const std::string& device, const DeviceKernels& k, uint64_t busy_ns,
+                 double sm_efficiency_ns, bool sm_known) {
+    std::optional<double> sm_efficiency, occupancy, tensor_core;
+    // Concurrent kernels can add up to more than the busy time.
+    if (sm_known && busy_ns > 0) sm_efficiency = std::min(1.0, sm_efficiency_ns / double(busy_ns));
+    if (k.occupancy_weight_ns > 0) occupancy = k.occupancy_ns / double(k.occupancy_weight_ns);
+    else if (k.with_occupancy > 0) occupancy = k.occupancy_sum / double(k.with_occupancy);  // all took 0 ns
+    if (k.joined_ns > 0) tensor_core = double(k.tensor_core_ns) / double(k.joined_ns);
+    table.rows.push_back({pid, device, format_ns(k.kernel_ns), std::to_string(k.kernels),
+                          format_optional_percent(sm_efficiency), format_optional_percent(occupancy),
+                          format_ns(k.tensor_core_ns), format_optional_percent(tensor_core)});
+    no_sm_count = no_sm_count || (k.joined > 0 && !sm_known);
+    no_occupancy = no_occupancy || (k.joined > 0 && k.with_occupancy == 0);
+    partial_occupancy = partial_occupancy || (k.with_occupancy > 0 && k.with_occupancy < k.joined);
+  };
+  for (const auto& [device, k] : kernels_) {
+    const SectionModel* section = model.find(device.first);
+    const auto key = devices_.find(device);
+    const auto it = key != devices_.end() ? busy.find(key->second) : busy.end();
+    const uint64_t busy_ns = it != busy.end() ? it->second : 0;
+    // Launches on one device all have its SM count or none do.
+    const bool sm_known = k.joined > 0 && k.with_sm_count == k.joined;
+    row(std::to_string(section ? section->pid() : 0), std::to_string(device.second), k, busy_ns,
+        k.sm_efficiency_ns, sm_known);
+    all.add(k);
+    if (sm_known) {
+      all_sm_efficiency_ns += k.sm_efficiency_ns;
+      all_busy_with_sm_count += busy_ns;
+    }
+  }
+  if (table.rows.empty()) return table;
+  row("all", "all", all, all_busy_with_sm_count, all_sm_efficiency_ns, all_busy_with_sm_count > 0);
+  table.notes.push_back(
+      "SM Efficiency: per kernel min(grid blocks / the device's SMs, 1) x its GPU time, summed and divided by the "
+      "device's busy time (Overview: GPU utilization), as the PyTorch profiler's TensorBoard plugin estimates it; "
+      "all: over the devices with an SM count. Est. Occupancy: gpu-kernels' estimate per launch, weighted by GPU "
+      "time. Tensor Core: kernel time in kernels whose names say they use tensor cores (gpu-kernels' heuristic)");
+  if (no_sm_count)
+    table.notes.push_back("SM Efficiency is '-' on a device without DeviceInfo (no SM count: a trace of an older "
+                          "version)");
+  if (no_occupancy)
+    table.notes.push_back("Est. Occupancy is '-' where no launch had every input: the function's registers and "
+                          "shared memory (FunctionDef) and the device's SM limits (DeviceInfo) are not recorded "
+                          "for HIP, in traces of older versions, or when the driver's query failed");
+  if (partial_occupancy)
+    table.notes.push_back("Est. Occupancy covers only the launches that had every input (some lacked the "
+                          "function's registers or the device's limits)");
+  if (all.joined < all.kernels)
+    table.notes.push_back(std::to_string(all.kernels - all.joined) + " kernels (" +
+                          format_ns(all.kernel_ns - std::min(all.kernel_ns, all.joined_ns)) +
+                          " ns) had no launch to join (graph nodes, lost or evicted launches): in Kernel Time "
+                          "and the busy time, not in the estimates");
   return table;
 }
 
@@ -242,6 +396,7 @@ std::vector<Table> OverviewSummary::finish_tables(const TraceModel& model) {
   std::vector<Table> tables;
   tables.push_back(devices_table(model));
   tables.push_back(utilization_table(model));
+  tables.push_back(kernels_table(model));
   tables.push_back(steps_table(steps, method));
   tables.push_back(activity_table());
   return tables;

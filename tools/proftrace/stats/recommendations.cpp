@@ -4,12 +4,15 @@
 // user's call sites (StackFormatter::attribute: the Python line first). A
 // rule that finds nothing says so, so a clean trace reads as clean. The
 // rules and their thresholds are in tools/README.md, "recommendations".
+// This file collects what the rules need while streaming; each rule's
+// verdict is a function in a recommendation_*_rule(s).cpp file.
 //
 // Steps are the overview's (StepDetector). They are known only at the end,
 // so each call a rule looks at (a candidate) is kept as a few numbers until
 // then; at most kMaxCandidates per rule, past which the totals stay exact
 // but steps and call sites are counted on the first ones (a note says so).
 // Per call site: its stacks' ids; per thread: the call awaiting its stack.
+// gpu-idle-gap's gaps and host history: gpu_idle_gaps.h, bounded there.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -20,6 +23,7 @@
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/stats/collective_analysis.h"
+#include "tools/proftrace/stats/gpu_idle_gaps.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/stats/launch_bound_stretches.h"
 #include "tools/proftrace/stats/recommendation_finding.h"
@@ -33,26 +37,15 @@ namespace {
 using namespace format;
 
 constexpr size_t kMaxCandidates = size_t{1} << 20;
-constexpr size_t kSitesShown = 3;
-
-// Thresholds (tools/README.md's table says the same).
-constexpr uint64_t kSmallReadBytes = 4096;           // item-read: a DtoH copy this small or smaller
-constexpr size_t kMinSteps = 3;                      // item-read: steps needed to speak of "most steps"
-constexpr double kSyncsPerStep = 2;                  // excessive-sync: per step, on average
-constexpr uint64_t kSyncsWithoutSteps = 10;          // excessive-sync: in the run when no steps were found
-constexpr double kSyncWaitShare = 0.05;              // excessive-sync: host wait / analysed time
-constexpr double kWarmupShare = 0.10;                // steady-state-alloc: without steps, the first 10% is warm-up
-constexpr uint64_t kAllocCallsWithoutSteps = 10;     // steady-state-alloc: without steps, in the last 90%
-constexpr double kSmallGridShare = 0.10;             // small-grid: their share of all kernel GPU time
-constexpr size_t kKernelsShown = 3;
 
 enum Rule : uint8_t {
-  kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kLaunchBound, kStraggler, kExposedComm, kRuleCount
+  kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kLaunchBound, kStraggler, kExposedComm, kIdleGap,
+  kRuleCount
 };
 constexpr std::array<const char*, kRuleCount> kRuleNames = {"pageable-sync-copy", "item-read", "excessive-sync",
                                                            "steady-state-alloc", "small-grid",
                                                            "launch-bound", "straggler-rank",
-                                                           "exposed-communication"};
+                                                           "exposed-communication", "gpu-idle-gap"};
 
 bool host_memory_is_pageable(uint8_t kind) { return kind == static_cast<uint8_t>(MemoryKind::kPageableHost); }
 
@@ -69,6 +62,7 @@ class Recommendations final : public StatsSection {
   void on_record(const SectionModel& section, const RecordView& record) override {
     steps_.on_record(section, record);
     collectives_.on_record(section, record);
+    idle_gaps_.on_record(section, record);
     const std::pair<uint64_t, uint32_t> thread{section.section_id, record.tid};
     if (record.record_kind() == RecordKind::kCallStack) {
       const auto stack = record.as<CallStackRecord>();
@@ -131,10 +125,6 @@ class Recommendations final : public StatsSection {
     uint64_t blocks = 0;
     uint32_t multiprocessors = 0;
     size_t candidate = SIZE_MAX;  // SIZE_MAX: past kMaxCandidates
-  };
-  struct SmallGridKernel {
-    uint64_t launches = 0, gpu_ns = 0, min_blocks = UINT64_MAX;
-    uint32_t multiprocessors = 0;
   };
 
   // Fewer blocks than the device has SMs: most SMs idle while it runs.
@@ -224,14 +214,6 @@ class Recommendations final : public StatsSection {
     return it->second;
   }
 
-  Finding pageable_copies() const;
-  Finding item_reads(const std::vector<Step>& steps) const;
-  Finding synchronizations(const std::vector<Step>& steps) const;
-  Finding steady_state_allocations(const std::vector<Step>& steps) const;
-  Finding small_grids();
-  Finding launch_bound();
-  std::string call_sites(const TraceModel& model, StackFormatter& formatter,
-                         const std::vector<const Candidate*>& sited, bool gpu_side) const;
   uint64_t analysed_ns() const {
     return steps_.last_ns() > steps_.first_ns() ? steps_.last_ns() - steps_.first_ns() : 0;
   }
@@ -248,243 +230,40 @@ class Recommendations final : public StatsSection {
   uint64_t kernel_gpu_ns_ = 0;
   LaunchBoundStretches stretches_;
   CollectiveAnalysis collectives_;
+  GpuIdleGaps idle_gaps_;
   std::map<std::pair<uint64_t, int32_t>, uint64_t> devices_;  // (section, device) -> stretches_' key
   std::unordered_map<Correlation, uint32_t, CorrelationHash> launch_sites_;
   std::deque<Correlation> launch_order_;
   std::vector<Candidate> stretch_sites_;  // launch-bound's call sites, made at the end
 };
 
-// The step that contains `ns` (steps sorted by begin), or -1.
-long step_of(const std::vector<Step>& steps, uint64_t ns) {
-  auto it = std::upper_bound(steps.begin(), steps.end(), ns,
-                             [](uint64_t t, const Step& s) { return t < s.begin_ns; });
-  if (it == steps.begin()) return -1;
-  --it;
-  return ns < it->end_ns ? long(it - steps.begin()) : -1;
-}
-
-std::string ms(uint64_t ns) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f ms", double(ns) / 1e6);
-  return text;
-}
-
-std::vector<const Candidate*> all_of(const std::vector<Candidate>& candidates) {
-  std::vector<const Candidate*> out;
-  for (const Candidate& c : candidates) out.push_back(&c);
-  return out;
-}
-
-Finding Recommendations::pageable_copies() const {
-  Finding f;
-  f.totals = totals_[kPageableCopy];
-  f.found = f.totals.count > 0;
-  if (!f.found) {
-    f.text = "no synchronous copy from or to pageable host memory";
-    return f;
-  }
-  f.sited = all_of(candidates_[kPageableCopy]);
-  f.text = std::to_string(f.totals.count) + " synchronous copies between the GPU and pageable host memory (" +
-           std::to_string(f.totals.bytes) + " bytes, " + ms(f.totals.host_ns) +
-           " on the host): the driver stages them through a pinned buffer and the host waits; use pinned memory "
-           "(cudaMallocHost, tensor.pin_memory()) and cudaMemcpyAsync (non_blocking=True)";
-  return f;
-}
-
-Finding Recommendations::item_reads(const std::vector<Step>& steps) const {
-  Finding f;
-  std::vector<bool> seen(steps.size(), false);
-  for (const Candidate& c : candidates_[kItemRead]) {
-    const long step = step_of(steps, c.begin_ns);
-    if (step < 0) continue;
-    seen[size_t(step)] = true;
-    f.totals.add(c);
-    f.sited.push_back(&c);
-  }
-  const size_t with_reads = size_t(std::count(seen.begin(), seen.end(), true));
-  f.steps = std::to_string(with_reads) + "/" + std::to_string(steps.size());
-  if (steps.size() < kMinSteps) {
-    f.totals = totals_[kItemRead];
-    f.sited.clear();
-    f.text = "not judged: fewer than " + std::to_string(kMinSteps) + " steps were found (" +
-             std::to_string(totals_[kItemRead].count) + " small device-to-host reads in the run)";
-    return f;
-  }
-  f.found = with_reads * 2 > steps.size();
-  if (!f.found) {
-    f.text = "small device-to-host reads in " + f.steps + " steps: not in most of them";
-    return f;
-  }
-  f.text = std::to_string(f.totals.count) + " device-to-host reads of at most " + std::to_string(kSmallReadBytes) +
-           " bytes in " + f.steps + " steps (" + ms(f.totals.host_ns) +
-           " on the host): each waits for the GPU to drain (the .item() / .cpu() / print(tensor) pattern); keep "
-           "the value on the GPU, or read it every N steps";
-  return f;
-}
-
-Finding Recommendations::synchronizations(const std::vector<Step>& steps) const {
-  Finding f;
-  for (const Candidate& c : candidates_[kSync])
-    if (steps.empty() || step_of(steps, c.begin_ns) >= 0) {
-      f.totals.add(c);
-      f.sited.push_back(&c);
-    }
-  const double analysed = double(analysed_ns());
-  const double share = analysed > 0 ? double(totals_[kSync].host_ns) / analysed : 0;
-  bool many = false;
-  if (!steps.empty()) {
-    const double per_step = double(f.totals.count) / double(steps.size());
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f/step", per_step);
-    f.steps = text;
-    many = per_step >= kSyncsPerStep;
-  } else {
-    many = f.totals.count >= kSyncsWithoutSteps;
-  }
-  f.found = many && share >= kSyncWaitShare;
-  const std::string what = std::to_string(f.totals.count) + " device, stream and event synchronizations" +
-                           (steps.empty() ? "" : " in steps (" + f.steps + ")") + ", " +
-                           ms(totals_[kSync].host_ns) + " of host wait (" + format_percent(share) + "% of the run)";
-  if (!f.found) {
-    f.text = what + ": below the thresholds";
-    return f;
-  }
-  f.text = what + ": each one stalls the host until the GPU catches up and empties the launch queue; "
-           "synchronize once per step at most, and wait on events for the work that is needed";
-  return f;
-}
-
-Finding Recommendations::steady_state_allocations(const std::vector<Step>& steps) const {
-  Finding f;
-  // With steps: inside the steps after the first (set-up before the loop
-  // and teardown after it are not the steady state); else after warm-up.
-  const uint64_t steady_from = steps_.first_ns() + uint64_t(double(analysed_ns()) * kWarmupShare);
-  const std::string from = steps.empty() ? "after the first 10% of the run" : "in the steps after the first";
-  for (const Candidate& c : candidates_[kAllocator])
-    if (steps.empty() ? c.begin_ns >= steady_from : step_of(steps, c.begin_ns) > 0) {
-      f.totals.add(c);
-      f.sited.push_back(&c);
-    }
-  const uint64_t wanted = steps.empty() ? kAllocCallsWithoutSteps : std::max<uint64_t>(1, steps.size() - 1);
-  if (!steps.empty()) f.steps = std::to_string(steps.size() - 1) + " later steps";
-  f.found = f.totals.count >= wanted;
-  const std::string what = std::to_string(f.totals.count) + " allocator calls (cudaMalloc, cudaFree, cuMemAlloc, "
-                           "pinned and managed allocations and their frees) " + from + ", " + ms(f.totals.host_ns) +
-                           " on the host";
-  if (!f.found) {
-    f.text = what + ": below the threshold";
-    return f;
-  }
-  f.text = what + ": each may synchronize the device; allocate once before the loop and reuse the buffers (or "
-           "a caching allocator / cudaMallocAsync pool)";
-  return f;
-}
-
-Finding Recommendations::small_grids() {
-  small_grid_join_.finish();
-  Finding f;
-  f.totals = totals_[kSmallGrid];
-  const double share = kernel_gpu_ns_ > 0 ? double(f.totals.gpu_ns) / double(kernel_gpu_ns_) : 0;
-  const std::string what = std::to_string(f.totals.count) + " launches with fewer blocks than the GPU has SMs, " +
-                           std::to_string(f.totals.gpu_ns) + " ns of GPU time (" + format_percent(share) +
-                           "% of all kernel time)";
-  f.found = f.totals.count > 0 && share >= kSmallGridShare;
-  if (!f.found) {
-    f.text = what + ": below the threshold";
-    return f;
-  }
-  std::vector<std::pair<std::string, SmallGridKernel>> kernels(small_grid_kernels_.begin(), small_grid_kernels_.end());
-  std::stable_sort(kernels.begin(), kernels.end(),
-                   [](const auto& a, const auto& b) { return a.second.gpu_ns > b.second.gpu_ns; });
-  std::string listed;
-  for (size_t i = 0; i < kernels.size() && i < kKernelsShown; ++i) {
-    const SmallGridKernel& k = kernels[i].second;
-    listed += (listed.empty() ? "" : "; ") + kernels[i].first + " (" + std::to_string(k.min_blocks) +
-              (k.min_blocks == 1 ? " block" : " blocks") + " on " + std::to_string(k.multiprocessors) + " SMs, " +
-              std::to_string(k.launches) + " launches, " + std::to_string(k.gpu_ns) + " ns)";
-  }
-  f.sited = all_of(candidates_[kSmallGrid]);
-  f.text = what + ": " + listed + "; most SMs are idle while they run: give them larger grids, batch the work "
-           "or fuse the kernels";
-  return f;
-}
-
-Finding Recommendations::launch_bound() {
-  stretches_.finish();
-  Finding f;
-  const LaunchBoundStretches::Amounts& t = stretches_.total();
-  f.totals.count = t.kernels;
-  f.totals.gpu_ns = t.busy_ns;
-  f.found = stretches_.stretches() > 0;
-  if (!f.found) {
-    f.text = "no run of " + std::to_string(kMinStretchKernels) + " or more kernels shorter than " +
-             std::to_string(kShortKernelNs / 1000) + " us with more idle GPU than busy between them";
-    return f;
-  }
-  for (const auto& [site, amounts] : stretches_.by_site())
-    stretch_sites_.push_back(Candidate{0, 0, 0, site, amounts.busy_ns, amounts.kernels});
-  for (const Candidate& c : stretch_sites_) f.sited.push_back(&c);
-  f.text = std::to_string(stretches_.stretches()) + (stretches_.stretches() == 1 ? " stretch" : " stretches") + " of " + std::to_string(t.kernels) +
-           " short kernels: the GPU was busy " + std::to_string(t.busy_ns) + " ns and idle " +
-           std::to_string(t.idle_ns) + " ns between them, waiting for launches; fuse the kernels, use CUDA "
-           "graphs (torch.compile mode=\"reduce-overhead\") or larger batches";
-  return f;
-}
-
-// The candidates' call sites, most calls first: "site (N calls, T ms)".
-// `gpu_side`: kernels, shown by launches and GPU time; else calls and host time.
-std::string Recommendations::call_sites(const TraceModel& model, StackFormatter& formatter,
-                                        const std::vector<const Candidate*>& sited, bool gpu_side) const {
-  std::map<uint32_t, Totals> by_site;
-  for (const Candidate* c : sited) by_site[c->site].add(*c);
-  // Different stacks that end at the same line are one site.
-  std::map<std::string, Totals> by_text;
-  for (const auto& [site, totals] : by_site) {
-    std::string text = "(no call stack)";
-    if (site != 0) {
-      const StackKey& key = sites_[site];
-      if (const SectionModel* section = model.find(key.section)) {
-        const std::string attributed = formatter.attribute(*section, key.native, key.python).text;
-        if (!attributed.empty()) text = attributed;
-      }
-    }
-    Totals& t = by_text[text];
-    t.count += totals.count;
-    t.bytes += totals.bytes;
-    t.host_ns += totals.host_ns;
-    t.gpu_ns += totals.gpu_ns;
-  }
-  std::vector<std::pair<std::string, Totals>> sorted(by_text.begin(), by_text.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
-    const Totals &x = a.second, &y = b.second;
-    return gpu_side ? std::tie(x.gpu_ns, x.count) > std::tie(y.gpu_ns, y.count)
-                    : std::tie(x.count, x.host_ns) > std::tie(y.count, y.host_ns);
-  });
-  std::string out;
-  for (size_t i = 0; i < sorted.size() && i < kSitesShown; ++i)
-    out += (out.empty() ? "" : " | ") + sorted[i].first + " (" + std::to_string(sorted[i].second.count) +
-           (gpu_side ? " launches, " + std::to_string(sorted[i].second.gpu_ns) + " ns GPU)"
-                     : " calls, " + std::to_string(sorted[i].second.host_ns) + " ns)");
-  if (sorted.size() > kSitesShown) out += " | " + std::to_string(sorted.size() - kSitesShown) + " more sites";
-  return out;
-}
-
 Table Recommendations::finish(const TraceModel& model) {
   std::string method;
   std::vector<Step> steps = steps_.find_steps(&method);
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
 
-  std::array<Finding, kRuleCount> findings = {pageable_copies(), item_reads(steps), synchronizations(steps),
-                                                    steady_state_allocations(steps), small_grids(),
-                                                    launch_bound(), Finding{}, Finding{}};
+  small_grid_join_.finish();
+  stretches_.finish();
+  std::array<Finding, kRuleCount> findings = {
+      pageable_copies(candidates_[kPageableCopy], totals_[kPageableCopy]),
+      item_reads(candidates_[kItemRead], totals_[kItemRead], steps),
+      synchronizations(candidates_[kSync], totals_[kSync], steps, analysed_ns()),
+      steady_state_allocations(candidates_[kAllocator], steps, steps_.first_ns(), analysed_ns()),
+      small_grids(candidates_[kSmallGrid], totals_[kSmallGrid], kernel_gpu_ns_, small_grid_kernels_),
+      launch_bound(stretches_, &stretch_sites_),
+      Finding{},
+      Finding{},
+      Finding{}};
   collectives_.finish(model);
   findings[kStraggler] = straggler_rank(collectives_);
   findings[kExposedComm] = exposed_communication(collectives_);
+  idle_gaps_.finish();
+  StackFormatter formatter;
+  findings[kIdleGap] = idle_gaps(idle_gaps_, steps, steps_.first_ns(), steps_.last_ns(), model, formatter);
   Table table;
   table.title = "Recommendations: rules checked, with their evidence";
   table.columns = {"Rule", "Result", "Calls", "Bytes", "Host Time (ns)", "GPU Time (ns)", "Steps", "Finding",
                    "Call Sites"};
-  StackFormatter formatter;
   std::vector<std::string> clean;
   for (size_t r = 0; r < kRuleCount; ++r) {
     const Finding& f = findings[r];
@@ -492,7 +271,10 @@ Table Recommendations::finish(const TraceModel& model) {
                           std::to_string(f.totals.bytes), std::to_string(f.totals.host_ns),
                           std::to_string(f.totals.gpu_ns),
                           f.steps.empty() ? "-" : f.steps, f.text,
-                          f.found ? call_sites(model, formatter, f.sited, r == kSmallGrid || r == kLaunchBound) : "-"});
+                          !f.found                 ? "-"
+                          : !f.call_sites.empty() ? f.call_sites
+                                                  : call_sites(model, formatter, sites_, f.sited,
+                                                               r == kSmallGrid || r == kLaunchBound)});
     if (!f.found) clean.push_back(kRuleNames[r]);
     if (over_cap_[r] > 0)
       table.notes.push_back(std::string(kRuleNames[r]) + ": steps and call sites count the first " +
@@ -508,6 +290,13 @@ Table Recommendations::finish(const TraceModel& model) {
     for (const std::string& n : clean) names += (names.empty() ? "" : ", ") + n;
     table.notes.push_back("checked, nothing found: " + names);
   }
+  if (idle_gaps_.gaps_over_cap() > 0)
+    table.notes.push_back("gpu-idle-gap: " + std::to_string(idle_gaps_.gaps_over_cap()) + " gaps past the first " +
+                          std::to_string(kMaxIdleGaps) + " were not judged");
+  if (idle_gaps_.late_activities() > 0)
+    table.notes.push_back("gpu-idle-gap: " + std::to_string(idle_gaps_.late_activities()) +
+                          " GPU activities came too late in the file to be placed in time order; a gap they fall "
+                          "in may be overstated");
   table.notes.push_back(method);
   table.notes.push_back("thresholds: tools/README.md, \"recommendations\"");
   return table;

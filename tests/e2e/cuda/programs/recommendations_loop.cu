@@ -1,13 +1,21 @@
 // A training loop that makes the mistakes `stats --section recommendations`
 // looks for (recommendations_test.cpp): every NVTX "step" uploads from
 // pageable memory with a synchronous cudaMemcpy, allocates and frees a
-// scratch buffer, launches a one-block kernel and reads a 4-byte "loss"
-// back (the .item() pattern). Tests find the lines by their @site: markers.
+// scratch buffer, launches a one-block kernel, reads a 4-byte "loss" back
+// (the .item() pattern) and then "loads the next batch" on the launching
+// thread for 20 ms with the GPU idle. Tests find the lines by their @site:
+// markers.
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <vector>
+
+// CPU work on the thread that feeds the GPU, as a data loader in the
+// training process would be: nothing is queued on the GPU meanwhile.
+void load_next_batch() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
 
 __global__ void tiny_add(float* data, float value) { data[threadIdx.x] += value; }
 
@@ -35,6 +43,7 @@ int main() {
     tiny_add<<<1, 32>>>(weights, 1.0f);  // @site:tiny_kernel
     CHECK(cudaGetLastError());
     CHECK(cudaMemcpy(&loss, weights, sizeof loss, cudaMemcpyDeviceToHost));  // @site:item_read
+    load_next_batch();  // @site:idle_gap
     CHECK(cudaFree(scratch));  // @site:scratch_free
     nvtxRangePop();
   }
