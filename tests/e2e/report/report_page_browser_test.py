@@ -4,7 +4,7 @@
 Three runs on the simulated stack, each under the real launcher and shim:
 the sample training loop, a deliberately bad program (recommendations_loop:
 pageable synchronous copies, an .item()-style read every step, a tiny grid,
-allocator churn, each at a marked source line) and a 4-rank NCCL job
+allocator churn, the GPU left idle, each at a marked source line) and a 4-rank NCCL job
 recorded one file per rank. For each, `proftrace report` writes the page
 and `proftrace stats --json` the same analyses; tests/browser/
 report_page_test.mjs (headless Chromium through playwright-core) checks that
@@ -86,6 +86,8 @@ def main():
             "item-read": [site("item_read")],
             "steady-state-alloc": [site("scratch_alloc"), site("scratch_free")],
             "small-grid": [site("tiny_kernel")],
+            # The 20 ms sleep after the read: the calls on either side of the gap.
+            "gpu-idle-gap": [site("item_read"), site("scratch_free")],
         }}))
 
         run([args.torchrun_like, "--nproc", str(RANKS), args.proflaunch, "-q", "-o",

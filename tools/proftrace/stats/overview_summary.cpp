@@ -32,6 +32,8 @@ namespace {
 
 using namespace format;
 
+constexpr const char* kStepsTitle = "Overview: step time breakdown";
+
 // Categories in the order of the output columns.
 constexpr std::array<TimeCategory, 5> kGpuColumns = {TimeCategory::kKernel, TimeCategory::kMemcpy,
                                                      TimeCategory::kMemset, TimeCategory::kCommunication,
@@ -105,7 +107,11 @@ class OverviewSummary final : public StatsSection {
   }
 
   // The step breakdown (finish_tables has them all).
-  Table finish(const TraceModel& model) override { return finish_tables(model).at(2); }
+  Table finish(const TraceModel& model) override {
+    for (Table& table : finish_tables(model))
+      if (table.title == kStepsTitle) return std::move(table);
+    return {};
+  }
   std::vector<Table> finish_tables(const TraceModel& model) override;
 
  private:
@@ -287,7 +293,7 @@ Table OverviewSummary::kernels_table(const TraceModel& model) {
 
 Table OverviewSummary::steps_table(const std::vector<Step>& steps, const std::string& method) const {
   Table table;
-  table.title = "Overview: step time breakdown";
+  table.title = kStepsTitle;
   table.columns = {"Step", "Start (ns)", "Duration (ns)"};
   const char* names[] = {"Kernel", "Memcpy", "Memset", "Communication", "Sync Wait", "CPU Only", "Other"};
   for (const char* n : names) {
