@@ -38,7 +38,8 @@ if ((hip)); then
   "$b/tools/proftrace" convert out/hip-sample.trace -o out/hip-sample.json
   "$b/tools/proftrace" memory out/hip-sample.trace -o out/hip-sample-memory.html
   "$b/tools/proftrace" stats --section gpu-kernels --section call-sites out/hip-sample.trace
-  echo "run-sample: open out/hip-sample.json in https://ui.perfetto.dev, out/hip-sample-memory.html in a browser"
+  "$b/tools/proftrace" report out/hip-sample.trace -o out/hip-sample-report.html
+  echo "run-sample: open out/hip-sample.json in https://ui.perfetto.dev, out/hip-sample-report.html and out/hip-sample-memory.html in a browser"
   exit 0
 fi
 
@@ -59,5 +60,6 @@ mkdir -p out
 "$b/tools/proftrace" info out/sample.trace
 "$b/tools/proftrace" convert out/sample.trace -o out/sample.json
 "$b/tools/proftrace" memory out/sample.trace -o out/sample-memory.html
+"$b/tools/proftrace" report out/sample.trace -o out/sample-report.html
 "$b/tools/proftrace" stats --section gpu-kernels --section call-sites out/sample.trace
-echo "run-sample: open out/sample.json in https://ui.perfetto.dev (or: $b/tools/proftrace view out/sample.trace), out/sample-memory.html in a browser"
+echo "run-sample: open out/sample.json in https://ui.perfetto.dev (or: $b/tools/proftrace view out/sample.trace), out/sample-report.html and out/sample-memory.html in a browser"
