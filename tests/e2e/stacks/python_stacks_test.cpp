@@ -272,6 +272,66 @@ TEST_F(PythonChains, EachSiteShowsItsLineAndFunction) {
   EXPECT_EQ(frames[0], python_frame(script_, lines_containing(script_, "sys.exit(main())").at(0), "<module>"));
 }
 
+// `stats --section code` on a Python program: the GPU time of every copy,
+// memset and kernel goes to the script's own line (not to ctypes, libffi,
+// the extension or the runtime), by line, function and module, with the
+// bytes its allocations asked for.
+TEST(PythonStacks, CodeViewPutsGpuTimeOnTheScriptsLines) {
+  INTERPRETER_OR_SKIP(python);
+  const std::string script = build_path("CTYPES_OPS");
+  TempDir dir;
+  const ProcessResult run =
+      testing::run_process(traced(dir / "x.trace", {python.path, script, build_path("SIMTENSOR_EXT")}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  auto code_rows = [&](const std::string& by) {
+    const ProcessResult stats = run_proftrace({"stats", dir / "x.trace", "--json", "--section", "code", "--by", by});
+    EXPECT_TRUE(stats.exited_with(0)) << stats.describe();
+    std::string error;
+    auto document = testing::parse_json(stats.out, &error);
+    EXPECT_TRUE(document.has_value()) << error << stats.out;
+    std::vector<testing::JsonValue> rows;
+    if (document)
+      for (const auto& table : (*document)["tables"].items) rows = table["rows"].items;
+    return rows;
+  };
+  // Every line that makes GPU work, once each (ctypes_ops.py's own calls).
+  std::vector<int> work_lines;
+  for (const char* call : {"ext.simtensor_upload(", "ext.simtensor_copy(", "ext.simtensor_download(",
+                           "ext.simtensor_zero(", "ext.simtensor_fill(a"})
+    for (int line : lines_containing(script, call)) work_lines.push_back(line);
+  std::sort(work_lines.begin(), work_lines.end());
+  ASSERT_EQ(work_lines.size(), 6u) << "upload, copy, two downloads, zero, fill";
+
+  const auto by_line = code_rows("line");
+  std::vector<int> seen;
+  for (const auto& row : by_line) {
+    const std::string name = row["Line"].str();
+    if (row["Launches"].as_uint() == 0) continue;  // allocation lines
+    EXPECT_EQ(row["Launches"].as_uint(), 1u) << name;
+    EXPECT_GT(row["GPU Time (ns)"].as_uint(), 0u) << name;
+    const std::string prefix = script + ":";
+    ASSERT_EQ(name.rfind(prefix, 0), 0u) << "attributed to " << name << ", not to the script";
+    EXPECT_EQ(name.substr(name.size() - 5), " main") << name;
+    seen.push_back(std::stoi(name.substr(prefix.size())));
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, work_lines);
+  // The two simtensor_empty calls allocate nbytes each (4096 floats).
+  uint64_t allocated = 0;
+  for (const auto& row : by_line) allocated += row["Bytes Allocated"].as_uint();
+  EXPECT_EQ(allocated, 2u * 4096u * 4u);
+
+  const auto by_function = code_rows("function");
+  ASSERT_EQ(by_function.size(), 1u);
+  EXPECT_EQ(by_function[0]["Function"].str(), script + " " + shown_function("main", python));
+  EXPECT_EQ(by_function[0]["Launches"].as_uint(), 6u);
+  EXPECT_EQ(by_function[0]["Allocations"].as_uint(), 2u);
+  EXPECT_EQ(by_function[0]["Share (%)"].as_double(), 100.0);
+  const auto by_module = code_rows("module");
+  ASSERT_EQ(by_module.size(), 1u);
+  EXPECT_EQ(by_module[0]["Module"].str(), script.substr(0, script.rfind('/')));
+}
+
 // A call from C back into Python: two runs of Python frames, each entered
 // from C, with the C function between them - where the native stack has it.
 // Entry flags that were wrong for this version would put the runs on the
