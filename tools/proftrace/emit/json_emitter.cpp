@@ -49,14 +49,14 @@ void JsonEmitter::args(const timeline::Args* args, const timeline::StackRef& sta
         case timeline::ArgType::kDouble: writer_.fixed3(arg.d); break;
         case timeline::ArgType::kBool: writer_.raw(arg.i != 0 ? "true" : "false"); break;
         case timeline::ArgType::kString: name(arg.s); break;
-        case timeline::ArgType::kDim3:
-          writer_.raw("\"(");
+        case timeline::ArgType::kDim3:  // [x,y,z], as Kineto writes grid and block
+          writer_.put('[');
           writer_.number(arg.dim.x);
           writer_.put(',');
           writer_.number(arg.dim.y);
           writer_.put(',');
           writer_.number(arg.dim.z);
-          writer_.raw(")\"");
+          writer_.put(']');
           break;
         case timeline::ArgType::kStringList:
           writer_.put('[');

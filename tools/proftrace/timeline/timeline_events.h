@@ -67,7 +67,7 @@ enum class ArgType : uint8_t {
   kDouble,      // written with three decimals in JSON
   kBool,
   kString,
-  kDim3,        // "(x,y,z)"
+  kDim3,        // [x,y,z]: an array of three numbers (Kineto's grid and block)
   kStringList,  // `list`, `list_size` entries
   kStack,       // the event's call stack (Slice::stack): text in JSON, an interned callstack in protobuf
 };
