@@ -20,8 +20,9 @@ Rules (each violation names the event by its index in traceEvents):
     every bind_id has exactly one flow_out and one flow_in, and the flow_in
     slice does not start before the flow_out slice (the importer drops a flow
     whose end sorts before its start); s/f flows pair by (id, cat, name)
-  - events with a "gpu..." category are on a synthetic pid >= 2^22 (outside
-    the Linux pid range)
+  - GPU events (category kernel, gpu_memcpy, gpu_memset, gpu_user_annotation
+    as Kineto names them, or one starting with "gpu") are on a synthetic pid
+    >= 2^22 (outside the Linux pid range)
   - every pid with events has a process_name; every track with GPU events
     has a thread_name (its tid is synthetic and means nothing by itself)
   - X slices on one track (pid, tid) nest: a slice starting inside another
@@ -39,6 +40,7 @@ PHASES = set("XBEiICbenstfM")
 METADATA_NAMES = {"process_name", "thread_name", "process_sort_index", "thread_sort_index"}
 LINUX_PID_LIMIT = 1 << 22
 UINT32_MAX = (1 << 32) - 1
+GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"}
 TIMESTAMP = re.compile(r"^-?[0-9]+\.[0-9]{3}$")
 
 
@@ -158,7 +160,7 @@ class Checker:
                 if tid is not None:
                     used_tracks.setdefault((pid, tid), index)
             category = event.get("cat", "")
-            if isinstance(category, str) and category.startswith("gpu"):
+            if isinstance(category, str) and (category in GPU_CATEGORIES or category.startswith("gpu")):
                 if pid is not None and tid is not None:
                     gpu_tracks.setdefault((pid, tid), index)
                 if pid is not None and pid < LINUX_PID_LIMIT:

@@ -185,12 +185,14 @@ TEST(CuptiUnattributed, WorkLaunchedPastTheHooksIsCountedAndDrawnOnItsStream) {
   std::string error;
   ASSERT_TRUE(load_perfetto_json(dir / "x.json", &json, &error)) << error;
   std::set<std::pair<int64_t, int64_t>> fill_tracks;
-  for (const JsonValue* slice : json.slices("gpu.kernel"))
-    if ((*slice)["name"].str().find("FillFunctor") != std::string::npos)
+  for (const JsonValue* slice : json.slices("kernel"))
+    if ((*slice)["name"].str().find("FillFunctor") != std::string::npos && !(*slice)["args"].has("unattributed"))
       fill_tracks.insert({(*slice)["pid"].as_int(), (*slice)["tid"].as_int()});
   ASSERT_EQ(fill_tracks.size(), 1u);
   int drawn = 0;
-  for (const JsonValue* slice : json.slices("gpu.unattributed")) {
+  // Kernels whatever launched them (Kineto's "kernel"), marked unattributed.
+  for (const JsonValue* slice : json.slices("kernel")) {
+    if (!(*slice)["args"].has("unattributed")) continue;
     ++drawn;
     EXPECT_EQ((*slice)["name"].str().rfind("unattributed launch: void simtorch::vectorized_elementwise_kernel<4, "
                                            "simtorch::FillFunctor<float>", 0), 0u) << (*slice)["name"].str();

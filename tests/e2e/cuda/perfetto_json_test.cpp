@@ -73,7 +73,8 @@ void expect_gpu_tracks_and_flows(const Converted& c) {
   std::map<uint64_t, std::pair<const JsonValue*, const JsonValue*>> flows;  // bind_id -> (out, in)
   size_t gpu_slices = 0;
   for (const JsonValue* slice : c.json.slices()) {
-    const bool on_gpu = (*slice)["cat"].str().rfind("gpu", 0) == 0;
+    const std::string& category = (*slice)["cat"].str();
+    const bool on_gpu = category == "kernel" || category == "gpu_memcpy" || category == "gpu_memset";
     if (on_gpu) {
       ++gpu_slices;
       EXPECT_EQ((*slice)["pid"].as_uint(), gpu_pid);
@@ -97,8 +98,8 @@ void expect_gpu_tracks_and_flows(const Converted& c) {
   for (const auto& [id, pair] : flows) {
     ASSERT_NE(pair.first, nullptr) << "flow " << id << " has no start";
     ASSERT_NE(pair.second, nullptr) << "flow " << id << " has no end";
-    const uint64_t correlation = (*pair.first)["args"]["correlation_id"].as_uint();
-    EXPECT_EQ((*pair.second)["args"]["correlation_id"].as_uint(), correlation);
+    const uint64_t correlation = (*pair.first)["args"]["correlation"].as_uint();
+    EXPECT_EQ((*pair.second)["args"]["correlation"].as_uint(), correlation);
     const auto op = by_correlation.find(correlation);
     ASSERT_NE(op, by_correlation.end());
     EXPECT_EQ((*pair.first)["name"].str(), op->second->api);
@@ -121,7 +122,7 @@ TEST(PerfettoJson, TrainingLoop) {
 
   // At least one C++ kernel name that needed demangling is shown demangled.
   bool demangled_template = false;
-  for (const JsonValue* slice : c.json.slices("gpu.kernel"))
+  for (const JsonValue* slice : c.json.slices("kernel"))
     demangled_template |= (*slice)["name"].str().find("simtorch::vectorized_elementwise_kernel<4, "
                                                       "simtorch::ReluFunctor<float>") == 5;
   EXPECT_TRUE(demangled_template);
@@ -130,11 +131,11 @@ TEST(PerfettoJson, TrainingLoop) {
   // a busy copy stream) measure the simulator's modelled bandwidth.
   double best_pinned_h2d_gbps = 0;
   int copies = 0;
-  for (const JsonValue* slice : c.json.slices("gpu.memcpy")) {
+  for (const JsonValue* slice : c.json.slices("gpu_memcpy")) {
     ++copies;
     const JsonValue& args = (*slice)["args"];
-    ASSERT_TRUE(args.has("bandwidth_gbps")) << "a copy without bandwidth";
-    const double gbps = args["bandwidth_gbps"].as_double();
+    ASSERT_TRUE(args.has("memory bandwidth (GB/s)")) << "a copy without bandwidth";
+    const double gbps = args["memory bandwidth (GB/s)"].as_double();
     const double duration_ns = (*slice)["dur"].as_double() * 1000;
     EXPECT_NEAR(gbps, static_cast<double>(args["bytes"].as_uint()) / duration_ns, 0.01 + gbps * 0.01);
     if (args["direction"].str() == "HtoD" && args["src_kind"].str() == "pinned" && args["bytes"].as_uint() > 65536)

@@ -197,7 +197,7 @@ TEST(Nccl, PerRankFilesMergeIntoOneTimelineWithAlignedCollectiveEnds) {
   // together. Stated tolerance: 50 ms (the simulated ranks wake from one
   // futex; on 2 loaded cores that can take milliseconds).
   std::map<std::string, std::vector<double>> ends_us;
-  for (const JsonValue* slice : json.slices("gpu.kernel")) {
+  for (const JsonValue* slice : json.slices("kernel")) {
     const JsonValue* collective = (*slice)["args"].find("collective");
     if (collective != nullptr) ends_us[collective->str()].push_back((*slice)["ts"].as_double() + (*slice)["dur"].as_double());
   }

@@ -197,8 +197,12 @@ TEST(Nvtx, RangesAreSlicesOnTheirThreadsAndTheTablesAnswer) {
   int open_at_end = 0, async_begin = 0, async_end = 0;
   std::map<std::string, int> projected;  // GPU projections, by range name
   for (const testing::JsonValue& e : json["traceEvents"].items) {
-    if (!e.has("cat") || e["cat"].str() != "nvtx") continue;
+    // Ranges are Kineto's user_annotation, their GPU projections
+    // gpu_user_annotation; waits for sync objects and marks stay "nvtx".
+    const std::string cat = e.has("cat") ? e["cat"].str() : "";
+    if (cat != "user_annotation" && cat != "gpu_user_annotation" && cat != "nvtx") continue;
     const std::string ph = e["ph"].str();
+    EXPECT_EQ(cat == "gpu_user_annotation", ph == "X" && e["args"].has("projection")) << e["name"].str();
     if (ph == "X" && e["args"].has("projection")) {
       // nsys's projection: on an "NVTX GPU ranges" track of the device.
       const std::string& track = track_names[{e["pid"].as_int(), e["tid"].as_int()}];

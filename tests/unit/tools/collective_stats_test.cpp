@@ -134,7 +134,7 @@ TEST(MultiRankConvert, RanksOfTwoHostsShareOneTimelineWithCollectiveEndsAligned)
   const ConvertedTrace converted = convert_files(two_host_files());
   ASSERT_EQ(converted.exit_code, 0) << converted.err;
   std::map<std::string, std::map<std::string, double>> kernel_end_us;  // collective -> process -> end
-  for (const JsonValue* slice : converted.with_phase('X', "gpu.kernel")) {
+  for (const JsonValue* slice : converted.with_phase('X', "kernel")) {
     const JsonValue* collective = (*slice)["args"].find("collective");
     ASSERT_NE(collective, nullptr) << "a collective's kernel slice names its instance";
     const std::string gpu = converted.process_name((*slice)["pid"].as_uint());
@@ -189,7 +189,7 @@ TEST(MultiRankConvert, AKernelSliceNamesItsCollectiveWhileTheCallWaitsForItsStac
   add_allreduce(trace, rank, 0, 2, 5, 42, 1'000'001'000, 1'000'002'000, 1'000'003'000);
   const ConvertedTrace converted = convert_trace(trace);
   ASSERT_EQ(converted.exit_code, 0) << converted.err;
-  const auto kernels = converted.with_phase('X', "gpu.kernel");
+  const auto kernels = converted.with_phase('X', "kernel");
   ASSERT_EQ(kernels.size(), 1u);
   const JsonValue* label = (*kernels[0])["args"].find("collective");
   ASSERT_NE(label, nullptr) << "the kernel slice lost its instance label";

@@ -46,7 +46,7 @@ TEST(Convert, LaunchBecomesAnApiSliceAGpuSliceAndAFlowBetweenThem) {
 
   const JsonValue* api = out.slice_named("cuLaunchKernel");
   ASSERT_NE(api, nullptr);
-  EXPECT_EQ((*api)["cat"].str(), "driver");
+  EXPECT_EQ((*api)["cat"].str(), "cuda_driver");
   EXPECT_EQ((*api)["pid"].as_uint(), 4321u);
   EXPECT_EQ((*api)["tid"].as_uint(), 4322u);
   EXPECT_EQ((*api)["ts"].str(), "1.000");
@@ -54,23 +54,25 @@ TEST(Convert, LaunchBecomesAnApiSliceAGpuSliceAndAFlowBetweenThem) {
   EXPECT_TRUE((*api)["flow_out"].boolean);
   const JsonValue& args = (*api)["args"];
   EXPECT_EQ(args["kernel"].str(), "void scale<float>(float*, int)");
-  EXPECT_EQ(args["grid"].str(), "(64,2,1)");
-  EXPECT_EQ(args["block"].str(), "(256,1,1)");
+  EXPECT_EQ(dim3_of(args["grid"]), (std::vector<uint64_t>{64, 2, 1}));
+  EXPECT_EQ(dim3_of(args["block"]), (std::vector<uint64_t>{256, 1, 1}));
   EXPECT_EQ(args["shared_bytes"].as_uint(), 1024u);
-  EXPECT_EQ(args["stream"].str(), "13");
+  EXPECT_EQ(args["target_stream"].str(), "13");
+  EXPECT_FALSE(args.has("stream")) << "on a host slice `stream` would mark it as GPU work for HTA";
   EXPECT_EQ(args["device"].as_int(), 0);
-  EXPECT_EQ(args["correlation_id"].as_uint(), 7u);
+  EXPECT_EQ(args["correlation"].as_uint(), 7u);
   EXPECT_FALSE(args.has("result")) << "result is shown only for failed calls";
 
   const JsonValue* gpu = out.slice_named("void scale<float>(float*, int)");
   ASSERT_NE(gpu, nullptr);
-  EXPECT_EQ((*gpu)["cat"].str(), "gpu.kernel");
+  EXPECT_EQ((*gpu)["cat"].str(), "kernel");
   EXPECT_GE((*gpu)["pid"].as_uint(), kLinuxPidLimit);
   EXPECT_EQ((*gpu)["ts"].str(), "5.000");
   EXPECT_EQ((*gpu)["dur"].str(), "7.345");
   EXPECT_TRUE((*gpu)["flow_in"].boolean);
   EXPECT_EQ((*gpu)["bind_id"].as_uint(), (*api)["bind_id"].as_uint());
-  EXPECT_EQ((*gpu)["args"]["correlation_id"].as_uint(), 7u);
+  EXPECT_EQ((*gpu)["args"]["correlation"].as_uint(), 7u);
+  EXPECT_EQ((*gpu)["args"]["stream"].as_uint(), 13u) << "the driver's stream id, as CUPTI's streamId";
 
   EXPECT_EQ(out.process_name(4321), "python train.py");
   EXPECT_EQ(out.thread_name(4321, 4322), "worker");
@@ -107,21 +109,26 @@ TEST(Convert, CopiesAndMemsetsShowBytesAndBandwidthFromTheGpuDuration) {
   ASSERT_EQ(out.exit_code, 0) << out.err;
   const JsonValue* memcpy_slice = out.slice_named("Memcpy HtoD");
   ASSERT_NE(memcpy_slice, nullptr);
-  EXPECT_EQ((*memcpy_slice)["cat"].str(), "gpu.memcpy");
+  EXPECT_EQ((*memcpy_slice)["cat"].str(), "gpu_memcpy");
   EXPECT_EQ((*memcpy_slice)["args"]["bytes"].as_uint(), 2'000'000u);
-  EXPECT_DOUBLE_EQ((*memcpy_slice)["args"]["bandwidth_gbps"].as_double(), 2000.0);
+  EXPECT_DOUBLE_EQ((*memcpy_slice)["args"]["memory bandwidth (GB/s)"].as_double(), 2000.0);
   EXPECT_EQ((*memcpy_slice)["args"]["src_kind"].str(), "pinned");
   EXPECT_EQ((*memcpy_slice)["args"]["dst_kind"].str(), "device");
   const JsonValue* memset_slice = out.slice_named("Memset");
   ASSERT_NE(memset_slice, nullptr);
-  EXPECT_DOUBLE_EQ((*memset_slice)["args"]["bandwidth_gbps"].as_double(), 2.0);
+  EXPECT_EQ((*memset_slice)["cat"].str(), "gpu_memset");
+  EXPECT_DOUBLE_EQ((*memset_slice)["args"]["memory bandwidth (GB/s)"].as_double(), 2.0);
+  // The legacy default stream has no driver id in the trace: one of our own,
+  // the same for both.
+  EXPECT_GT((*memset_slice)["args"]["stream"].as_uint(), uint64_t{1} << 32);
+  EXPECT_EQ((*memset_slice)["args"]["stream"].as_uint(), (*memcpy_slice)["args"]["stream"].as_uint());
 
   const JsonValue* copy_api = out.slice_named("cudaMemcpyAsync");
   ASSERT_NE(copy_api, nullptr);
-  EXPECT_EQ((*copy_api)["cat"].str(), "runtime");
+  EXPECT_EQ((*copy_api)["cat"].str(), "cuda_runtime");
   EXPECT_EQ((*copy_api)["args"]["bytes"].as_uint(), 2'000'000u);
   EXPECT_EQ((*copy_api)["args"]["direction"].str(), "HtoD");
-  EXPECT_EQ((*copy_api)["args"]["stream"].str(), "legacy default");
+  EXPECT_EQ((*copy_api)["args"]["target_stream"].str(), "legacy default");
   expect_checker_accepts(out);
 }
 
@@ -159,7 +166,7 @@ TEST(Convert, TwoProcessesAndTwoDevicesGetTheirOwnProcessesAndStreamTracks) {
 
   std::map<uint64_t, std::set<std::string>> tracks_by_gpu;
   std::set<uint64_t> flow_ids;
-  for (const JsonValue* slice : out.with_phase('X', "gpu")) {
+  for (const JsonValue* slice : out.gpu_slices()) {
     const uint64_t pid = (*slice)["pid"].as_uint();
     tracks_by_gpu[pid].insert(out.thread_name(pid, (*slice)["tid"].as_uint()));
     EXPECT_TRUE(flow_ids.insert((*slice)["bind_id"].as_uint()).second) << "flow ids must be unique";
@@ -189,8 +196,8 @@ TEST(Convert, WithoutGpuTimingApiSlicesRemainAndNoGpuWorkIsInvented) {
     trace.event(p.section, 10, launch(p, i, kStart + i * 100, kStart + i * 100 + 50, kKernel, kStreamLegacy));
   const ConvertedTrace out = convert_trace(trace);
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  EXPECT_EQ(out.with_phase('X', "driver").size(), 20u);
-  EXPECT_TRUE(out.with_phase('X', "gpu").empty());
+  EXPECT_EQ(out.with_phase('X', "cuda_driver").size(), 20u);
+  EXPECT_TRUE(out.gpu_slices().empty());
   for (const JsonValue* event : out.events) {
     EXPECT_FALSE(event->has("bind_id"));
     EXPECT_LT((*event)["pid"].as_uint(), kLinuxPidLimit) << "no GPU process without GPU work";
@@ -205,7 +212,7 @@ TEST(Convert, ActivityWrittenBeforeItsLaunchStillJoins) {
   trace.event(p.section, 10, launch(p, 1, kStart + 100, kStart + 200, kKernel, kStreamLegacy));
   const ConvertedTrace out = convert_trace(trace);
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  const auto gpu = out.with_phase('X', "gpu");
+  const auto gpu = out.gpu_slices();
   ASSERT_EQ(gpu.size(), 1u);
   EXPECT_TRUE((*gpu[0])["flow_in"].boolean);
   expect_checker_accepts(out);
@@ -226,13 +233,13 @@ TEST(Convert, JoinWindowBoundsTheWaitAndCountsWhatCouldNotBeJoined) {
   command.join_window = 4;
   const ConvertedTrace out = convert_trace(trace, command);
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  const auto gpu = out.with_phase('X', "gpu");
+  const auto gpu = out.gpu_slices();
   ASSERT_EQ(gpu.size(), 6u) << "unjoined GPU work is still shown";
   std::set<uint64_t> joined;
   for (const JsonValue* slice : gpu)
-    if (slice->has("bind_id")) joined.insert((*slice)["args"]["correlation_id"].as_uint());
+    if (slice->has("bind_id")) joined.insert((*slice)["args"]["correlation"].as_uint());
   EXPECT_EQ(joined, (std::set<uint64_t>{3, 4, 5, 6}));
-  EXPECT_EQ(out.with_phase('X', "driver").size(), 6u);
+  EXPECT_EQ(out.with_phase('X', "cuda_driver").size(), 6u);
   EXPECT_NE(out.err.find("2 GPU operations could not be joined"), std::string::npos) << out.err;
   expect_checker_accepts(out);
 }
@@ -246,9 +253,9 @@ TEST(Convert, EqualCorrelationIdsInDifferentSectionsDoNotCrossJoin) {
   trace.event(b.section, 299, activity(1, kStart + 300, kStart + 400, kStreamLegacy, GpuActivityKind::kKernel));
   const ConvertedTrace out = convert_trace(trace);
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  for (const JsonValue* api : out.with_phase('X', "driver"))
+  for (const JsonValue* api : out.with_phase('X', "cuda_driver"))
     EXPECT_EQ(api->has("bind_id"), (*api)["pid"].as_uint() == 200u);
-  const auto gpu = out.with_phase('X', "gpu");
+  const auto gpu = out.gpu_slices();
   ASSERT_EQ(gpu.size(), 1u);
   EXPECT_EQ((*gpu[0])["args"]["pid"].as_uint(), 200u);
   expect_checker_accepts(out);
@@ -265,7 +272,7 @@ TEST(Convert, SeveralInputFilesShareOneTimelineWithUniqueFlowIds) {
   const ConvertedTrace out =
       convert_files({write_trace(first, "100.part"), write_trace(second, "200.part")});
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  const auto apis = out.with_phase('X', "driver");
+  const auto apis = out.with_phase('X', "cuda_driver");
   ASSERT_EQ(apis.size(), 2u);
   std::map<uint64_t, std::string> ts_by_pid;
   std::set<uint64_t> flows;
@@ -288,9 +295,9 @@ TEST(Convert, PartialOverlapOnOneStreamIsAdjustedSoSlicesNest) {
   trace.event(p.section, 99, activity(2, kStart + 195, kStart + 300, kStreamLegacy, GpuActivityKind::kKernel));
   const ConvertedTrace out = convert_trace(trace);
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  const auto gpu = out.with_phase('X', "gpu");
+  const auto gpu = out.gpu_slices();
   ASSERT_EQ(gpu.size(), 2u);
-  const JsonValue& second = (*gpu[1])["args"]["correlation_id"].as_uint() == 2 ? *gpu[1] : *gpu[0];
+  const JsonValue& second = (*gpu[1])["args"]["correlation"].as_uint() == 2 ? *gpu[1] : *gpu[0];
   EXPECT_EQ(second["ts"].str(), "0.200");
   EXPECT_EQ(second["dur"].str(), "0.100");
   EXPECT_EQ(second["args"]["start_adjusted_ns"].as_int(), 5);
@@ -308,7 +315,7 @@ TEST(Convert, ConcurrentWorkOnOneStreamGoesToAnExtraLaneInsteadOfBreakingNesting
   trace.event(p.section, 99, activity(2, kStart + 5'000, kStart + 20'000, kStreamLegacy, GpuActivityKind::kKernel));
   const ConvertedTrace out = convert_trace(trace);
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  const auto gpu = out.with_phase('X', "gpu");
+  const auto gpu = out.gpu_slices();
   ASSERT_EQ(gpu.size(), 2u);
   std::set<std::string> tracks;
   for (const JsonValue* slice : gpu) {
@@ -379,7 +386,7 @@ TEST(Convert, DamagedInputIsRecoveredWithAWarningAndStrictModeFails) {
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_NE(out.err.find("cut.trace"), std::string::npos) << out.err;
   EXPECT_NE(out.err.find("tail truncated"), std::string::npos) << out.err;
-  const size_t recovered = out.with_phase('X', "driver").size();
+  const size_t recovered = out.with_phase('X', "cuda_driver").size();
   EXPECT_GT(recovered, 0u);
   EXPECT_LT(recovered, 40u);
   expect_checker_accepts(out);

@@ -173,7 +173,7 @@ TEST(Graphs, ConvertDrawsLaunchesCapturesAndCapturedCalls) {
   }
   EXPECT_EQ((*graph_slices[1])["dur"].as_double(), 3.0);  // 3000 ns
   // No GPU slice for the captured launch; its call says it was captured.
-  EXPECT_TRUE(converted.with_phase('X', "gpu.kernel").empty());
+  EXPECT_TRUE(converted.with_phase('X', "kernel").empty());
   const JsonValue* captured = nullptr;
   for (const JsonValue* e : converted.with_phase('X'))
     if ((*e)["args"].has("captured")) captured = e;

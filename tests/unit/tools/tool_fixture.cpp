@@ -1,4 +1,5 @@
 #include "tests/unit/tools/tool_fixture.h"
+#include "tools/proftrace/timeline/track_layout.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -122,6 +123,20 @@ std::vector<const JsonValue*> ConvertedTrace::with_phase(char phase, const std::
     if (!category.empty() && (*event)["cat"].str().rfind(category, 0) != 0) continue;
     found.push_back(event);
   }
+  return found;
+}
+
+std::vector<uint64_t> dim3_of(const JsonValue& value) {
+  std::vector<uint64_t> numbers;
+  if (value.type != JsonValue::Type::kArray) return numbers;
+  for (const JsonValue& item : value.items) numbers.push_back(item.as_uint());
+  return numbers;
+}
+
+std::vector<const JsonValue*> ConvertedTrace::gpu_slices() const {
+  std::vector<const JsonValue*> found;
+  for (const JsonValue* event : with_phase('X'))
+    if ((*event)["pid"].as_uint() >= tools::timeline::kGpuPidBase) found.push_back(event);
   return found;
 }
 

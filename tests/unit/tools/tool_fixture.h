@@ -37,10 +37,15 @@ struct ConvertedTrace {
 
   // Events with this phase (and, when given, whose cat starts with `category`).
   std::vector<const JsonValue*> with_phase(char phase, const std::string& category = "") const;
+  // X events on GPU processes (kernels, copies, memsets, graphs, NVTX projections).
+  std::vector<const JsonValue*> gpu_slices() const;
   const JsonValue* slice_named(const std::string& name) const;  // first X event with that name
   std::string process_name(uint64_t pid) const;                  // "" if none
   std::string thread_name(uint64_t pid, uint64_t tid) const;
 };
+
+// An [x,y,z] launch shape as numbers; empty when `value` is not an array.
+std::vector<uint64_t> dim3_of(const JsonValue& value);
 
 ConvertedTrace convert_files(const std::vector<std::string>& files, tools::ConvertCommand command = {});
 ConvertedTrace convert_trace(format::TraceBuilder& trace, tools::ConvertCommand command = {});

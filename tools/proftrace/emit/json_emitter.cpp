@@ -49,14 +49,14 @@ void JsonEmitter::args(const timeline::Args* args, const timeline::StackRef& sta
         case timeline::ArgType::kDouble: writer_.fixed3(arg.d); break;
         case timeline::ArgType::kBool: writer_.raw(arg.i != 0 ? "true" : "false"); break;
         case timeline::ArgType::kString: name(arg.s); break;
-        case timeline::ArgType::kDim3:
-          writer_.raw("\"(");
+        case timeline::ArgType::kDim3:  // [x,y,z], as Kineto writes grid and block
+          writer_.put('[');
           writer_.number(arg.dim.x);
           writer_.put(',');
           writer_.number(arg.dim.y);
           writer_.put(',');
           writer_.number(arg.dim.z);
-          writer_.raw(")\"");
+          writer_.put(']');
           break;
         case timeline::ArgType::kStringList:
           writer_.put('[');
@@ -73,7 +73,68 @@ void JsonEmitter::args(const timeline::Args* args, const timeline::StackRef& sta
   writer_.put('}');
 }
 
-void JsonEmitter::begin(const timeline::TimelineInfo&) { writer_.raw("{\"traceEvents\":[\n"); }
+void JsonEmitter::begin(const timeline::TimelineInfo& info) {
+  // Kineto's top-level keys, before traceEvents: HTA's streaming metadata
+  // reader stops at traceEvents.
+  writer_.raw("{\"schemaVersion\":1,");
+  if (info.metadata != nullptr) {
+    if (info.metadata->distributed) distributed_info(*info.metadata->distributed);
+    device_properties(info.metadata->devices);
+  }
+  writer_.raw("\n\"traceEvents\":[\n");
+}
+
+void JsonEmitter::distributed_info(const timeline::DistributedInfo& info) {
+  writer_.raw("\n\"distributedInfo\":{");
+  if (info.collectives) writer_.raw("\"backend\":\"nccl\",");
+  writer_.raw("\"rank\":");
+  writer_.number(info.rank);
+  if (info.world_size > 0) {
+    writer_.raw(",\"world_size\":");
+    writer_.number(info.world_size);
+  }
+  writer_.raw("},");
+}
+
+void JsonEmitter::device_properties(const std::vector<timeline::GpuProperties>& devices) {
+  // Kineto's keys (cudaDeviceProp's names), each only when DeviceInfo has
+  // it: it has no maxThreadsPerBlock, and 0 means a query failed.
+  writer_.raw("\n\"deviceProperties\":[");
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const timeline::GpuProperties& device = devices[i];
+    const format::DeviceInfoRecord& d = device.info;
+    writer_.raw(i == 0 ? "\n{\"id\":" : ",\n{\"id\":");
+    writer_.number(device.ordinal);
+    if (!device.name.empty()) {
+      writer_.raw(",\"name\":");
+      writer_.quoted(device.name);
+    }
+    auto field = [&](const char* key, uint64_t value) {
+      if (value == 0) return;
+      writer_.raw(",\"");
+      writer_.raw(key);
+      writer_.raw("\":");
+      writer_.number(value);
+    };
+    field("totalGlobalMem", d.total_memory_bytes);
+    if (d.compute_capability_major != 0) {
+      writer_.raw(",\"computeMajor\":");
+      writer_.number(uint64_t{d.compute_capability_major});
+      writer_.raw(",\"computeMinor\":");
+      writer_.number(uint64_t{d.compute_capability_minor});
+    }
+    field("maxThreadsPerMultiprocessor", d.max_threads_per_multiprocessor);
+    field("regsPerBlock", d.registers_per_block);
+    field("regsPerMultiprocessor", d.registers_per_multiprocessor);
+    field("warpSize", d.warp_size);
+    field("sharedMemPerBlock", d.shared_bytes_per_block);
+    field("sharedMemPerMultiprocessor", d.shared_bytes_per_multiprocessor);
+    field("sharedMemPerBlockOptin", d.shared_bytes_per_block_optin);
+    field("numSms", d.multiprocessor_count);
+    writer_.put('}');
+  }
+  writer_.raw("],");
+}
 
 void JsonEmitter::metadata_name(const char* what, uint32_t pid, uint32_t tid, std::string_view text) {
   JsonWriter& w = next_event();

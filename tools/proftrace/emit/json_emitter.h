@@ -1,5 +1,6 @@
 // The timeline as Perfetto JSON (Chrome trace-event format), as
-// /work/shared/perfetto-format.md describes the importer: X slices, i
+// /work/shared/perfetto-format.md describes the importer, with the PyTorch
+// profiler's (Kineto's) top-level keys before traceEvents: X slices, i
 // instants, b/e async slices, C counters, M metadata for names and sort
 // order, flows as bind_id with flow_out/flow_in. Times are microseconds with
 // three decimals from integer ns, so no precision is lost.
@@ -42,6 +43,9 @@ class JsonEmitter : public timeline::TimelineSink {
   void args(const timeline::Args* args, const timeline::StackRef& stack);  // ,"args":{...}
   void metadata_name(const char* what, uint32_t pid, uint32_t tid, std::string_view name);
   void metadata_sort_index(const char* what, uint32_t pid, uint32_t tid, int64_t index);
+  // Kineto's top-level "distributedInfo" and "deviceProperties", each with a trailing comma.
+  void distributed_info(const timeline::DistributedInfo& info);
+  void device_properties(const std::vector<timeline::GpuProperties>& devices);
 
   JsonWriter writer_;
   StackArgs stack_args_;

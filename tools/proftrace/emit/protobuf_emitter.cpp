@@ -3,7 +3,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -519,23 +518,13 @@ void ProtobufEmitter::write_args(const timeline::Args* args) {
         else put_text(packet_, annotation::kStringValue, arg.s.text);
         break;
       }
-      case timeline::ArgType::kDim3: {
-        char text[48];  // "(" three uint32 of at most 10 digits, two "," and ")"
-        char* out = text;
-        *out++ = '(';
-        out = std::to_chars(out, out + 10, arg.dim.x).ptr;
-        *out++ = ',';
-        out = std::to_chars(out, out + 10, arg.dim.y).ptr;
-        *out++ = ',';
-        out = std::to_chars(out, out + 10, arg.dim.z).ptr;
-        *out++ = ')';
-        const std::string_view value(text, static_cast<size_t>(out - text));
-        // Launch shapes repeat: interned by text (bounded).
-        const uint32_t iid = intern(annotation_values_, interned::kDebugAnnotationStringValues, timeline::Str{value, 0});
-        if (iid != 0) packet_.field_varint(annotation::kStringValueIid, iid);
-        else put_text(packet_, annotation::kStringValue, value);
+      case timeline::ArgType::kDim3:  // three numbers, as the JSON's [x,y,z]
+        for (const uint32_t value : {arg.dim.x, arg.dim.y, arg.dim.z}) {
+          const size_t item = packet_.begin_message(annotation::kArrayValues);
+          packet_.field_varint(annotation::kUintValue, value);
+          packet_.end_message(item);
+        }
         break;
-      }
       case timeline::ArgType::kStringList:
         for (size_t i = 0; i < arg.list_size; ++i) {
           const size_t item = packet_.begin_message(annotation::kArrayValues);

@@ -1,5 +1,6 @@
 // NCCL records as slices on their host thread (category "collective").
 #include "tools/proftrace/collective_text.h"
+#include "tools/proftrace/timeline/operation_args.h"
 #include "tools/proftrace/timeline/slice_writer.h"
 #include "tools/proftrace/record_text.h"
 
@@ -60,8 +61,8 @@ void SliceWriter::collective(SectionContext& section, uint32_t tid, const Collec
     args_.add_number("root", record.root);
   args_.add_number("rank", record.rank);
   args_.add_number("nranks", record.nranks);
-  args_.add_number("device", record.device);
-  args_.add_string("stream", section.stream_text(record.stream));
+  add_device(args_, "device", record.device);
+  args_.add_string("target_stream", section.stream_text(record.stream));
   if (record.group_id != 0) args_.add_number("group_id", record.group_id);
   emit();
 }
@@ -75,7 +76,7 @@ void SliceWriter::collective_comm(SectionContext& section, uint32_t tid, const C
   if (record.parent_comm_id != 0) args_.add_text("parent_comm_id", hex(record.parent_comm_id));
   args_.add_number("rank", record.rank);
   args_.add_number("nranks", record.nranks);
-  args_.add_number("device", record.device);
+  add_device(args_, "device", record.device);
   emit();
 }
 
@@ -84,7 +85,7 @@ void SliceWriter::collective_group(SectionContext& section, uint32_t tid, const 
   begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
   args_.add_number("group_id", record.group_id);
   args_.add_number("members", record.members);
-  if (record.stream != 0) args_.add_string("stream", section.stream_text(record.stream));
+  if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));
   emit();
 }
 

@@ -192,7 +192,8 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   }
   StringTable strings;
   TrackLayout layout(model, sink, strings, &offsets);
-  sink.begin(TimelineInfo{layout.base_ns()});
+  const TraceMetadata metadata = trace_metadata(model);
+  sink.begin(TimelineInfo{layout.base_ns(), &metadata});
   layout.write_host_metadata();
   SliceWriter slices(layout);
   slices.set_stacks(options.stacks);

@@ -1,7 +1,9 @@
 // SliceWriter, GPU side: where GPU work goes and how it is written.
+#include <cmath>
 #include <string>
 
 #include "tools/proftrace/demangle.h"
+#include "tools/proftrace/stats/occupancy.h"
 #include "tools/proftrace/timeline/operation_args.h"
 #include "tools/proftrace/timeline/slice_writer.h"
 #include "tools/proftrace/record_text.h"
@@ -19,6 +21,18 @@ uint64_t operation_stream(const HostOperation& op) {
     case RecordKind::kGraphLaunch: return op.graph_launch.stream;
     default: return op.set.stream;
   }
+}
+
+// Kineto's category of GPU work by its kind; "gpu" where Kineto has none.
+std::string_view gpu_activity_category(uint8_t kind) {
+  switch (static_cast<GpuActivityKind>(kind)) {
+    case GpuActivityKind::kKernel: return "kernel";
+    case GpuActivityKind::kMemoryCopy: return "gpu_memcpy";
+    case GpuActivityKind::kMemorySet: return "gpu_memset";
+    case GpuActivityKind::kHostFunction: return "gpu.host_function";
+    case GpuActivityKind::kGraph: return "gpu.graph";
+  }
+  return "gpu";
 }
 
 uint64_t operation_bytes(const HostOperation& op) {
@@ -59,13 +73,15 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   const GpuActivityRecord& activity = device_activity.activity;
   SectionContext& section = *device_activity.section;
 
+  // Kineto's categories where the work is what Kineto names (kernel,
+  // gpu_memcpy, gpu_memset); our own for what it has no name for.
   std::string_view category = "gpu";
   Str name;
   if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
-    category = (op->launch.launch_flags & kLaunchHostFunction) != 0 ? "gpu.host_function" : "gpu.kernel";
+    category = (op->launch.launch_flags & kLaunchHostFunction) != 0 ? "gpu.host_function" : "kernel";
     name = section.kernel_name(op->launch.function, op->launch.span.begin_ns);
   } else if (op != nullptr && op->kind == RecordKind::kMemoryCopy) {
-    category = "gpu.memcpy";
+    category = "gpu_memcpy";
     name = intern("Memcpy " + copy_direction_name(op->copy.direction) + peer_devices_text(op->copy));
   } else if (op != nullptr && op->kind == RecordKind::kGraphLaunch) {
     category = "gpu.graph";
@@ -73,24 +89,19 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
     name = intern("Graph " + hex(op->graph_launch.graph_exec) +
                   (found != section.graphs.end() ? " (" + std::to_string(found->second.kernels) + " kernels)" : ""));
   } else if (op != nullptr) {
-    category = "gpu.memset";
+    category = "gpu_memset";
     name = intern("Memset");
   } else {
-    switch (static_cast<GpuActivityKind>(activity.kind)) {
-      case GpuActivityKind::kKernel: category = "gpu.kernel"; break;
-      case GpuActivityKind::kMemoryCopy: category = "gpu.memcpy"; break;
-      case GpuActivityKind::kMemorySet: category = "gpu.memset"; break;
-      case GpuActivityKind::kHostFunction: category = "gpu.host_function"; break;
-      case GpuActivityKind::kGraph: category = "gpu.graph"; break;
-    }
+    category = gpu_activity_category(activity.kind);
     name = intern(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
   }
 
   begin_gpu_slice(intern(category), name, work.placement);
   slice_.flow_in = flow_id;
-  args_.add_uint("correlation_id", activity.correlation_id);
-  args_.add_int("device", work.device);
-  args_.add_string("stream", section.stream_text(work.stream));
+  // Kineto's args first (device, stream, correlation), then our own.
+  add_device(args_, "device", work.device);
+  args_.add_uint("stream", section.stream_id(work.stream, work.launching_tid));
+  args_.add_uint("correlation", activity.correlation_id);
   args_.add_uint("pid", section.model != nullptr ? section.model->pid() : section.pid);
   args_.add_uint("tid", work.launching_tid);
   if (const std::string* label = collective_label_for(section, activity.correlation_id))
@@ -98,19 +109,18 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   if (op != nullptr && op->kind == RecordKind::kKernelLaunch && (op->launch.launch_flags & kLaunchHostFunction) != 0) {
     args_.add_bool("host_function", true);
   } else if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
-    args_.add_dim3("grid", op->launch.grid);
-    args_.add_dim3("block", op->launch.block);
-    args_.add_uint("shared_bytes", op->launch.dynamic_shared_bytes);
+    add_kernel_args(section, op->launch);
   }
   if (op != nullptr && op->kind == RecordKind::kGraphLaunch) add_graph_args(section, op->graph_launch.graph_exec);
   if (op != nullptr && op->kind != RecordKind::kKernelLaunch && op->kind != RecordKind::kGraphLaunch) {
     const uint64_t bytes = operation_bytes(*op);
     args_.add_uint("bytes", bytes);
     if (work.measured_end_ns > work.measured_start_ns) {
-      // Bytes per ns is GB/s (1e9 bytes per second); from the measured
-      // duration, before any placement adjustment.
-      args_.add_double("bandwidth_gbps", static_cast<double>(bytes) /
-                                             static_cast<double>(difference_ns(work.measured_end_ns, work.measured_start_ns)));
+      // Bytes per ns is GB/s (1e9 bytes per second), as Kineto computes it;
+      // from the measured duration, before any placement adjustment.
+      args_.add_double("memory bandwidth (GB/s)",
+                       static_cast<double>(bytes) /
+                           static_cast<double>(difference_ns(work.measured_end_ns, work.measured_start_ns)));
     }
     if (op->kind == RecordKind::kMemoryCopy) {
       args_.add_string("direction", intern(copy_direction_name(op->copy.direction)));
@@ -121,6 +131,40 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   }
   if (work.placement.adjusted_ns != 0) args_.add_int("start_adjusted_ns", work.placement.adjusted_ns);
   emit();
+}
+
+void SliceWriter::add_kernel_args(const SectionContext& section, const KernelLaunchRecord& launch) {
+  const FunctionDefRecord* function =
+      section.model != nullptr ? section.model->function_def(launch.function, launch.span.begin_ns) : nullptr;
+  const DeviceInfoRecord* device = nullptr;
+  if (section.model != nullptr) {
+    auto found = section.model->devices.find(launch.device);
+    if (found != section.model->devices.end()) device = &found->second;
+  }
+  // Kineto's kernel args, each only when the trace knows its inputs: the
+  // function's resource use (FunctionDef), the device's limits (DeviceInfo).
+  if (function != nullptr && (function->attributes_known & kFunctionRegisters) != 0)
+    args_.add_uint("registers per thread", function->registers_per_thread);
+  if (function != nullptr && (function->attributes_known & kFunctionStaticShared) != 0)
+    args_.add_uint("shared memory", uint64_t{function->static_shared_bytes} + launch.dynamic_shared_bytes);
+  const uint64_t grid_blocks = uint64_t{launch.grid.x} * launch.grid.y * launch.grid.z;
+  const uint64_t block_threads = uint64_t{launch.block.x} * launch.block.y * launch.block.z;
+  if (device != nullptr && device->multiprocessor_count != 0) {
+    // Kineto's "blocks per SM" is the grid spread over the SMs, not the
+    // blocks an SM can hold (that limit is in the occupancy below).
+    const double blocks_per_sm = double(grid_blocks) / double(device->multiprocessor_count);
+    args_.add_double("blocks per SM", blocks_per_sm);
+    if (device->warp_size != 0) args_.add_double("warps per SM", blocks_per_sm * double(block_threads) / device->warp_size);
+  }
+  args_.add_dim3("grid", launch.grid);
+  args_.add_dim3("block", launch.block);
+  if (function != nullptr && device != nullptr) {
+    if (auto inputs = stats::occupancy_inputs(launch, *function, *device)) {
+      if (auto occupancy = stats::compute_occupancy(*inputs))
+        args_.add_int("est. achieved occupancy %", std::lround(occupancy->achieved_estimate * 100.0));
+    }
+  }
+  args_.add_uint("shared_bytes", launch.dynamic_shared_bytes);
 }
 
 void SliceWriter::unattributed_gpu_work(SectionContext& section, uint32_t tid, const UnattributedGpuWorkRecord& record) {
@@ -144,13 +188,17 @@ void SliceWriter::unattributed_gpu_work(SectionContext& section, uint32_t tid, c
   }
 
   ++stats_.unattributed_slices;
-  begin_gpu_slice(intern("gpu.unattributed"), intern(name), placement);
+  // Kernels, copies and memsets under Kineto's categories (it counts them
+  // whoever launched them); "unattributed" says that no hooked call did.
+  const std::string_view category = gpu_activity_category(record.kind);
+  const bool kineto_kind = category == "kernel" || category == "gpu_memcpy" || category == "gpu_memset";
+  begin_gpu_slice(intern(kineto_kind ? category : "gpu.unattributed"), intern(name), placement);
+  add_device(args_, "device", record.device);
+  args_.add_uint("stream", section.stream_id(stream, tid));
   args_.add_bool("unattributed", true);
   args_.add_string("kind", intern(gpu_activity_kind_name(record.kind)));
   args_.add_string("timed_by", intern(gpu_timing_source_name(record.source)));
-  args_.add_int("device", record.device);
-  if (stream_known) args_.add_string("stream", section.stream_text(record.stream));
-  else args_.add_uint("backend_stream", record.stream);
+  if (!stream_known) args_.add_uint("backend_stream", record.stream);
   if (!mangled.empty()) args_.add_string("mangled_name", Str{mangled, 0});
   if (record.bytes != 0) args_.add_uint("bytes", record.bytes);
   if (placement.adjusted_ns != 0) args_.add_int("start_adjusted_ns", placement.adjusted_ns);

@@ -1,7 +1,10 @@
 // NVTX ranges and marks (SliceWriter::nvtx_event). Push/pop ranges nest per
 // thread and domain, so each (thread, domain) gets its own track next to the
 // thread's API track: the API slices keep their own nesting. Start/end ranges
-// may overlap and cross threads: async slices of their process.
+// may overlap and cross threads: async slices of their process. Ranges are
+// Kineto's user_annotation (record_function ranges in PyTorch traces), their
+// GPU projections its gpu_user_annotation; marks and waits for user
+// synchronization objects, which Kineto has no name for, are "nvtx".
 #include "tools/proftrace/timeline/slice_writer.h"
 #include "tools/proftrace/timeline/time_math.h"
 #include "tools/proftrace/record_text.h"
@@ -68,7 +71,7 @@ void SliceWriter::write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, b
   if (open.record.type == static_cast<uint8_t>(NvtxEventType::kPush)) {
     // The track first: naming a new one writes an event of its own.
     const uint32_t track = layout_.nvtx_track(section, open.tid, open.record.domain);
-    begin_slice(TrackRef{section.pid, track}, begin, end, intern("nvtx"), Str{open.name, 0});
+    begin_slice(TrackRef{section.pid, track}, begin, end, intern("user_annotation"), Str{open.name, 0});
     add_nvtx_args(section, open.record);
     if (open_at_end) args_.add_bool("open_at_end", true);
     emit();
@@ -79,7 +82,8 @@ void SliceWriter::write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, b
   add_nvtx_args(section, open.record);
   if (open_at_end) args_.add_bool("open_at_end", true);
   const std::string id = hex(open.record.range_id);
-  out_.async_slice(AsyncSlice{TrackRef{section.pid, layout_.host_tid(section, open.tid)}, begin, end, intern("nvtx"),
+  out_.async_slice(AsyncSlice{TrackRef{section.pid, layout_.host_tid(section, open.tid)}, begin, end,
+                              intern("user_annotation"),
                               Str{open.name, 0}, id, &args_});
 }
 
@@ -242,7 +246,7 @@ void SliceWriter::nvtx_projection_settle(uint64_t id) {
     const GpuPlacement track = layout_.nvtx_gpu_track(section, device, projection.tid);
     const int64_t begin = layout_.timeline_ns(section, span.first);
     const int64_t end = layout_.timeline_ns(section, span.second);
-    begin_slice(TrackRef{track.pid, track.tid}, begin, end, intern("nvtx"), Str{projection.name, 0});
+    begin_slice(TrackRef{track.pid, track.tid}, begin, end, intern("gpu_user_annotation"), Str{projection.name, 0});
     args_.add_string("projection", intern("first GPU start to last GPU end of the work the range launched"));
     emit();
     ++stats_.nvtx_gpu_ranges;

@@ -1,4 +1,4 @@
-// Args shared by the API and GPU slices of copies.
+// Args shared by the API and GPU slices of launches, copies and memsets.
 #pragma once
 
 #include <string>
@@ -8,10 +8,18 @@
 
 namespace proflaunch::tools::timeline {
 
+// A device as its runtime numbers it: an AMD device's HIP ordinal, not
+// proflaunch's kAmdDeviceBase + ordinal. Kineto's "device" (the PyTorch
+// profiler's, on CUDA and ROCm alike), which the TensorBoard plugin uses as
+// an index into deviceProperties; the GPU process's name says the vendor.
+inline void add_device(Args& args, const char* key, int32_t device) {
+  args.add_int(key, format::device_ordinal(device));
+}
+
 // The devices at each end of a copy (-1: host memory, omitted).
 inline void add_copy_devices(Args& args, const format::MemoryCopyRecord& copy) {
-  if (copy.src_device >= 0) args.add_int("src_device", copy.src_device);
-  if (copy.dst_device >= 0) args.add_int("dst_device", copy.dst_device);
+  if (copy.src_device >= 0) add_device(args, "src_device", copy.src_device);
+  if (copy.dst_device >= 0) add_device(args, "dst_device", copy.dst_device);
 }
 
 // " 1 to 0" for a peer copy whose devices are known, else "".

@@ -52,7 +52,7 @@ void SliceWriter::begin_api_slice(SectionContext& section, const ApiPlacement& p
   ++stats_.api_slices;
   begin_slice(TrackRef{section.pid, placement.tid}, placement.begin_ns, placement.end_ns, label.category, label.name);
   slice_.flow_out = flow_id;
-  args_.add_uint("correlation_id", span.correlation_id);
+  args_.add_uint("correlation", span.correlation_id);
   if (span.result != 0) args_.add_int("result", span.result);
   if (span.flags & kApiAsync) args_.add_bool("async", true);
   if (span.flags & kApiPerThreadStream) args_.add_bool("per_thread_default_stream", true);
@@ -76,8 +76,8 @@ void SliceWriter::synchronize(SectionContext& section, uint32_t tid, const Synch
                               CallStackRef stack) {
   begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
   args_.add_string("target", intern(sync_target_name(record.target)));
-  args_.add_int("device", record.device);
-  if (record.stream != 0) args_.add_string("stream", section.stream_text(record.stream));
+  add_device(args_, "device", record.device);
+  if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));
   if (record.event != 0) args_.add_text("event", hex(record.event));
   emit();
 }
@@ -89,8 +89,8 @@ void SliceWriter::memory_operation(SectionContext& section, uint32_t tid, const 
   args_.add_string("action", intern(memory_action_name(record.action)));
   if (record.address != 0) args_.add_text("address", hex(record.address));
   if (record.bytes != 0) args_.add_uint("bytes", record.bytes);
-  args_.add_int("device", record.device);
-  if (record.stream != 0) args_.add_string("stream", section.stream_text(record.stream));
+  add_device(args_, "device", record.device);
+  if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));
   if (record.handle != 0) args_.add_text("handle", hex(record.handle));
   emit();
 }
@@ -98,7 +98,7 @@ void SliceWriter::memory_operation(SectionContext& section, uint32_t tid, const 
 void SliceWriter::memory_info(SectionContext& section, uint32_t tid, const MemoryInfoRecord& record,
                               CallStackRef stack) {
   begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
-  args_.add_int("device", record.device);
+  add_device(args_, "device", record.device);
   args_.add_uint("free_bytes", record.free_bytes);
   args_.add_uint("total_bytes", record.total_bytes);
   emit();
@@ -110,7 +110,7 @@ void SliceWriter::lifecycle(SectionContext& section, uint32_t tid, const ObjectL
   args_.add_string("object", intern(object_kind_name(record.object)));
   args_.add_string("action", intern(lifecycle_action_name(record.action)));
   args_.add_text("handle", hex(record.handle));
-  args_.add_int("device", record.device);
+  add_device(args_, "device", record.device);
   if (record.id != 0) args_.add_uint("id", record.id);
   if (record.object == static_cast<uint8_t>(ObjectKind::kStream)) {
     args_.add_uint("flags", record.flags);
@@ -161,16 +161,16 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       const auto& launch = op.launch;
       if (launch.launch_flags & kLaunchHostFunction) {
         args_.add_string("host_function", section.kernel_name(launch.function, launch.span.begin_ns));
-        args_.add_string("stream", section.stream_text(launch.stream));
-        args_.add_int("device", launch.device);
+        args_.add_string("target_stream", section.stream_text(launch.stream));
+        add_device(args_, "device", launch.device);
         break;
       }
       args_.add_string("kernel", section.kernel_name(launch.function, launch.span.begin_ns));
       args_.add_dim3("grid", launch.grid);
       args_.add_dim3("block", launch.block);
       args_.add_uint("shared_bytes", launch.dynamic_shared_bytes);
-      args_.add_string("stream", section.stream_text(launch.stream));
-      args_.add_int("device", launch.device);
+      args_.add_string("target_stream", section.stream_text(launch.stream));
+      add_device(args_, "device", launch.device);
       if (launch.launch_flags & kLaunchCooperative) args_.add_bool("cooperative", true);
       break;
     }
@@ -180,16 +180,16 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       args_.add_string("direction", intern(copy_direction_name(copy.direction)));
       args_.add_string("src_kind", intern(memory_kind_name(copy.src_kind)));
       args_.add_string("dst_kind", intern(memory_kind_name(copy.dst_kind)));
-      args_.add_string("stream", section.stream_text(copy.stream));
-      args_.add_int("device", copy.device);
-      if (copy.direction == static_cast<uint8_t>(CopyDirection::kPeer)) args_.add_int("peer_device", copy.peer_device);
+      args_.add_string("target_stream", section.stream_text(copy.stream));
+      add_device(args_, "device", copy.device);
+      if (copy.direction == static_cast<uint8_t>(CopyDirection::kPeer)) add_device(args_, "peer_device", copy.peer_device);
       add_copy_devices(args_, copy);
       break;
     }
     case RecordKind::kGraphLaunch: {
       add_graph_args(section, op.graph_launch.graph_exec);
-      args_.add_string("stream", section.stream_text(op.graph_launch.stream));
-      args_.add_int("device", op.graph_launch.device);
+      args_.add_string("target_stream", section.stream_text(op.graph_launch.stream));
+      add_device(args_, "device", op.graph_launch.device);
       break;
     }
     default: {
@@ -198,8 +198,8 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       args_.add_uint("value", set.value);
       args_.add_uint("element_bytes", set.element_bytes);
       args_.add_string("dst_kind", intern(memory_kind_name(set.dst_kind)));
-      args_.add_string("stream", section.stream_text(set.stream));
-      args_.add_int("device", set.device);
+      args_.add_string("target_stream", section.stream_text(set.stream));
+      add_device(args_, "device", set.device);
       break;
     }
   }
@@ -242,7 +242,7 @@ void SliceWriter::graph_exec(SectionContext& section, uint32_t tid, const GraphE
   args_.add_string("action", intern(graph_exec_action_name(record.action)));
   if (record.graph_exec != 0) add_graph_args(section, record.graph_exec);
   if (record.graph != 0) args_.add_text("graph", hex(record.graph));
-  if (record.stream != 0) args_.add_string("stream", section.stream_text(record.stream));
+  if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));
   // Kept after a destroy: the launches' GPU work may be read after it.
   emit();
 }
@@ -250,7 +250,7 @@ void SliceWriter::graph_exec(SectionContext& section, uint32_t tid, const GraphE
 void SliceWriter::stream_capture(SectionContext& section, uint32_t tid, const StreamCaptureRecord& record,
                                  CallStackRef stack) {
   begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
-  args_.add_string("stream", section.stream_text(record.stream));
+  args_.add_string("target_stream", section.stream_text(record.stream));
   if (record.capture_id != 0) args_.add_uint("capture_id", record.capture_id);
   if (record.graph != 0) args_.add_text("graph", hex(record.graph));
   if (record.mode != kCaptureModeUnknown) args_.add_string("mode", intern(capture_mode_name(record.mode)));
@@ -269,7 +269,7 @@ void SliceWriter::stream_capture(SectionContext& section, uint32_t tid, const St
   if (end_ns >= begin_ns) {
     begin_slice(TrackRef{section.pid, layout_.host_tid(section, tid)}, begin_ns, end_ns, intern("capture"),
                 intern("Stream capture"));
-    args_.add_string("stream", section.stream_text(record.stream));
+    args_.add_string("target_stream", section.stream_text(record.stream));
     if (open->second.mode != kCaptureModeUnknown) args_.add_string("mode", intern(capture_mode_name(open->second.mode)));
     if (record.capture_id != 0) args_.add_uint("capture_id", record.capture_id);
     args_.add_text("result", record.span.result == 0 ? "graph " + hex(record.graph)

@@ -129,6 +129,9 @@ class SliceWriter {
 
   ApiPlacement place_api(SectionContext& section, uint32_t tid, const format::ApiSpan& span);
   void add_graph_args(SectionContext& section, uint64_t graph_exec);
+  // A kernel's GPU slice: Kineto's resource and occupancy args where the
+  // trace has their inputs (stats/occupancy.h), the launch shape.
+  void add_kernel_args(const SectionContext& section, const format::KernelLaunchRecord& launch);
   GpuWork place_gpu(const HostOperation* operation, const DeviceActivity& activity);
   // Starts the slice of an API call with its common args in `args_` (the
   // caller adds its own, then calls emit()).

@@ -18,6 +18,7 @@
 
 #include "formats/records.h"
 #include "tools/proftrace/timeline/call_stack_pairing.h"
+#include "tools/proftrace/timeline/trace_metadata.h"
 
 namespace proflaunch::tools {
 class TraceModel;
@@ -67,7 +68,7 @@ enum class ArgType : uint8_t {
   kDouble,      // written with three decimals in JSON
   kBool,
   kString,
-  kDim3,        // "(x,y,z)"
+  kDim3,        // [x,y,z]: an array of three numbers (Kineto's grid and block)
   kStringList,  // `list`, `list_size` entries
   kStack,       // the event's call stack (Slice::stack): text in JSON, an interned callstack in protobuf
 };
@@ -200,6 +201,8 @@ struct CounterSample {
 struct TimelineInfo {
   // The CLOCK_MONOTONIC time of timeline ns 0 on the reference host.
   int64_t base_ns = 0;
+  // The job's rank and GPUs (null: none known).
+  const TraceMetadata* metadata = nullptr;
 };
 
 class TimelineSink {

@@ -54,8 +54,10 @@ const SectionContext::ApiLabel& SectionContext::api_label(uint16_t api) {
     auto def = model->apis.find(api);
     if (def != model->apis.end()) {
       switch (static_cast<ApiDomain>(def->second.domain)) {
-        case ApiDomain::kDriver: category = "driver"; break;
-        case ApiDomain::kRuntime: category = "runtime"; break;
+        // Kineto's names, for HIP's runtime too (the PyTorch profiler on
+        // ROCm files hip* calls under cuda_runtime).
+        case ApiDomain::kDriver: category = "cuda_driver"; break;
+        case ApiDomain::kRuntime: category = "cuda_runtime"; break;
         case ApiDomain::kCollective: category = "collective"; break;
         case ApiDomain::kAnnotation: category = "annotation"; break;
         case ApiDomain::kOther: break;
@@ -85,6 +87,18 @@ Str SectionContext::kernel_name(uint64_t handle, uint64_t at_ns) {
   for (size_t i = 0; i < versions->size(); ++i)
     if ((*versions)[i].since_ns <= at_ns) index = i;
   return cached->second[index];
+}
+
+uint64_t SectionContext::stream_id(uint64_t stream, uint32_t launching_tid) {
+  if ((stream & kStreamOfBackend) != 0) return stream & ~kStreamOfBackend;  // the backend's (CUPTI's) own id
+  const auto key = std::make_pair(stream, stream == kStreamPerThread ? launching_tid : 0u);
+  auto found = kineto_stream_ids.find(key);
+  if (found != kineto_stream_ids.end()) return found->second;
+  auto id = stream_ids.find(stream);
+  const uint64_t number = id != stream_ids.end() && stream != kStreamPerThread
+                              ? id->second
+                              : kSyntheticStreamIdBase + kineto_stream_ids.size() + 1;
+  return kineto_stream_ids.emplace(key, number).first->second;
 }
 
 Str SectionContext::stream_text(uint64_t stream) {

@@ -45,6 +45,14 @@ class ClockAlignment {
 
 struct GpuProcess;
 
+// The stream key of work on a stream only the timing backend knows (its own
+// stream id in the low bits): no stream handle has the top bit set.
+inline constexpr uint64_t kStreamOfBackend = uint64_t{1} << 63;
+// Stream ids of our own (SectionContext::stream_id) start above this. The
+// driver's ids (cuStreamGetId, CUPTI's streamId) are small counters in
+// practice; the range is not documented, so ours keep well clear of them.
+inline constexpr uint64_t kSyntheticStreamIdBase = uint64_t{1} << 32;
+
 // Everything the converter needs per section, looked up once per chunk.
 struct SectionContext {
   const SectionModel* model = nullptr;
@@ -84,14 +92,19 @@ struct SectionContext {
 
   // "legacy default", "per-thread default", the driver's id, or the handle.
   Str stream_text(uint64_t stream);
+  // The "stream" of GPU work, an integer > 0 as Kineto writes CUPTI's
+  // streamId: the driver's id from the stream's creation record, else one of
+  // our own from kSyntheticStreamIdBase + 1 in order of first use (default
+  // streams have no creation record). Fixed at first use, so one stream keeps
+  // one number. Per-thread default streams are one per launching thread.
+  uint64_t stream_id(uint64_t stream, uint32_t launching_tid);
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> kineto_stream_ids;
 
   const ApiLabel& api_label(uint16_t api);
   Str kernel_name(uint64_t handle, uint64_t at_ns);
 };
 
-// The stream key of work on a stream only the timing backend knows (its own
-// stream id in the low bits): no stream handle has the top bit set.
-inline constexpr uint64_t kStreamOfBackend = uint64_t{1} << 63;
+
 
 // Where one piece of GPU work goes, and its times after lane placement.
 struct GpuPlacement {

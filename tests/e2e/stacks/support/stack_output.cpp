@@ -37,7 +37,7 @@ ConvertedStacks convert_stacks(const std::string& trace_path) {
     return result;
   }
   for (const testing::JsonValue& event : (*document)["traceEvents"].items) {
-    if (event["ph"].str() != "X" || !event["args"].has("correlation_id")) continue;
+    if (event["ph"].str() != "X" || !event["args"].has("correlation")) continue;
     SliceStack slice;
     slice.api = event["name"].str();
     if (const testing::JsonValue* stack = event["args"].find("stack")) {

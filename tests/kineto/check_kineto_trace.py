@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Checks that a JSON trace reads as a PyTorch profiler (Kineto) trace to the
+tools built for those: Holistic Trace Analysis (HTA) and the TensorBoard
+profiler plugin (torch_tb_profiler).
+
+    check_kineto_trace.py TRACE.json [--require-categories kernel,gpu_memcpy,...]
+        [--require-kernel-details] [--require-rank N] [--require-world-size N]
+        [--require-backend NAME] [--require-device-properties] [--summary]
+
+Exit status 0 when the file passes, 1 with one line per problem otherwise
+(at most 20 of each kind), 2 when it cannot be read or parsed at all.
+
+What is checked, and which reader needs it (key names as those readers and
+Kineto's own JSON writer spell them; tools/README.md, "Kineto compatibility"):
+  - the document is an object with a "traceEvents" list; "distributedInfo"
+    and "deviceProperties", when present, come before it (HTA's streaming
+    metadata reader stops at "traceEvents")
+  - distributedInfo: an object whose "rank" is an integer >= 0 (HTA maps its
+    trace files to ranks by it and refuses a file without it); "world_size"
+    an integer > rank; "backend" a string
+  - deviceProperties: a list whose entry i has "id" i (the TensorBoard plugin
+    indexes it by device id), with only Kineto's keys, integers except "name"
+  - every event has "ph" and "name" (the TensorBoard plugin reads the name of
+    every event); X events have a string "cat" (it lower-cases it), numeric
+    "ts" and "dur" >= 0, integer "pid" and "tid" (HTA's required columns)
+  - "stream" is an integer wherever it appears (HTA compares it with 0);
+    host-side events (cuda_runtime, cuda_driver, user_annotation, cpu_op)
+    carry none (HTA takes stream -1, the default, for CPU and > 0 for GPU)
+  - GPU work (kernel, gpu_memcpy, gpu_memset): integer "device" >= 0,
+    "stream" > 0 and "correlation" > 0; the correlation names exactly one
+    cuda_runtime/cuda_driver event (HTA joins them on it) unless the work is
+    marked "unattributed"
+  - kernels: "grid" and "block" lists of three positive integers; where
+    present, integer "registers per thread", "shared memory" and
+    "est. achieved occupancy %" (0..100), numeric "blocks per SM" and
+    "warps per SM" (with --require-kernel-details: present on every kernel
+    a hooked call launched); "device" indexes deviceProperties when that is
+    not empty
+  - copies and memsets: integer "bytes"; numeric "memory bandwidth (GB/s)",
+    which must equal bytes / (dur x 1000): dur is in microseconds
+"""
+
+import argparse
+import json
+import math
+import sys
+from collections import Counter, defaultdict
+
+GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+HOST_CATEGORIES = {"cuda_runtime", "cuda_driver", "user_annotation", "cpu_op"}
+DEVICE_PROPERTY_KEYS = {
+    "id", "name", "totalGlobalMem", "computeMajor", "computeMinor", "maxThreadsPerBlock",
+    "maxThreadsPerMultiprocessor", "regsPerBlock", "regsPerMultiprocessor", "warpSize",
+    "sharedMemPerBlock", "sharedMemPerMultiprocessor", "numSms", "sharedMemPerBlockOptin",
+}
+KERNEL_INTEGER_ARGS = ("registers per thread", "shared memory", "est. achieved occupancy %")
+KERNEL_NUMBER_ARGS = ("blocks per SM", "warps per SM")
+KERNEL_DETAILS = KERNEL_INTEGER_ARGS + KERNEL_NUMBER_ARGS
+MAX_PER_KIND = 20
+
+
+def is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value):
+    return (is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+class Checker:
+    def __init__(self, path):
+        self.path = path
+        self.problems = []
+        self.per_kind = Counter()
+
+    def problem(self, kind, text):
+        self.per_kind[kind] += 1
+        if self.per_kind[kind] <= MAX_PER_KIND:
+            self.problems.append(f"{self.path}: {text}")
+        elif self.per_kind[kind] == MAX_PER_KIND + 1:
+            self.problems.append(f"{self.path}: ... more problems of the kind '{kind}' not shown")
+
+    def check_top_level(self, top, args):
+        keys = list(top)
+        if not isinstance(top.get("traceEvents"), list):
+            self.problem("top", 'the document has no "traceEvents" list')
+            return top
+        events_at = keys.index("traceEvents")
+        for key in ("distributedInfo", "deviceProperties"):
+            if key in top and keys.index(key) > events_at:
+                self.problem("top", f'"{key}" comes after "traceEvents": HTA\'s streaming reader never sees it')
+        info = top.get("distributedInfo")
+        if info is not None:
+            if not isinstance(info, dict):
+                self.problem("distributed", "distributedInfo is not an object")
+                info = {}
+            rank = info.get("rank")
+            if not is_int(rank) or rank < 0:
+                self.problem("distributed", f"distributedInfo.rank is {rank!r}: HTA needs an integer >= 0")
+            size = info.get("world_size")
+            if size is not None and (not is_int(size) or not is_int(rank) or size <= rank):
+                self.problem("distributed", f"distributedInfo.world_size {size!r} is not an integer above rank {rank!r}")
+            if "backend" in info and not isinstance(info["backend"], str):
+                self.problem("distributed", "distributedInfo.backend is not a string")
+        else:
+            info = {}
+        for flag, key in ((args.require_rank, "rank"), (args.require_world_size, "world_size"),
+                          (args.require_backend, "backend")):
+            if flag is not None and info.get(key) != flag:
+                self.problem("distributed", f"distributedInfo.{key} is {info.get(key)!r}, expected {flag!r}")
+        devices = top.get("deviceProperties")
+        if devices is not None:
+            if not isinstance(devices, list):
+                self.problem("devices", "deviceProperties is not a list")
+            else:
+                for i, device in enumerate(devices):
+                    if not isinstance(device, dict) or device.get("id") != i:
+                        self.problem("devices", f"deviceProperties[{i}] has id {device.get('id') if isinstance(device, dict) else device!r}, "
+                                     "not its index (the TensorBoard plugin indexes the list by device id)")
+                        continue
+                    for key, value in device.items():
+                        if key not in DEVICE_PROPERTY_KEYS:
+                            self.problem("devices", f"deviceProperties[{i}] has {key!r}, not one of Kineto's keys")
+                        elif key == "name" and not isinstance(value, str):
+                            self.problem("devices", f"deviceProperties[{i}].name is not a string")
+                        elif key != "name" and (not is_int(value) or value < 0):
+                            self.problem("devices", f"deviceProperties[{i}].{key} is {value!r}, not an integer >= 0")
+        if args.require_device_properties and not (isinstance(devices, list) and any(
+                isinstance(d, dict) and "numSms" in d and "computeMajor" in d for d in devices)):
+            self.problem("devices", "no deviceProperties entry with numSms and computeMajor")
+        return top
+
+    def check_events(self, top, args):
+        events = top.get("traceEvents")
+        if not isinstance(events, list):
+            return Counter()
+        devices = top.get("deviceProperties") if isinstance(top.get("deviceProperties"), list) else []
+        categories = Counter()
+        host_correlations = Counter()
+        gpu_events = []
+        for index, event in enumerate(events):
+            where = f"traceEvents[{index}]"
+            if not isinstance(event, dict):
+                self.problem("event", f"{where} is not an object")
+                continue
+            if "ph" not in event or not isinstance(event.get("name"), str):
+                self.problem("event", f"{where} has no ph or no string name (the TensorBoard plugin reads every name)")
+            eargs = event.get("args", {})
+            if not isinstance(eargs, dict):
+                self.problem("event", f"{where}: args is not an object")
+                eargs = {}
+            if "stream" in eargs and not is_int(eargs["stream"]):
+                self.problem("stream", f"{where} ({event.get('name')}): stream {eargs['stream']!r} is not an integer")
+            if event.get("ph") != "X":
+                continue
+            cat = event.get("cat")
+            if not isinstance(cat, str):
+                self.problem("event", f"{where}: X event without a string cat")
+                continue
+            categories[cat] += 1
+            for key in ("ts", "dur"):
+                if not is_number(event.get(key)) or event[key] < 0:
+                    self.problem("event", f"{where}: {key} is {event.get(key)!r}, not a number >= 0")
+            for key in ("pid", "tid"):
+                if not is_int(event.get(key)):
+                    self.problem("event", f"{where}: {key} is {event.get(key)!r}, not an integer")
+            if cat in HOST_CATEGORIES:
+                if eargs.get("stream", -1) != -1:
+                    self.problem("stream", f"{where} ({cat} {event.get('name')}): a host event with stream "
+                                 f"{eargs['stream']!r}; HTA would take it for GPU work")
+                if cat in ("cuda_runtime", "cuda_driver") and is_int(eargs.get("correlation")):
+                    host_correlations[eargs["correlation"]] += 1
+            if cat in GPU_CATEGORIES:
+                gpu_events.append((where, event, eargs))
+        for where, event, eargs in gpu_events:
+            self.check_gpu_event(where, event, eargs, host_correlations, devices, args)
+        for cat in args.require_categories:
+            if categories[cat] == 0:
+                self.problem("categories", f"no X event of category {cat!r}")
+        return categories
+
+    def check_gpu_event(self, where, event, eargs, host_correlations, devices, args):
+        cat, name = event["cat"], event.get("name")
+        label = f"{where} ({cat} {name})"
+        device = eargs.get("device")
+        if not is_int(device) or device < 0:
+            self.problem("gpu", f"{label}: device {device!r} is not an integer >= 0")
+        elif devices and device >= len(devices):
+            self.problem("gpu", f"{label}: device {device} is not in deviceProperties")
+        stream = eargs.get("stream")
+        if not is_int(stream) or stream <= 0:
+            self.problem("gpu", f"{label}: stream {stream!r} is not an integer > 0 (HTA's mark of GPU work)")
+        correlation = eargs.get("correlation")
+        if not eargs.get("unattributed"):
+            if not is_int(correlation) or correlation <= 0:
+                self.problem("gpu", f"{label}: correlation {correlation!r} is not an integer > 0")
+            elif host_correlations[correlation] != 1:
+                self.problem("correlation", f"{label}: correlation {correlation} names "
+                             f"{host_correlations[correlation]} cuda_runtime/cuda_driver events, not one")
+        if cat == "kernel":
+            self.check_kernel(label, eargs, args)
+        else:
+            self.check_copy(label, event, eargs)
+
+    def check_kernel(self, label, eargs, args):
+        for key in ("grid", "block"):
+            shape = eargs.get(key)
+            if not (isinstance(shape, list) and len(shape) == 3 and all(is_int(v) and v > 0 for v in shape)):
+                self.problem("kernel", f"{label}: {key} is {shape!r}, not [x, y, z] of positive integers")
+        for key in KERNEL_INTEGER_ARGS:
+            if key in eargs and (not is_int(eargs[key]) or eargs[key] < 0):
+                self.problem("kernel", f"{label}: {key!r} is {eargs[key]!r}, not an integer >= 0")
+        for key in KERNEL_NUMBER_ARGS:
+            if key in eargs and (not is_number(eargs[key]) or eargs[key] < 0):
+                self.problem("kernel", f"{label}: {key!r} is {eargs[key]!r}, not a number >= 0")
+        occupancy = eargs.get("est. achieved occupancy %")
+        if is_int(occupancy) and occupancy > 100:
+            self.problem("kernel", f"{label}: est. achieved occupancy % is {occupancy}")
+        if args.require_kernel_details and not eargs.get("unattributed"):
+            missing = [key for key in KERNEL_DETAILS if key not in eargs]
+            if missing:
+                self.problem("kernel", f"{label}: no {', '.join(repr(k) for k in missing)}")
+
+    def check_copy(self, label, event, eargs):
+        size = eargs.get("bytes")
+        if not is_int(size) or size < 0:
+            self.problem("copy", f"{label}: bytes {size!r} is not an integer >= 0")
+            return
+        bandwidth = eargs.get("memory bandwidth (GB/s)")
+        if bandwidth is None:
+            return
+        if not is_number(bandwidth) or bandwidth < 0:
+            self.problem("copy", f"{label}: memory bandwidth (GB/s) {bandwidth!r} is not a number >= 0")
+            return
+        dur = event.get("dur")
+        # Bytes per ns is GB/s: with dur in microseconds the two agree (to the
+        # written precision). A slice moved to keep its stream nested has
+        # another dur than it measured.
+        if is_number(dur) and dur > 0 and "start_adjusted_ns" not in eargs:
+            expected = size / (dur * 1000.0)
+            if abs(expected - bandwidth) > 0.002 + 0.01 * expected:
+                self.problem("copy", f"{label}: memory bandwidth (GB/s) {bandwidth} but bytes / (dur x 1000) = "
+                             f"{expected:.3f}: is dur in microseconds?")
+
+
+def load(path):
+    # Python's dicts keep the file's key order: check_top_level reads it.
+    with open(path, "rb") as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trace")
+    parser.add_argument("--require-categories", default="",
+                        type=lambda text: [c for c in text.split(",") if c])
+    parser.add_argument("--require-kernel-details", action="store_true")
+    parser.add_argument("--require-rank", type=int)
+    parser.add_argument("--require-world-size", type=int)
+    parser.add_argument("--require-backend")
+    parser.add_argument("--require-device-properties", action="store_true")
+    parser.add_argument("--summary", action="store_true", help="print the categories of X events as JSON")
+    args = parser.parse_args(argv)
+
+    checker = Checker(args.trace)
+    try:
+        document = load(args.trace)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        print(f"{args.trace}: cannot be read as JSON: {error}", file=sys.stderr)
+        return 2
+    if not isinstance(document, dict):
+        print(f"{args.trace}: the document is not a JSON object (Kineto writes an object with traceEvents)",
+              file=sys.stderr)
+        return 1
+    top = checker.check_top_level(document, args)
+    categories = checker.check_events(top, args)
+    if args.summary:
+        print(json.dumps({"categories": dict(sorted(categories.items()))}))
+    for line in checker.problems:
+        print(line, file=sys.stderr)
+    return 1 if checker.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

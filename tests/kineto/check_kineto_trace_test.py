@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Self-test of check_kineto_trace.py: a small trace shaped as the PyTorch
+profiler writes it passes; each broken variant fails with its message."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_kineto_trace.py")
+
+
+def valid_trace():
+    kernel_args = {"device": 0, "stream": 7, "correlation": 11, "registers per thread": 32,
+                   "shared memory": 0, "blocks per SM": 0.5, "warps per SM": 4.0,
+                   "grid": [66, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 13}
+    return {
+        "schemaVersion": 1,
+        "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+        "deviceProperties": [{"id": 0, "name": "GPU", "totalGlobalMem": 1 << 30, "computeMajor": 9,
+                              "computeMinor": 0, "numSms": 132, "warpSize": 32}],
+        "traceEvents": [
+            {"ph": "M", "name": "process_name", "pid": 10, "tid": 10, "args": {"name": "python"}},
+            {"ph": "X", "cat": "user_annotation", "name": "step 1", "pid": 10, "tid": 10,
+             "ts": 1.0, "dur": 100.0, "args": {}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10,
+             "ts": 2.0, "dur": 5.0, "args": {"correlation": 11}},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 1000, "tid": 1, "ts": 10.0, "dur": 20.0,
+             "args": kernel_args},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 10, "tid": 10,
+             "ts": 40.0, "dur": 5.0, "args": {"correlation": 12}},
+            # 2,000,000 bytes in 1 us = 2000 GB/s
+            {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 1000, "tid": 1, "ts": 50.0,
+             "dur": 1.0, "args": {"device": 0, "stream": 7, "correlation": 12, "bytes": 2000000,
+                                  "memory bandwidth (GB/s)": 2000.0}},
+            {"ph": "i", "s": "t", "name": "mark", "pid": 10, "tid": 10, "ts": 60.0},
+        ],
+    }
+
+
+class CheckerTest(unittest.TestCase):
+    def run_checker(self, document, *flags, text=None):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.write(text if text is not None else json.dumps(document))
+            path = f.name
+        try:
+            result = subprocess.run([sys.executable, CHECKER, path, *flags], capture_output=True, text=True)
+        finally:
+            os.unlink(path)
+        return result.returncode, result.stdout + result.stderr
+
+    def assert_rejected(self, document, message, *flags):
+        code, output = self.run_checker(document, *flags)
+        self.assertEqual(code, 1, output)
+        self.assertIn(message, output)
+
+    def event(self, document, name):
+        return next(e for e in document["traceEvents"] if e.get("name") == name)
+
+    def test_valid_trace_passes(self):
+        code, output = self.run_checker(valid_trace(), "--require-categories", "kernel,gpu_memcpy,cuda_runtime",
+                                        "--require-kernel-details", "--require-rank", "0",
+                                        "--require-world-size", "2", "--require-backend", "nccl",
+                                        "--require-device-properties", "--summary")
+        self.assertEqual(code, 0, output)
+        self.assertIn('"kernel": 1', output)
+
+    def test_unparseable_exits_2(self):
+        code, _ = self.run_checker(None, text="{not json")
+        self.assertEqual(code, 2)
+
+    def test_bare_array_is_not_a_kineto_trace(self):
+        code, output = self.run_checker(valid_trace()["traceEvents"])
+        self.assertEqual(code, 1, output)
+
+    def test_distributed_info_after_trace_events(self):
+        trace = valid_trace()
+        info = trace.pop("distributedInfo")
+        trace["distributedInfo"] = info
+        self.assert_rejected(trace, "comes after \"traceEvents\"")
+
+    def test_rank_missing(self):
+        trace = valid_trace()
+        del trace["distributedInfo"]["rank"]
+        self.assert_rejected(trace, "HTA needs an integer >= 0")
+
+    def test_world_size_not_above_rank(self):
+        trace = valid_trace()
+        trace["distributedInfo"]["world_size"] = 0
+        self.assert_rejected(trace, "not an integer above rank")
+
+    def test_required_rank(self):
+        trace = valid_trace()
+        self.assert_rejected(trace, "distributedInfo.rank is 0, expected 3", "--require-rank", "3")
+        del trace["distributedInfo"]
+        self.assert_rejected(trace, "distributedInfo.rank is None", "--require-rank", "0")
+
+    def test_device_properties_not_indexed_by_id(self):
+        trace = valid_trace()
+        trace["deviceProperties"][0]["id"] = 1
+        self.assert_rejected(trace, "not its index")
+
+    def test_device_property_of_another_name(self):
+        trace = valid_trace()
+        trace["deviceProperties"][0]["sm_count"] = 132
+        self.assert_rejected(trace, "not one of Kineto's keys")
+
+    def test_device_properties_required(self):
+        trace = valid_trace()
+        trace["deviceProperties"] = []
+        self.assert_rejected(trace, "no deviceProperties entry", "--require-device-properties")
+
+    def test_event_without_name(self):
+        trace = valid_trace()
+        del trace["traceEvents"][-1]["name"]
+        self.assert_rejected(trace, "no string name")
+
+    def test_x_without_cat(self):
+        trace = valid_trace()
+        del self.event(trace, "step 1")["cat"]
+        self.assert_rejected(trace, "X event without a string cat")
+
+    def test_ts_as_string(self):
+        trace = valid_trace()
+        self.event(trace, "k")["ts"] = "10.0"
+        self.assert_rejected(trace, "ts is '10.0'")
+
+    def test_string_stream(self):
+        trace = valid_trace()
+        self.event(trace, "k")["args"]["stream"] = "legacy default"
+        self.assert_rejected(trace, "is not an integer")
+
+    def test_host_event_with_stream(self):
+        trace = valid_trace()
+        self.event(trace, "cudaLaunchKernel")["args"]["stream"] = 7
+        self.assert_rejected(trace, "HTA would take it for GPU work")
+
+    def test_kernel_without_positive_stream(self):
+        trace = valid_trace()
+        self.event(trace, "k")["args"]["stream"] = 0
+        self.assert_rejected(trace, "not an integer > 0")
+
+    def test_kernel_without_its_launch(self):
+        trace = valid_trace()
+        self.event(trace, "cudaLaunchKernel")["args"]["correlation"] = 99
+        self.assert_rejected(trace, "correlation 11 names 0 cuda_runtime/cuda_driver events")
+
+    def test_unattributed_kernel_needs_no_launch(self):
+        trace = valid_trace()
+        kernel = self.event(trace, "k")
+        del kernel["args"]["correlation"]
+        kernel["args"]["unattributed"] = True
+        code, output = self.run_checker(trace, "--require-kernel-details")
+        self.assertEqual(code, 0, output)
+
+    def test_grid_as_text(self):
+        trace = valid_trace()
+        self.event(trace, "k")["args"]["grid"] = "(66,1,1)"
+        self.assert_rejected(trace, "not [x, y, z]")
+
+    def test_occupancy_as_fraction(self):
+        trace = valid_trace()
+        self.event(trace, "k")["args"]["est. achieved occupancy %"] = 0.13
+        self.assert_rejected(trace, "not an integer >= 0")
+
+    def test_kernel_details_required(self):
+        trace = valid_trace()
+        del self.event(trace, "k")["args"]["registers per thread"]
+        self.assertEqual(self.run_checker(trace)[0], 0)
+        self.assert_rejected(trace, "no 'registers per thread'", "--require-kernel-details")
+
+    def test_device_outside_device_properties(self):
+        trace = valid_trace()
+        self.event(trace, "k")["args"]["device"] = 1
+        self.assert_rejected(trace, "not in deviceProperties")
+
+    def test_bandwidth_that_says_dur_is_not_microseconds(self):
+        trace = valid_trace()
+        self.event(trace, "Memcpy HtoD")["dur"] = 1000.0  # as if in ns
+        self.assert_rejected(trace, "is dur in microseconds?")
+
+    def test_missing_category(self):
+        self.assert_rejected(valid_trace(), "no X event of category 'gpu_memset'",
+                             "--require-categories", "kernel,gpu_memset")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Real traces on the simulated GPU stack, converted by `proftrace convert`,
+# read as PyTorch profiler (Kineto) traces by check_kineto_trace.py:
+#  - the training loop: kernels (runtime <<<>>> and the cuBLAS-like library's
+#    driver launches), copies and memsets, each kernel with its resources and
+#    occupancy, the device's properties;
+#  - the NVTX program: ranges on CPU threads and their GPU projections;
+#  - an NCCL job of two ranks under the torchrun-like launcher, a file per
+#    rank: each file says its rank, the world size and the backend.
+#   kineto_e2e.sh PROFLAUNCH PROFTRACE PYTHON3 CHECKER LIBRARY_PATH TRAINING_LOOP NVTX_RANGES TORCHRUN_LIKE NCCL_RANKS
+set -euo pipefail
+proflaunch=$1 proftrace=$2 python=$3 checker=$4 library_path=$5
+training_loop=$6 nvtx_ranges=$7 torchrun_like=$8 nccl_ranks=$9
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export LD_LIBRARY_PATH=$library_path
+unset LD_PRELOAD PROFLAUNCH_GPU_TIMING SIMGPU_KERNEL_COSTS
+
+check() {  # check NAME.json FLAGS...
+  local json=$1
+  shift
+  echo "== $json $*"
+  "$python" "$checker" "$work/$json" --summary "$@"
+}
+
+"$proflaunch" -q -o "$work/train.trace" -- "$training_loop" --steps 3 >/dev/null
+"$proftrace" convert -q "$work/train.trace" -o "$work/train.json"
+check train.json --require-categories kernel,gpu_memcpy,gpu_memset,cuda_runtime,cuda_driver \
+  --require-kernel-details --require-device-properties
+
+"$proflaunch" -q -o "$work/nvtx.trace" -- "$nvtx_ranges" --steps 2 >/dev/null
+"$proftrace" convert -q "$work/nvtx.trace" -o "$work/nvtx.json"
+check nvtx.json --require-categories user_annotation,gpu_user_annotation,gpu_memcpy,gpu_memset,cuda_runtime
+
+"$torchrun_like" --nproc 2 "$proflaunch" -q -o "$work/rank%q{RANK}.trace" -- \
+  "$nccl_ranks" --ops allreduce,allgather --iterations 2 >/dev/null
+for rank in 0 1; do
+  "$proftrace" convert -q "$work/rank$rank.trace" -o "$work/rank$rank.json"
+  check "rank$rank.json" --require-rank "$rank" --require-world-size 2 --require-backend nccl \
+    --require-categories kernel --require-device-properties
+done
