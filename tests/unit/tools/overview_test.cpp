@@ -390,3 +390,25 @@ TEST(Periodicity, SmallestPeriodAndAKernelThatRunsOncePerStep) {
 
 }  // namespace
 }  // namespace proflaunch::testing
+
+namespace proflaunch::testing {
+namespace {
+
+// An AMD device is numbered kAmdDeviceBase + its HIP ordinal in the trace;
+// the overview names it as HIP does.
+TEST(StatsOverview, AmdDevicesShowTheirHipOrdinal) {
+  TraceBuilder trace;
+  TracedProcess p = add_process(trace, 1, 4242, kT);
+  const int32_t amd1 = format::kAmdDeviceBase + 1;
+  trace.device(1, DeviceSpec{.ordinal = amd1, .name = "Simulated MI", .multiprocessor_count = 104});
+  trace.event(1, kMain, launch(p, 1, kT + 10, kT + 20, 0xA, kStream, amd1));
+  trace.event(1, kMain, activity(1, kT + 100, kT + 400, kStream, GpuActivityKind::kKernel, amd1));
+  const Overview o = overview(write_trace(trace, "amd.trace"));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(csv_table(o.out, "Overview: GPUs").cell("4242", "Device"), "AMD GPU 1") << o.out;
+  EXPECT_EQ(csv_table(o.out, "Overview: GPU utilization").cell("4242", "Device"), "AMD GPU 1") << o.out;
+  EXPECT_EQ(csv_table(o.out, "Overview: GPU utilization").cell("4242", "Busy (ns)"), "300") << o.out;
+}
+
+}  // namespace
+}  // namespace proflaunch::testing

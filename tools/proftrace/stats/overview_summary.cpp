@@ -32,6 +32,12 @@ namespace {
 
 using namespace format;
 
+// The Device column: CUDA's ordinal; an AMD device by its HIP ordinal ("AMD
+// GPU 0"), not the trace's kAmdDeviceBase + ordinal.
+std::string device_cell(int32_t device) {
+  return format::is_amd_device(device) ? device_label(device) : std::to_string(device);
+}
+
 constexpr const char* kStepsTitle = "Overview: step time breakdown";
 
 // Categories in the order of the output columns.
@@ -190,7 +196,7 @@ Table OverviewSummary::devices_table(const TraceModel& model) const {
   table.columns = {"PID", "Device", "SMs", "Memory (MiB)", "Name"};
   for (const SectionModel* section : model.ordered())
     for (const auto& [ordinal, device] : section->devices)
-      table.rows.push_back({std::to_string(section->pid()), std::to_string(ordinal),
+      table.rows.push_back({std::to_string(section->pid()), device_cell(ordinal),
                             std::to_string(device.multiprocessor_count),
                             std::to_string(device.total_memory_bytes >> 20),
                             std::string(section->string(device.name_string))});
@@ -208,7 +214,7 @@ Table OverviewSummary::utilization_table(const TraceModel& model) const {
     const SectionModel* section = model.find(device.first);
     const auto it = busy.find(key);
     const uint64_t ns = it != busy.end() ? it->second : 0;
-    table.rows.push_back({std::to_string(section ? section->pid() : 0), std::to_string(device.second),
+    table.rows.push_back({std::to_string(section ? section->pid() : 0), device_cell(device.second),
                           format_ns(ns), format_ns(analysed), format_percent(double(ns) / double(analysed))});
   }
   uint64_t any = 0;
@@ -258,7 +264,7 @@ Table OverviewSummary::kernels_table(const TraceModel& model) {
     const uint64_t busy_ns = it != busy.end() ? it->second : 0;
     // Launches on one device all have its SM count or none do.
     const bool sm_known = k.joined > 0 && k.with_sm_count == k.joined;
-    row(std::to_string(section ? section->pid() : 0), std::to_string(device.second), k, busy_ns,
+    row(std::to_string(section ? section->pid() : 0), device_cell(device.second), k, busy_ns,
         k.sm_efficiency_ns, sm_known);
     all.add(k);
     if (sm_known) {
