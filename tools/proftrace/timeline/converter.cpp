@@ -1,7 +1,7 @@
 #include "tools/proftrace/timeline/converter.h"
 
-#include "tools/proftrace/memory/timeline_counters.h"
 #include "tools/proftrace/timeline/call_stack_pairing.h"
+#include "tools/proftrace/timeline/memory_counters.h"
 #include "tools/proftrace/timeline/string_table.h"
 #include "tools/proftrace/timeline/track_layout.h"
 #include "tools/proftrace/progress.h"
@@ -35,7 +35,7 @@ HostOperation with_stack(HostOperation op, CallStackRef stack) {
 class EventsVisitor : public RecordVisitor {
  public:
   EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join,
-                memory::TimelineMemoryCounters& memory, Progress& progress, TimelineSink& sink,
+                MemoryCounters& memory, Progress& progress, TimelineSink& sink,
                 uint64_t bytes_before)
       : layout_(layout), slices_(slices), join_(join), memory_(memory), progress_(progress), sink_(sink),
         bytes_before_(bytes_before),
@@ -168,7 +168,7 @@ class EventsVisitor : public RecordVisitor {
   TrackLayout& layout_;
   SliceWriter& slices_;
   CorrelationJoin& join_;
-  memory::TimelineMemoryCounters& memory_;
+  MemoryCounters& memory_;
   Progress& progress_;
   TimelineSink& sink_;
   uint64_t bytes_before_;
@@ -199,7 +199,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   slices.set_stacks(options.stacks);
   SliceSink join_sink(slices);
   CorrelationJoin join(join_sink, options.join_window);
-  memory::TimelineMemoryCounters memory(layout);
+  MemoryCounters memory(layout);
 
   uint64_t total_bytes = 0;
   for (const auto& input : inputs) total_bytes += input.reader->file_bytes();

@@ -1,4 +1,5 @@
-// Memory counters on `proftrace convert`'s timeline: per traced process and
+// Memory counters on `proftrace convert`'s timeline (the memory model of
+// tools/proftrace/memory, run inside the convert pass): per traced process and
 // device "GPU <n> memory allocated" and "... reserved" (and "... managed"
 // once the process uses managed memory), and "Host memory pinned" for pinned
 // and registered host memory. Values are bytes. Each sample is a
@@ -19,11 +20,11 @@
 #include "tools/proftrace/memory/time_order.h"
 #include "tools/proftrace/timeline/track_layout.h"
 
-namespace proflaunch::tools::memory {
+namespace proflaunch::tools::timeline {
 
-class TimelineMemoryCounters : private MemoryObserver {
+class MemoryCounters : private memory::MemoryObserver {
  public:
-  explicit TimelineMemoryCounters(timeline::TrackLayout& layout) : layout_(layout), state_(this) {}
+  explicit MemoryCounters(TrackLayout& layout) : layout_(layout), state_(this) {}
 
   // Every event record of the convert pass; ignores all but memory records.
   void on_record(const format::RecordView& record);
@@ -40,14 +41,15 @@ class TimelineMemoryCounters : private MemoryObserver {
     uint64_t pinned = UINT64_MAX;
     bool any_managed = false;
   };
-  void on_event(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) override;
+  void on_event(const memory::MemoryEvent& event, const memory::SpaceKey& space,
+                const memory::SpaceTotals& totals) override;
 
-  timeline::TrackLayout& layout_;
-  MemoryState state_;
-  GraphMemory graphs_;  // CUDA graph memory (memory_event.h)
-  TimeOrderBuffer order_;
-  std::map<SpaceKey, Written> written_;
+  TrackLayout& layout_;
+  memory::MemoryState state_;
+  memory::GraphMemory graphs_;  // CUDA graph memory (memory_event.h)
+  memory::TimeOrderBuffer order_;
+  std::map<memory::SpaceKey, Written> written_;
   uint64_t counter_events_ = 0;
 };
 
-}  // namespace proflaunch::tools::memory
+}  // namespace proflaunch::tools::timeline

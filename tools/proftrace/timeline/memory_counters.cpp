@@ -1,37 +1,42 @@
+#include "tools/proftrace/timeline/memory_counters.h"
+
 #include "tools/proftrace/record_text.h"
-#include "tools/proftrace/memory/timeline_counters.h"
 
 #include <string>
 
 #include "tools/proftrace/memory/memory_event.h"
 
-namespace proflaunch::tools::memory {
+namespace proflaunch::tools::timeline {
 
-void TimelineMemoryCounters::on_record(const format::RecordView& record) {
+using memory::MemoryEvent;
+using memory::SpaceKey;
+using memory::SpaceTotals;
+
+void MemoryCounters::on_record(const format::RecordView& record) {
   graphs_.observe(record, [this](const MemoryEvent& event) {
     order_.push(event, [this](const MemoryEvent& ready) { state_.apply(ready); });
   });
   const auto kind = record.record_kind();
   if (kind != format::RecordKind::kMemoryOperation && kind != format::RecordKind::kMemoryInfo) return;
-  if (auto event = decode_memory_event(record))
+  if (auto event = memory::decode_memory_event(record))
     order_.push(*event, [this](const MemoryEvent& ready) { state_.apply(ready); });
 }
 
-void TimelineMemoryCounters::finish() {
+void MemoryCounters::finish() {
   order_.finish([this](const MemoryEvent& ready) { state_.apply(ready); });
 }
 
-void TimelineMemoryCounters::on_event(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) {
+void MemoryCounters::on_event(const MemoryEvent& event, const SpaceKey& space, const SpaceTotals& totals) {
   Written& last = written_[space];
-  const bool host = space.device == kHostSpace;
+  const bool host = space.device == memory::kHostSpace;
   if (host ? totals.pinned() == last.pinned
            : totals.allocated() == last.allocated && totals.reserved() == last.reserved &&
                  totals.managed_bytes == last.managed)
     return;
-  timeline::SectionContext& section = layout_.section(space.section_id);
-  timeline::CounterSample::Value values[3];
+  SectionContext& section = layout_.section(space.section_id);
+  CounterSample::Value values[3];
   size_t count = 0;
-  timeline::Str name;
+  Str name;
   if (host) {
     name = layout_.strings().intern("Host memory");
     values[count++] = {"pinned", totals.pinned()};
@@ -49,8 +54,8 @@ void TimelineMemoryCounters::on_event(const MemoryEvent& event, const SpaceKey& 
     last.managed = totals.managed_bytes;
   }
   layout_.sink().counter(
-      timeline::CounterSample{section.pid, layout_.timeline_ns(section, event.time_ns), name, values, count});
+      CounterSample{section.pid, layout_.timeline_ns(section, event.time_ns), name, values, count});
   ++counter_events_;
 }
 
-}  // namespace proflaunch::tools::memory
+}  // namespace proflaunch::tools::timeline
