@@ -234,7 +234,7 @@
     const totals = rows.map(r => series.reduce((s, name) => s + (r[name + ' (ns)'] || 0), 0));
     const max = Math.max(1, ...totals);
     const step = (W - L - R) / Math.max(1, rows.length);
-    const bar = Math.max(1, step * 0.8);
+    const bar = Math.max(1, Math.min(60, step * 0.8));
     for (let k = 0; k <= 4; k++) {
       const y = T + (H - T - B) * (1 - k / 4);
       chart.appendChild(svg('line', { x1: L, x2: W - R, y1: y, y2: y, stroke: '#eee' }));
@@ -281,7 +281,8 @@
       chart.appendChild(svg('text', { x: L - 4, y: y(k / 4) + 4, 'text-anchor': 'end' }, (25 * k) + '%'));
     }
     for (let k = 0; k <= 5; k++)
-      chart.appendChild(svg('text', { x: x(end * k / 5), y: H - 8, 'text-anchor': 'middle' }, duration(Math.round(end * k / 5))));
+      chart.appendChild(svg('text', { x: x(end * k / 5), y: H - 8, 'text-anchor': k === 0 ? 'start' : k === 5 ? 'end' : 'middle' },
+                            duration(Math.round(end * k / 5))));
     // Stacked: each series' polygon from the running sum below it to the sum with it.
     const below = rows.map(() => 0);
     for (const name of series) {
