@@ -1,6 +1,6 @@
 // libFuzzer entry point for the proftrace commands: convert (JSON, and
-// protobuf cut into small shards), info, dump, stats, memory and export
-// (SQLite), run in
+// protobuf cut into small shards), info, dump, stats, memory, export
+// (SQLite) and report (the HTML page), run in
 // process on one trace built from the input (tools/fuzz/record_list.h).
 //
 // Built twice, as the reader fuzzer is: with clang -fsanitize=fuzzer,address
@@ -10,8 +10,8 @@
 //
 // Besides "does not crash or hang", it checks what a user is promised: every
 // command exits 0, 1 (nothing readable: with a message) or 3 (--strict and
-// damaged), and convert and export either write their output or leave none
-// (export: not even its .partial file).
+// damaged), and convert, export and report either write their output or
+// leave none (export and report: not even their .partial file).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -102,6 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CapturedStream err;
     tools::StatsCommand stats;
     stats.inputs = {input};
+    stats.timeline_bins = 7;  // the overview's activity table too
     check_exit(tools::run_stats(stats, null, err.get()), err, "stats");
   }
   {
@@ -125,6 +126,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if ((code == tools::kExitError) == exists(sql.sqlite)) invariant_broken("export's output and exit status disagree");
     if (exists(sql.sqlite + ".partial")) invariant_broken("export left its .partial file");
     std::remove(sql.sqlite.c_str());
+  }
+  {
+    CapturedStream err;
+    tools::ReportCommand report;
+    report.inputs = {input};
+    report.output = prefix + ".html";
+    report.strict = size % 2 == 0;
+    report.quiet = true;
+    report.top = 5;
+    const int code = tools::run_report(report, err.get());
+    check_exit(code, err, "report");
+    if ((code == tools::kExitError) == exists(report.output)) invariant_broken("report's page and exit status disagree");
+    if (exists(report.output + ".partial")) invariant_broken("report left its .partial file");
+    std::remove(report.output.c_str());
   }
   std::fclose(null);
   std::remove(input.c_str());
