@@ -416,8 +416,17 @@ void ProtobufEmitter::thread(const timeline::ThreadTrack& thread) {
 }
 
 ProtobufEmitter::Track& ProtobufEmitter::track(uint32_t pid, uint32_t tid) {
-  auto found = tracks_.find(track_key(pid, tid));
-  if (found != tracks_.end()) return found->second;
+  const uint64_t key = track_key(pid, tid);
+  // Consecutive events are mostly on one track (or two, a call and its GPU
+  // work): remember the last two; elements of an unordered_map stay put.
+  for (auto& [cached_key, cached] : last_tracks_)
+    if (cached != nullptr && cached_key == key) return *cached;
+  auto found = tracks_.find(key);
+  if (found != tracks_.end()) {
+    last_tracks_[1] = last_tracks_[0];
+    last_tracks_[0] = {key, &found->second};
+    return found->second;
+  }
   // A track the timeline did not declare: a thread without a name (a
   // process's main thread, or a thread whose definitions were lost).
   thread(timeline::ThreadTrack{pid, tid, std::string_view(), 0, timeline::ThreadKind::kThread});

@@ -169,6 +169,7 @@ class ProtobufEmitter : public timeline::TimelineSink {
   uint64_t next_uuid_ = 1;
   uint64_t next_order_ = 0;
   std::unordered_map<uint64_t, Track> tracks_;  // (pid << 32 | tid); process tracks at tid 0xFFFFFFFF
+  std::pair<uint64_t, Track*> last_tracks_[2] = {};
   std::map<std::tuple<uint32_t, uint32_t, std::string>, uint64_t> counter_tracks_;  // (pid, name iid, key)
   std::vector<Descriptor> descriptors_;
   InternTable names_, categories_, annotation_names_, annotation_values_, function_names_;
