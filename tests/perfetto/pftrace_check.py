@@ -18,13 +18,18 @@ applies (perfetto-format.md, "Importer rules that bite"):
     categories, debug annotation names and string values, callstacks, their
     frames and the frames' function names;
   - a ClockSnapshot defines every clock a timestamp is on before it is used,
-    relating it to the trace clock;
+    relating it to the trace clock; an incremental clock (is_incremental) is
+    sequence-scoped (64-127), and each packet's timestamp on it is a delta
+    from the previous packet's on it, read as a signed 64-bit value in
+    unit_multiplier_ns units (as the importer's ClockSynchronizer does);
   - every track is described before its events, a parent before its child,
     a counter track's descriptor is a counter;
   - slices nest on each track once sorted by (timestamp, file order): every
     end closes an open slice, none stays open at the end;
-  - each flow id starts once (flow_ids) and ends once (terminating_flow_ids),
-    and the arrow does not point back in time.
+  - each flow id starts once (flow_ids, or flow_ids_old as varints) and ends
+    once (terminating_flow_ids, or terminating_flow_ids_old), and the arrow
+    does not point back in time; an event carries an id in at most one of
+    each pair (the importer ignores the _old field when both are present).
 
 With --json, the events the importer would build from the protobuf (slices
 with their times, names, categories, args and call stacks; instants; async
@@ -111,6 +116,7 @@ class Checker:
         self.cleared = False
         self.defaults_clock = None
         self.clocks = {}  # clock id -> (its timestamp, monotonic timestamp)
+        self.incremental = {}  # incremental clock id -> [unit_multiplier_ns, its last timestamp]
         self.tracks = {}  # uuid -> descriptor dict
         self.track_events = []  # (ts, order, uuid, type, event dict)
         self.flow_out = {}
@@ -160,15 +166,27 @@ class Checker:
             self.problem(f"packet {index}: timestamp on clock {clock}, which no ClockSnapshot defined before")
             return packet[8]
         theirs, monotonic = self.clocks[clock]
+        value = packet[8]
+        if clock in self.incremental:
+            # A delta from the previous packet on this clock, signed.
+            state = self.incremental[clock]
+            state[1] = to_int64((state[1] + to_int64(value) * state[0]) % (1 << 64))
+            value = state[1]
         # The importer's arithmetic: 64-bit, signed.
-        return to_int64((packet[8] - theirs + monotonic) % (1 << 64))
+        return to_int64((value - theirs + monotonic) % (1 << 64))
 
     def read_snapshot(self, data, index):
         snapshot = as_dict(data, repeated=(1,))
         values = {}
+        incremental = {}
         for clock in snapshot.get(1, []):
             entry = as_dict(clock)
-            values[entry.get(1, 0)] = entry.get(2, 0)
+            unit = entry.get(4, 0) or 1
+            values[entry.get(1, 0)] = entry.get(2, 0) * unit
+            if entry.get(3):
+                incremental[entry.get(1, 0)] = unit
+            elif unit != 1:
+                self.problem(f"packet {index}: clock {entry.get(1, 0)} counts in units of {unit} ns (not checked here)")
         if MONOTONIC not in values:
             self.problem(f"packet {index}: a ClockSnapshot without CLOCK_MONOTONIC")
             return
@@ -178,6 +196,13 @@ class Checker:
             if clock not in BUILTIN_CLOCKS and not 64 <= clock < 128:
                 self.problem(f"packet {index}: clock id {clock} is neither builtin nor sequence-scoped")
             self.clocks[clock] = (value, values[MONOTONIC])
+            if clock in incremental:
+                if not 64 <= clock < 128:
+                    self.problem(f"packet {index}: clock {clock} is incremental but not sequence-scoped")
+                # The snapshot sets the clock; the next packet's delta is from it.
+                self.incremental[clock] = [incremental[clock], value]
+            else:
+                self.incremental.pop(clock, None)
 
     def read_descriptor(self, data, index):
         d = as_dict(data)
@@ -222,7 +247,7 @@ class Checker:
         return None
 
     def read_event(self, data, packet, index, needs, ts, order):
-        e = as_dict(data, repeated=(3, 4, 22, 47, 48))
+        e = as_dict(data, repeated=(3, 4, 22, 36, 42, 47, 48))
         kind = e.get(9, 0)
         uuid = e.get(11, 0)
         if uuid not in self.tracks:
@@ -261,8 +286,11 @@ class Checker:
             if track is not None and not track["counter"]:
                 self.problem(f"packet {index}: a counter value on track {uuid}, which is not a counter")
             event["value"] = to_int64(e.get(30, 0))
-        event["flow_out"] = e.get(47, [])
-        event["flow_in"] = e.get(48, [])
+        for fixed, varint, what in ((47, 36, "flow_ids"), (48, 42, "terminating_flow_ids")):
+            if fixed in e and varint in e:
+                self.problem(f"packet {index}: {what} and {what}_old on one event (the importer reads only {what})")
+        event["flow_out"] = e.get(47, e.get(36, []))
+        event["flow_in"] = e.get(48, e.get(42, []))
         if kind not in (SLICE_BEGIN, SLICE_END, INSTANT, COUNTER):
             self.problem(f"packet {index}: track event type {kind}")
         self.track_events.append((ts, order, uuid, kind, event))

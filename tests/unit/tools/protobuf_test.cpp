@@ -98,6 +98,10 @@ std::string gunzip_file(const std::string& path) {
 // What the importer makes of one file: its packets in order, the slices
 // (begins paired with ends per track after sorting by timestamp, then file
 // order), and whether every track was described before its first event.
+// Timestamps as the importer reads them: on the sequence's incremental clock
+// a delta (signed) from the previous packet's on it, set by the
+// ClockSnapshot; with timestamp_clock_id MONOTONIC, absolute. All relative
+// to the snapshot's MONOTONIC reading.
 struct Imported {
   size_t packets = 0;
   bool starts_with_clock = false;
@@ -116,9 +120,23 @@ Imported import(const std::string& data) {
     uint64_t type;
   };
   std::vector<Event> events;
+  int64_t monotonic_base = 0, incremental_clock = 0;
+  bool has_incremental_clock = false;
   for (const Field& packet_field : decode(data)) {
     const std::vector<Field> packet = decode(packet_field.bytes);
     if (result.packets++ == 0) result.starts_with_clock = find(packet, 6) != nullptr;
+    if (const Field* snapshot = find(packet, 6)) {
+      for (const Field& clock : decode(snapshot->bytes)) {
+        if (clock.number != 1) continue;  // ClockSnapshot.clocks
+        const std::vector<Field> entry = decode(clock.bytes);
+        const uint64_t id = find(entry, 1)->value, value = find(entry, 2)->value;
+        if (id == 3) monotonic_base = static_cast<int64_t>(value);
+        if (id == 64 && find(entry, 3) != nullptr && find(entry, 3)->value == 1) {
+          has_incremental_clock = true;
+          incremental_clock = static_cast<int64_t>(value);
+        }
+      }
+    }
     if (const Field* descriptor = find(packet, 60)) result.described.insert(find(decode(descriptor->bytes), 1)->value);
     const Field* event = find(packet, 11);
     if (event == nullptr) continue;
@@ -126,10 +144,18 @@ Imported import(const std::string& data) {
     const uint64_t track = find(fields, 11)->value;
     if (result.described.count(track) == 0) result.problems.push_back("an event before its track's descriptor");
     for (const Field& f : fields) {
-      if (f.number == 47) ++result.flows_out[f.value];
-      if (f.number == 48) ++result.flows_in[f.value];
+      if (f.number == 47 || f.number == 36) ++result.flows_out[f.value];
+      if (f.number == 48 || f.number == 42) ++result.flows_in[f.value];
     }
-    events.push_back(Event{static_cast<int64_t>(find(packet, 8)->value), events.size(), track, find(fields, 9)->value});
+    const int64_t raw = static_cast<int64_t>(find(packet, 8)->value);
+    int64_t ts;
+    if (find(packet, 58) != nullptr) {
+      ts = raw - monotonic_base;
+    } else {
+      if (!has_incremental_clock) result.problems.push_back("a timestamp before the incremental clock's snapshot");
+      ts = incremental_clock += raw;
+    }
+    events.push_back(Event{ts, events.size(), track, find(fields, 9)->value});
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.ts < b.ts; });
   std::map<uint64_t, std::vector<int64_t>> open;
@@ -268,6 +294,78 @@ TEST_F(EmitterTest, ManyInterleavedSlicesPassThroughTheReorderBufferIntact) {
   for (const auto& [track, begin, end] : imported.slices) got.emplace(begin, end);
   EXPECT_EQ(got, want);
   EXPECT_EQ(emitter->events(), 3000u);
+}
+
+TEST_F(EmitterTest, TimestampsAreDeltasInFileOrderAndStepBackAsNegativeDeltas) {
+  // Two tracks: the second's slices are earlier than the first's, so the
+  // file steps back in time between them.
+  const std::string file = path("deltas.pftrace");
+  auto emitter = open(file);
+  emitter->thread(tl::ThreadTrack{10, 12, "other", 1, tl::ThreadKind::kThread});
+  std::multiset<std::tuple<uint32_t, int64_t, int64_t>> want;
+  for (int64_t i = 0; i < 100; ++i) {
+    slice(*emitter, 1'000'000 + i * 1000, 1'000'000 + i * 1000 + 500);
+    want.emplace(11, 1'000'000 + i * 1000, 1'000'000 + i * 1000 + 500);
+    tl::Slice s{};
+    s.track = tl::TrackRef{10, 12};
+    s.begin_ns = i * 1000 + 3;
+    s.end_ns = i * 1000 + 7;
+    s.name = tl::Str{"early", 0};
+    emitter->slice(s);
+    want.emplace(12, i * 1000 + 3, i * 1000 + 7);
+  }
+  // Before the timeline's start (another host's clock): absolute MONOTONIC.
+  tl::Slice before{};
+  before.track = tl::TrackRef{10, 12};
+  before.begin_ns = -2000;
+  before.end_ns = -1000;
+  before.name = tl::Str{"before", 0};
+  emitter->slice(before);
+  want.emplace(12, -2000, -1000);
+  std::string error;
+  ASSERT_TRUE(emitter->finish(&error)) << error;
+
+  const std::string data = read_file(file);
+  const Imported imported = import(data);
+  EXPECT_TRUE(imported.problems.empty()) << imported.problems.front();
+  std::multiset<std::tuple<uint32_t, int64_t, int64_t>> got;
+  for (const auto& [track, begin, end] : imported.slices) got.emplace(track == 2 ? 11 : 12, begin, end);
+  EXPECT_EQ(got, want);
+  // Small steps take small varints: most timestamps here are 1-3 bytes.
+  size_t timestamps = 0, short_ones = 0, negative = 0;
+  for (const Field& packet_field : decode(data)) {
+    for (const Field& f : decode(packet_field.bytes)) {
+      if (f.number != 8) continue;
+      ++timestamps;
+      if (f.value < (uint64_t{1} << 21)) ++short_ones;
+      if (static_cast<int64_t>(f.value) < 0) ++negative;
+    }
+  }
+  EXPECT_GT(negative, 0u);
+  EXPECT_GT(short_ones, timestamps * 3 / 4);
+}
+
+TEST_F(EmitterTest, FlowIdsAreVarintsBelowTwoToThe56AndFixed64Above) {
+  const std::string file = path("flows.pftrace");
+  auto emitter = open(file);
+  const uint64_t big = (uint64_t{1} << 56) + 5;
+  slice(*emitter, 100, 200, 7, 0);
+  slice(*emitter, 300, 400, big, 0);
+  slice(*emitter, 500, 600, 0, 7);
+  slice(*emitter, 700, 800, 0, big);
+  std::string error;
+  ASSERT_TRUE(emitter->finish(&error)) << error;
+  std::map<uint32_t, std::vector<uint64_t>> flows;  // field -> ids
+  for (const Field& packet_field : decode(read_file(file))) {
+    const std::vector<Field> packet = decode(packet_field.bytes);
+    if (const Field* event = find(packet, 11))
+      for (const Field& f : decode(event->bytes))
+        if (f.number == 36 || f.number == 42 || f.number == 47 || f.number == 48) flows[f.number].push_back(f.value);
+  }
+  EXPECT_EQ(flows[36], std::vector<uint64_t>{7});
+  EXPECT_EQ(flows[42], std::vector<uint64_t>{7});
+  EXPECT_EQ(flows[47], std::vector<uint64_t>{big});
+  EXPECT_EQ(flows[48], std::vector<uint64_t>{big});
 }
 
 TEST_F(EmitterTest, ShardsEachStartWithTheClockAndDescribeEveryTrackTheyUse) {

@@ -49,6 +49,11 @@ class ProtoBuffer {
   void varint(uint64_t value) {
     ensure(10);
     char* out = data_.get() + size_;
+    if (value < 0x80) {  // tags, iids, small values: most varints
+      *out = static_cast<char>(value);
+      ++size_;
+      return;
+    }
     while (value >= 0x80) {
       *out++ = static_cast<char>(value | 0x80);
       value >>= 7;
@@ -115,7 +120,10 @@ class ProtoBuffer {
 
  private:
   void ensure(size_t more) {
-    if (size_ + more <= capacity_) return;
+    if (size_ + more <= capacity_) [[likely]] return;
+    grow(more);
+  }
+  void grow(size_t more) {
     size_t capacity = capacity_ == 0 ? 256 : capacity_ * 2;
     while (capacity < size_ + more) capacity *= 2;
     std::unique_ptr<char[]> data(new char[capacity]);

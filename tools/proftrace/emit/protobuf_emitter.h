@@ -3,8 +3,10 @@
 // project's subset schema is tests/perfetto_subset.proto).
 //
 // - One packet sequence. It starts with a ClockSnapshot that makes
-//   CLOCK_MONOTONIC the trace clock, and packet defaults that put every
-//   timestamp on it: timestamps are the traced processes' own MONOTONIC ns.
+//   CLOCK_MONOTONIC the trace clock and relates an incremental timeline
+//   clock to it, and packet defaults that put every timestamp on that
+//   clock: a packet's timestamp is the ns since the previous timed packet's
+//   (file order; negative as two's complement).
 // - TrackDescriptors: a process per timeline process (GPUs too, with their
 //   synthetic pids), a thread descriptor per traced thread, a named child
 //   track for every other track (streams, NVTX domains, capture windows),
@@ -19,7 +21,8 @@
 //   small reorder buffer: begins by time, outer first, and the ends of
 //   slices that close at a begin's time before it.
 // - Flows: flow_ids on the call's begin, terminating_flow_ids on the GPU
-//   work's begin.
+//   work's begin; as varints (the deprecated _old fields the importer still
+//   reads) when the id is below 2^56.
 // - Memory stays bounded: per track at most kReorderSlices encoded begins.
 //
 // Sharding: once a file passes `max_bytes` the emitter closes every open
@@ -127,6 +130,10 @@ class ProtobufEmitter : public timeline::TimelineSink {
   Track& process_track(uint32_t pid);
   uint64_t counter_track(uint32_t pid, timeline::Str name, const char* key);
   void declare(std::string packet);
+  // The timestamp field(s) of the packet written next at `ns`, into `out`
+  // (kMaxTimestampBytes); moves the incremental clock. Call in file order.
+  size_t timestamp_fields(int64_t ns, char* out);
+  static constexpr size_t kMaxTimestampBytes = 16;
   void start_packet(int64_t ns, bool with_timestamp = true);
   void end_packet_into(std::string& out);
   void flush_interned();
@@ -151,6 +158,8 @@ class ProtobufEmitter : public timeline::TimelineSink {
   uint64_t events_ = 0;
   uint64_t bytes_before_file_ = 0;
   int64_t base_ns_ = 0;
+  int64_t clock_ns_ = 0;  // the incremental timeline clock: the last timestamp written on it
+  std::string arena_scratch_;
 
   ProtoBuffer packet_;    // the packet being built
   ProtoBuffer interned_;  // InternedData entries not yet written
@@ -160,6 +169,7 @@ class ProtobufEmitter : public timeline::TimelineSink {
   uint64_t next_uuid_ = 1;
   uint64_t next_order_ = 0;
   std::unordered_map<uint64_t, Track> tracks_;  // (pid << 32 | tid); process tracks at tid 0xFFFFFFFF
+  std::pair<uint64_t, Track*> last_tracks_[2] = {};
   std::map<std::tuple<uint32_t, uint32_t, std::string>, uint64_t> counter_tracks_;  // (pid, name iid, key)
   std::vector<Descriptor> descriptors_;
   InternTable names_, categories_, annotation_names_, annotation_values_, function_names_;
