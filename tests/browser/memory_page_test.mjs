@@ -11,10 +11,9 @@
 // from the target program's own output): {"device": {"peak_bytes": N,
 // "live_at_peak": [bytes, ...], "failures": N, "failed_request": N},
 // "host": {"peak_bytes": N, "failures": N}}.
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { checker, launchChromium, offlinePage } from './harness.mjs';
 
 const [pagePath, expectedPath, screenshotPath] = process.argv.slice(2);
 if (!screenshotPath) {
@@ -22,11 +21,7 @@ if (!screenshotPath) {
   process.exit(2);
 }
 const expected = JSON.parse(fs.readFileSync(expectedPath, 'utf8'));
-const failures = [];
-function check(condition, message) {
-  if (!condition) failures.push(message);
-  console.log((condition ? 'ok   ' : 'FAIL ') + message);
-}
+const check = checker();
 // The page's size format: binary units, one decimal.
 function human(bytes) {
   if (bytes < 1024) return bytes + ' B';
@@ -36,26 +31,9 @@ function human(bytes) {
   return value.toFixed(1) + ' ' + units[unit];
 }
 
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'proflaunch-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-         '--disable-component-update', '--no-first-run', '--disable-sync'],
-  viewport: { width: 1100, height: 1500 },
-});
+const browser = await launchChromium({ viewport: { width: 1100, height: 1500 } });
 try {
-  const external = [];
-  await context.route('**/*', route => {
-    const url = route.request().url();
-    if (url.startsWith('file:')) return route.continue();
-    external.push(url);
-    return route.abort();
-  });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', e => errors.push(e.message));
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  const { page, external, errors } = await offlinePage(browser.context);
   await page.goto('file://' + path.resolve(pagePath));
   await page.waitForSelector('body[data-ready="true"]', { timeout: 10000 });
   check(external.length === 0, `no network request (saw: ${external.join(', ') || 'none'})`);
@@ -132,12 +110,7 @@ try {
   await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
   await page.screenshot({ path: screenshotPath, fullPage: true });
 } finally {
-  await context.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  await browser.close();
 }
-
-if (failures.length) {
-  console.error(`${failures.length} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed; screenshot: ' + screenshotPath);
+console.log('screenshot: ' + screenshotPath);
+check.finish();

@@ -13,10 +13,9 @@
 // STATS.json: `stats --json --top 200 --timeline-bins 240`, plus the code
 // tables by function, file and module as sections code-function, code-file,
 // code-module. EXPECTED.json: {"ranks": N, "found": {rule: [file:line, ...]}}.
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { checker, launchChromium, offlinePage } from './harness.mjs';
 
 const [pagePath, statsPath, expectedPath, outDir] = process.argv.slice(2);
 if (!outDir) {
@@ -25,34 +24,13 @@ if (!outDir) {
 }
 const stats = JSON.parse(fs.readFileSync(statsPath, 'utf8'));
 const expected = JSON.parse(fs.readFileSync(expectedPath, 'utf8'));
-const failures = [];
-function check(condition, message) {
-  if (!condition) failures.push(message);
-  console.log((condition ? 'ok   ' : 'FAIL ') + message);
-}
+const check = checker();
 const cell = value => (value === null || value === undefined ? '' : String(value));
 const tableOf = (section, title) => stats.tables.find(t => t.section === section && (!title || t.title.startsWith(title)));
 
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'proflaunch-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-         '--disable-component-update', '--no-first-run', '--disable-sync'],
-  viewport: { width: 1100, height: 1200 },
-});
+const browser = await launchChromium({ viewport: { width: 1100, height: 1200 } });
 try {
-  const external = [];
-  await context.route('**/*', route => {
-    const url = route.request().url();
-    if (url.startsWith('file:')) return route.continue();
-    external.push(url);
-    return route.abort();
-  });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', e => errors.push(e.message));
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  const { page, external, errors } = await offlinePage(browser.context);
   await page.goto('file://' + path.resolve(pagePath));
   await page.waitForSelector('body[data-report-ready="true"]', { timeout: 15000 });
   check(external.length === 0, `no network request (saw: ${external.join(', ') || 'none'})`);
@@ -244,12 +222,6 @@ try {
   check(opened === 'kernels', `#kernels opens the kernels tab (${opened})`);
   check(errors.length === 0, `still no script error (saw: ${errors.join('; ') || 'none'})`);
 } finally {
-  await context.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  await browser.close();
 }
-
-if (failures.length) {
-  console.error(`${failures.length} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed');
+check.finish();

@@ -14,10 +14,7 @@
 // Exit status 0 when every check passed. Only requests to 127.0.0.1 reach
 // the network; https://ui.perfetto.dev and https://elsewhere.example are
 // answered by the route handlers below.
-import { chromium } from 'playwright-core';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { checker, launchChromium } from './harness.mjs';
 
 const [mode, url, expectedSha, expectedBytes] = process.argv.slice(2);
 if (!expectedBytes || !['direct', 'opener'].includes(mode)) {
@@ -25,11 +22,7 @@ if (!expectedBytes || !['direct', 'opener'].includes(mode)) {
   process.exit(2);
 }
 const UI = 'https://ui.perfetto.dev';
-const failures = [];
-function check(condition, message) {
-  if (!condition) failures.push(message);
-  console.log((condition ? 'ok   ' : 'FAIL ') + message);
-}
+const check = checker();
 
 // SHA-256 of an ArrayBuffer, in the page (hex).
 const DIGEST = `async function digest(buffer) {
@@ -63,13 +56,8 @@ async function allowLocalNetwork(page, origins) {
     await cdp.send('Browser.grantPermissions', { permissions: known, origin });
 }
 
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'proflaunch-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-         '--disable-component-update', '--no-first-run', '--disable-sync'],
-});
+const browser = await launchChromium();
+const context = browser.context;
 try {
   await context.route(/^https:\/\/(ui\.perfetto\.dev|elsewhere\.example)\//, route =>
     route.fulfill({ status: 200, contentType: 'text/html', body: STAND_IN_UI }));
@@ -114,10 +102,6 @@ try {
 } catch (error) {
   check(false, 'no exception: ' + error.message);
 } finally {
-  await context.close();
-  fs.rmSync(profile, { recursive: true, force: true });
+  await browser.close();
 }
-if (failures.length > 0) {
-  console.error(`${failures.length} check(s) failed`);
-  process.exit(1);
-}
+check.finish();
