@@ -127,7 +127,9 @@
     this.table.columns.forEach((name, c) => {
       const value = row[name];
       const numeric = typeof value === 'number' || value === null;
-      const td = el('td', { class: numeric ? 'num' : 'text' }, formatCell(value, this.kinds[c]));
+      const shown = formatCell(value, this.kinds[c]);
+      // Short text stays on one line (the table scrolls sideways); long text wraps.
+      const td = el('td', { class: numeric ? 'num' : shown.length > 48 ? 'text long' : 'text' }, shown);
       td.setAttribute('data-value', value === null || value === undefined ? '' : String(value));
       if (numeric && this.kinds[c] === 'ns' && value !== null) td.title = grouped(value) + ' ns';
       tr.appendChild(td);
