@@ -1,6 +1,7 @@
 #include "tools/proftrace/report/report_page.h"
 
 #include "tools/proftrace/html_text.h"
+#include "tools/proftrace/json_writer.h"
 
 namespace proflaunch::tools::report::assets {
 extern const char kReportPageHtml[];
@@ -17,37 +18,16 @@ namespace proflaunch::tools::report {
 
 namespace {
 
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string quoted_list(const std::vector<std::string>& items) {
   std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + quoted(items[i]);
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_quoted(items[i]);
   return out + "]";
 }
 
 }  // namespace
 
 std::string report_json(const ReportData& data, bool with_memory) {
-  std::string json = "{\"title\": " + quoted(data.title) + ", \"version\": " + quoted(PROFLAUNCH_VERSION) +
+  std::string json = "{\"title\": " + json_quoted(data.title) + ", \"version\": " + json_quoted(PROFLAUNCH_VERSION) +
                      ", \"inputs\": " + quoted_list(data.inputs) + ", \"notes\": " + quoted_list(data.notes) +
                      ",\n\"stats\": " + stats::tables_json(data.tables) +
                      ",\n\"memory\": " + (data.memory_json.empty() || !with_memory ? std::string("null") : data.memory_json) +
