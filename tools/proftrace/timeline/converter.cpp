@@ -3,9 +3,12 @@
 #include "tools/proftrace/timeline/call_stack_pairing.h"
 #include "tools/proftrace/timeline/memory_counters.h"
 #include "tools/proftrace/timeline/string_table.h"
+#include "tools/proftrace/timeline/threaded_sink.h"
 #include "tools/proftrace/timeline/track_layout.h"
 #include "tools/proftrace/progress.h"
 #include "tools/proftrace/record_text.h"
+
+#include <optional>
 
 namespace proflaunch::tools::timeline {
 
@@ -180,8 +183,11 @@ class EventsVisitor : public RecordVisitor {
 
 }  // namespace
 
-bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineSink& sink,
+bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineSink& output,
              const ConvertOptions& options, ConvertResult* result, std::string* error) {
+  std::optional<ThreadedSink> threaded;
+  if (options.writer_thread) threaded.emplace(output);
+  TimelineSink& sink = threaded ? static_cast<TimelineSink&>(*threaded) : output;
   // Several hosts: align their clocks before anything is placed (a first
   // pass over the events collects the collectives that end together).
   HostClockOffsets offsets = HostClockOffsets::from_snapshots(model);

@@ -27,6 +27,9 @@ struct ConvertOptions {
   size_t join_window = 1 << 17;
   bool show_progress = false;
   bool stacks = true;  // the call stack of API slices that have a CallStack
+  // Hand the events to the sink on a thread of its own (threaded_sink.h):
+  // the output is the same, written beside the reading.
+  bool writer_thread = true;
 };
 
 struct ConvertResult {

@@ -73,16 +73,23 @@ enum class ArgType : uint8_t {
   kStack,       // the event's call stack (Slice::stack): text in JSON, an interned callstack in protobuf
 };
 
+// One arg: `type` says which member of the union holds its value (kBool in
+// `i`). 40 bytes: every slice carries several, and they are copied when the
+// timeline hands events to a sink on another thread (threaded_sink.h).
 struct Arg {
+  Arg() : i(0) {}
+
   const char* key = "";
   ArgType type = ArgType::kInt;
-  int64_t i = 0;
-  uint64_t u = 0;
-  double d = 0;
-  Str s;
-  format::Dim3 dim{};
-  const Str* list = nullptr;
-  size_t list_size = 0;
+  uint32_t list_size = 0;  // kStringList
+  union {
+    int64_t i;
+    uint64_t u;
+    double d;
+    Str s;
+    format::Dim3 dim;
+    const Str* list;  // kStringList: `list_size` entries
+  };
 };
 
 // Args of one event, in the order they are written. Bounded: no event has
@@ -115,9 +122,16 @@ class Args {
   void add_list(const char* key, const Str* list, size_t size) {
     Arg& arg = push(key, ArgType::kStringList);
     arg.list = list;
-    arg.list_size = size;
+    arg.list_size = static_cast<uint32_t>(size);
   }
   void add_stack() { push("stack", ArgType::kStack); }
+
+  // Replaces the args with copies of `args` (at most kCapacity): their
+  // strings must outlive these args' use.
+  void assign(const Arg* args, size_t count) {
+    size_ = count < kCapacity ? count : kCapacity;
+    for (size_t i = 0; i < size_; ++i) args_[i] = args[i];
+  }
 
   const Arg* data() const { return args_; }
   size_t size() const { return size_; }
