@@ -45,7 +45,8 @@ Performance section quotes this script's output and says how it was made.
      mode, both traced, per launch over the null driver; and the most
      compressed data the ring held (its bound is never passed)
   q  proftrace convert to Perfetto protobuf (.pftrace) at the two trace
-     lengths of e: events/s, bytes per event in the file, peak memory
+     lengths of e, packets deflated (the default), zstd-compressed and
+     plain: events/s, bytes per event in the file, peak memory
 
 PROFLAUNCH_BENCH_FIGURES=ci meson compile -C build bench runs only figures c
 and i (any letters; default all).
@@ -195,14 +196,14 @@ def bytes_per_event(args, steps):
         return os.path.getsize(trace), events
 
 
-def convert_run(args, events, output="out.json"):
+def convert_run(args, events, output="out.json", extra=()):
     """Input events/s, peak RSS (MiB), trace bytes, output bytes and timeline events written."""
     with tempfile.TemporaryDirectory() as work:
         trace = os.path.join(work, "synthetic.trace")
         run([args.synthetic_trace, "-n", str(events), "-o", trace])
         out = os.path.join(work, output)
         start = time.monotonic()
-        child = subprocess.Popen([args.proftrace, "convert", trace, "-o", out, "--max-size", "0"],
+        child = subprocess.Popen([args.proftrace, "convert", trace, "-o", out, "--max-size", "0", *extra],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.monotonic() - start
@@ -466,11 +467,22 @@ def main():
                   f"{rate / 1e6:.2f} M events/s, peak RSS {rss:.0f} MiB |")
 
     if "q" in figures:
+        # The packets deflated (the default), zstd-compressed, and plain; the
+        # median of three runs each, the compressions alternating.
         for n in args.convert_events:
-            rate, rss, trace_bytes, out_bytes, written = convert_run(args, n, "out.pftrace")
-            print(f"| q | proftrace convert to protobuf, {n / 1e6:.0f} M events ({trace_bytes / 1e6:.0f} MB trace) | "
-                  f"{rate / 1e6:.2f} M events/s, {out_bytes / max(written, 1):.1f} bytes per event "
-                  f"({out_bytes / 1e6:.0f} MB, {written} events), peak RSS {rss:.0f} MiB |")
+            runs = {}
+            for _ in range(3):
+                for compression in ("deflate", "zstd", "none"):
+                    runs.setdefault(compression, []).append(
+                        convert_run(args, n, "out.pftrace", ("--compression", compression)))
+            for compression, results in runs.items():
+                rate = statistics.median(r[0] for r in results)
+                rss = max(r[1] for r in results)
+                trace_bytes, out_bytes, written = results[0][2], results[0][3], results[0][4]
+                print(f"| q | proftrace convert to protobuf ({compression}), {n / 1e6:.0f} M events "
+                      f"({trace_bytes / 1e6:.0f} MB trace) | {rate / 1e6:.2f} M events/s (median of 3), "
+                      f"{out_bytes / max(written, 1):.1f} bytes per event ({out_bytes / 1e6:.0f} MB, "
+                      f"{written} events), peak RSS {rss:.0f} MiB |")
 
     if "f" in figures:
         labels = {

@@ -3,12 +3,18 @@
 `proftrace convert` against the importer's rules, and compares it with the
 JSON of the same trace.
 
-    pftrace_check.py OUT.pftrace [--json OUT.json] [--sizes]
+    pftrace_check.py OUT.pftrace [--json OUT.json] [--sizes] [--expand PLAIN.pftrace]
 
 Decodes the wire format by hand (field numbers: tests/perfetto/perfetto_subset.proto,
 from /work/shared/perfetto-format.md) and applies the rules the importer
 applies (perfetto-format.md, "Importer rules that bite"):
 
+  - a bundle of compressed packets (compressed_packets: deflate in zlib
+    format, as Perfetto's service writes it; zstd_compressed_packets: one
+    zstd frame) holds nothing else, stays under 512 KiB with its field ids
+    and sizes, decompresses to whole packets, and is not nested; its
+    packets count as if they stood in its place (the importer parses them
+    there);
   - every packet is on a sequence (trusted_packet_sequence_id != 0) and
     carries at most one payload (track_event, track_descriptor, clock_snapshot);
   - the sequence's incremental state is cleared (sequence_flags & 1) before
@@ -44,6 +50,7 @@ import gzip
 import json
 import struct
 import sys
+import zlib
 
 # ---- wire format ------------------------------------------------------------
 
@@ -91,6 +98,50 @@ def to_int64(value):
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+def varint_bytes(value):
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+# TracePacket fields that hold packets compressed with deflate (zlib format,
+# as Perfetto's service writes them) or zstd.
+COMPRESSED_PACKETS = 50
+ZSTD_COMPRESSED_PACKETS = 133
+BUNDLE_FIELDS = (COMPRESSED_PACKETS, ZSTD_COMPRESSED_PACKETS)
+
+
+def zstd_decompress(payload):
+    """One zstd frame, through the system's libzstd (no Python module needed)."""
+    import ctypes
+    import ctypes.util
+    lib = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+    lib.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+    lib.ZSTD_getFrameContentSize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.ZSTD_decompress.restype = ctypes.c_size_t
+    lib.ZSTD_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+    size = lib.ZSTD_getFrameContentSize(payload, len(payload))
+    if size >= (1 << 64) - 2:
+        raise ValueError("no content size in the zstd frame")
+    out = ctypes.create_string_buffer(max(size, 1))
+    got = lib.ZSTD_decompress(out, size, payload, len(payload))
+    if lib.ZSTD_isError(got) or got != size:
+        raise ValueError("zstd frame does not decompress")
+    return out.raw[:size]
+
+
+def expanded(checker, data):
+    """The trace with every bundle replaced by its packets: what protoc can decode."""
+    out = bytearray()
+    for packet in checker.packets(data):
+        out += b"\x0a" + varint_bytes(len(packet)) + packet
+    return bytes(out)
+
+
 def as_dict(data, repeated=()):
     """Field number -> value (last wins), or list for `repeated` fields."""
     out = {}
@@ -122,6 +173,7 @@ class Checker:
         self.flow_out = {}
         self.flow_in = {}
         self.sizes = collections.Counter()
+        self.bundles = 0
 
     def problem(self, text):
         if len(self.problems) < 50:
@@ -295,12 +347,39 @@ class Checker:
             self.problem(f"packet {index}: track event type {kind}")
         self.track_events.append((ts, order, uuid, kind, event))
 
+    def packets(self, data, bundled=False):
+        """The trace's packets in the order the importer parses them: a
+        bundle (compressed_packets, zstd_compressed_packets) is replaced by
+        the packets it holds."""
+        for field, wire, packet_bytes in fields(data):
+            if field != 1 or wire != 2:
+                self.problem(f"the {'bundle' if bundled else 'trace'} holds field {field} (wire type {wire}), not packets")
+                continue
+            bundle = [(f, v) for f, w, v in fields(packet_bytes) if f in BUNDLE_FIELDS and w == 2]
+            if not bundle:
+                yield packet_bytes
+                continue
+            self.bundles += 1
+            others = [f for f, _, _ in fields(packet_bytes) if f not in BUNDLE_FIELDS]
+            if others or len(bundle) > 1:
+                self.problem(f"bundle {self.bundles}: fields {others} beside the compressed packets (the importer reads only those)")
+            if bundled:
+                self.problem(f"bundle {self.bundles}: a bundle inside a bundle")
+            size = 1 + len(varint_bytes(len(packet_bytes))) + len(packet_bytes)
+            if size >= 512 * 1024:
+                self.problem(f"bundle {self.bundles}: {size} bytes, Perfetto's limit is 512 KiB")
+            codec, payload = bundle[0]
+            try:
+                inner = zlib.decompress(payload) if codec == COMPRESSED_PACKETS else zstd_decompress(payload)
+            except (zlib.error, ValueError) as e:
+                self.problem(f"bundle {self.bundles}: does not decompress: {e}")
+                continue
+            self.sizes["compressed bundles"] += size
+            yield from self.packets(inner, bundled=True)
+
     def read(self, data):
         order = 0
-        for index, (field, wire, packet_bytes) in enumerate(fields(data)):
-            if field != 1 or wire != 2:
-                self.problem(f"the trace holds field {field} (wire type {wire}), not packets")
-                continue
+        for index, packet_bytes in enumerate(self.packets(data)):
             self.sizes["packet framing"] += 2
             packet = as_dict(packet_bytes)
             if packet.get(10, 0) == 0:
@@ -543,12 +622,17 @@ def main():
     parser.add_argument("pftrace")
     parser.add_argument("--json", help="the JSON of the same trace: the events must be the same")
     parser.add_argument("--sizes", action="store_true", help="bytes by part of the file")
+    parser.add_argument("--expand", metavar="OUT",
+                        help="write the trace with its compressed bundles expanded in place (for protoc --decode)")
     args = parser.parse_args()
     with open(args.pftrace, "rb") as f:
         data = f.read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     checker = Checker()
+    if args.expand:
+        with open(args.expand, "wb") as f:
+            f.write(expanded(Checker(), data))
     try:
         checker.read(memoryview(data))
     except (ValueError, IndexError, struct.error) as e:
@@ -569,7 +653,8 @@ def main():
             print(f"pftrace_check: {args.pftrace}: {p}", file=sys.stderr)
         return 1
     print(f"pftrace_check: {args.pftrace}: ok: {len(slices)} slices, {len(instants)} instants, "
-          f"{len(counters)} counter values, {len(checker.flow_out)} flows, {len(checker.tracks)} tracks")
+          f"{len(counters)} counter values, {len(checker.flow_out)} flows, {len(checker.tracks)} tracks, "
+          f"{checker.bundles} compressed bundles")
     return 0
 
 

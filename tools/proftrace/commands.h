@@ -27,6 +27,7 @@ struct ConvertCommand {
   // Empty: next to the first input, protobuf for large traces.
   std::string output;
   uint64_t max_size = uint64_t{1} << 30;  // protobuf: bytes per file before the next one
+  std::string compression = "deflate";  // protobuf: the packets inside the file (deflate, zstd, none)
   size_t join_window = 1 << 17;
   bool strict = false;
   bool quiet = false;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +19,7 @@
 
 #include "tests/unit/tools/tool_fixture.h"
 #include "tests/unit/tools/trace_scenarios.h"
+#include "tools/proftrace/emit/proto_output.h"
 #include "tools/proftrace/emit/proto_wire.h"
 #include "tools/proftrace/emit/protobuf_emitter.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
@@ -78,6 +80,80 @@ const Field* find(const std::vector<Field>& fields, uint32_t number) {
   return nullptr;
 }
 
+std::string packet_field(const std::string& packet) {
+  std::string out(1, '\x0a');
+  uint64_t length = packet.size();
+  while (length >= 0x80) {
+    out += static_cast<char>(length | 0x80);
+    length >>= 7;
+  }
+  out += static_cast<char>(length);
+  return out + packet;
+}
+
+std::string inflate_zlib(const std::string& in) {
+  z_stream stream{};
+  if (inflateInit(&stream) != Z_OK) return {};
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  stream.avail_in = static_cast<uInt>(in.size());
+  std::string out;
+  char buffer[65536];
+  int status = Z_OK;
+  while (status == Z_OK) {
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof buffer;
+    status = inflate(&stream, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - stream.avail_out);
+  }
+  inflateEnd(&stream);
+  if (status != Z_STREAM_END) ADD_FAILURE() << "a compressed_packets bundle does not inflate";
+  return out;
+}
+
+std::string unzstd(const std::string& in) {
+  const unsigned long long size = ZSTD_getFrameContentSize(in.data(), in.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
+    ADD_FAILURE() << "a zstd bundle without a content size";
+    return {};
+  }
+  std::string out(size, '\0');
+  const size_t got = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
+  if (ZSTD_isError(got) || got != size) ADD_FAILURE() << "a zstd_compressed_packets bundle does not decompress";
+  return out;
+}
+
+// The trace with every compressed bundle (compressed_packets: 50,
+// zstd_compressed_packets: 133) replaced by the packets it holds, where the
+// importer parses them. `bundles`: how many there were.
+std::string expand_bundles(const std::string& data, size_t* bundles = nullptr) {
+  std::string out;
+  for (const Field& top : decode(data)) {
+    const std::vector<Field> packet = decode(top.bytes);
+    const Field* deflated = find(packet, 50);
+    const Field* zstd = find(packet, 133);
+    if (deflated == nullptr && zstd == nullptr) {
+      out += packet_field(top.bytes);
+      continue;
+    }
+    if (bundles != nullptr) ++*bundles;
+    EXPECT_EQ(packet.size(), 1u) << "a bundle holds nothing but its compressed packets";
+    EXPECT_LT(packet_field(top.bytes).size(), 512u * 1024) << "Perfetto's limit for a bundle";
+    const std::string inner = deflated != nullptr ? inflate_zlib(deflated->bytes) : unzstd(zstd->bytes);
+    // The importer parses a bundle's content alone: whole packets only.
+    size_t pos = 0;
+    while (pos < inner.size()) {
+      if (inner[pos++] != '\x0a') {
+        ADD_FAILURE() << "a bundle holds something other than packets";
+        break;
+      }
+      pos += read_varint(inner, pos);
+    }
+    EXPECT_EQ(pos, inner.size()) << "a bundle ends inside a packet";
+    out += inner;
+  }
+  return out;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
@@ -122,7 +198,7 @@ Imported import(const std::string& data) {
   std::vector<Event> events;
   int64_t monotonic_base = 0, incremental_clock = 0;
   bool has_incremental_clock = false;
-  for (const Field& packet_field : decode(data)) {
+  for (const Field& packet_field : decode(expand_bundles(data))) {
     const std::vector<Field> packet = decode(packet_field.bytes);
     if (result.packets++ == 0) result.starts_with_clock = find(packet, 6) != nullptr;
     if (const Field* snapshot = find(packet, 6)) {
@@ -333,7 +409,7 @@ TEST_F(EmitterTest, TimestampsAreDeltasInFileOrderAndStepBackAsNegativeDeltas) {
   EXPECT_EQ(got, want);
   // Small steps take small varints: most timestamps here are 1-3 bytes.
   size_t timestamps = 0, short_ones = 0, negative = 0;
-  for (const Field& packet_field : decode(data)) {
+  for (const Field& packet_field : decode(expand_bundles(data))) {
     for (const Field& f : decode(packet_field.bytes)) {
       if (f.number != 8) continue;
       ++timestamps;
@@ -356,7 +432,7 @@ TEST_F(EmitterTest, FlowIdsAreVarintsBelowTwoToThe56AndFixed64Above) {
   std::string error;
   ASSERT_TRUE(emitter->finish(&error)) << error;
   std::map<uint32_t, std::vector<uint64_t>> flows;  // field -> ids
-  for (const Field& packet_field : decode(read_file(file))) {
+  for (const Field& packet_field : decode(expand_bundles(read_file(file)))) {
     const std::vector<Field> packet = decode(packet_field.bytes);
     if (const Field* event = find(packet, 11))
       for (const Field& f : decode(event->bytes))
@@ -460,12 +536,21 @@ TEST(ConvertProtobuf, TheExtensionPicksTheFormatAndTheEventsMatchTheJson) {
   EXPECT_EQ(imported.flows_out.size(), 50u);
   EXPECT_EQ(imported.flows_in.size(), 50u);
 
+  const std::string plain = temp_path("x.plain.pftrace");
   const CommandOutput check = run_shell(std::string(PROFLAUNCH_PYTHON3) + " " + PFTRACE_CHECKER + " " +
-                                        protobuf.output + " --json " + json.output);
+                                        protobuf.output + " --json " + json.output + " --expand " + plain);
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
-  const CommandOutput decoded = run_shell("protoc --decode=perfetto_subset.Trace -I " + std::string(PERFETTO_PROTO_DIR) +
-                                          " perfetto_subset.proto < " + protobuf.output + " > /dev/null");
-  EXPECT_EQ(decoded.exit_code, 0) << decoded.err;
+  // protoc reads the file (bundles as bytes) and, expanded, every packet in them.
+  std::map<std::string, std::string> text;
+  for (const std::string& file : {protobuf.output, plain}) {
+    const CommandOutput decoded = run_shell("protoc --decode=perfetto_subset.Trace -I " + std::string(PERFETTO_PROTO_DIR) +
+                                            " perfetto_subset.proto < " + file);
+    EXPECT_EQ(decoded.exit_code, 0) << decoded.err;
+    text[file] = decoded.out;
+  }
+  EXPECT_NE(text[protobuf.output].find("compressed_packets:"), std::string::npos);
+  EXPECT_NE(text[plain].find("track_event {"), std::string::npos);
+  EXPECT_EQ(text[plain].find("compressed_packets"), std::string::npos);
 }
 
 // A disk that fills during the conversion: "x.pftrace" is a link to
@@ -500,6 +585,122 @@ TEST(ConvertProtobuf, WithoutAnOutputNameASmallTraceBecomesJsonNextToIt) {
   std::fclose(err);
   const std::string json = input.substr(0, input.size() - std::string(".trace").size()) + ".json";
   EXPECT_EQ(read_file(json).substr(0, 1), "{");
+}
+
+// ---- packets compressed inside the file ----
+
+// `bytes` as a TracePacket's for_testing field (900): a valid packet body.
+std::string as_for_testing(const std::string& bytes) {
+  ProtoBuffer packet;
+  packet.field_bytes(900, bytes);
+  return std::string(packet.view());
+}
+
+// A packet stream of `count` packets of varied sizes and content, and one
+// of 700 KB of noise, too big for a bundle even compressed.
+std::vector<std::string> sample_packets(size_t count) {
+  std::vector<std::string> packets;
+  uint64_t noise = 0x12345678;
+  for (size_t i = 0; i < count; ++i) {
+    std::string body;
+    const size_t size = 5 + (i * 7919) % 3000;
+    for (size_t k = 0; k < size; ++k) body += static_cast<char>(k % 17 == 0 ? i : 'a' + k % 5);
+    packets.push_back(packet_field(as_for_testing(body)));
+    if (i == count / 2) {
+      std::string big(700 * 1024, '\0');
+      for (char& c : big) {
+        noise = noise * 6364136223846793005ull + 1442695040888963407ull;
+        c = static_cast<char>(noise >> 56);
+      }
+      packets.push_back(packet_field(as_for_testing(big)));
+    }
+  }
+  return packets;
+}
+
+void write_split(tools::emit::ProtoOutput& out, const std::vector<std::string>& packets) {
+  // Each packet as its tag and length, then its body in up to three pieces.
+  for (const std::string& packet : packets) {
+    size_t header = 2;
+    while (static_cast<uint8_t>(packet[header - 1]) >= 0x80) ++header;
+    ASSERT_TRUE(out.write(std::string_view(packet).substr(0, header)));
+    const size_t body = packet.size() - header;
+    ASSERT_TRUE(out.write(std::string_view(packet).substr(header, body / 3)));
+    ASSERT_TRUE(out.write(std::string_view(packet).substr(header + body / 3)));
+  }
+}
+
+TEST(ProtoOutput, BundlesHoldWholePacketsAndExpandToTheSameStream) {
+  for (const auto compression : {tools::emit::PacketCompression::kDeflate, tools::emit::PacketCompression::kZstd}) {
+    SCOPED_TRACE(compression == tools::emit::PacketCompression::kDeflate ? "deflate" : "zstd");
+    const std::string file = temp_path("bundles.pftrace");
+    const std::vector<std::string> packets = sample_packets(3000);
+    std::string stream;
+    for (const std::string& packet : packets) stream += packet;
+    std::string error;
+    auto out = tools::emit::ProtoOutput::create(file, false, compression, &error);
+    ASSERT_NE(out, nullptr) << error;
+    write_split(*out, packets);
+    ASSERT_TRUE(out->close()) << out->error();
+    const std::string data = read_file(file);
+    EXPECT_EQ(out->written(), stream.size());
+    EXPECT_EQ(out->file_bytes(), data.size());
+    EXPECT_LT(data.size(), stream.size() / 3);
+    size_t bundles = 0;
+    const std::string expanded = expand_bundles(data, &bundles);
+    EXPECT_TRUE(expanded == stream) << "the packets differ from what was written";
+    EXPECT_GT(bundles, 10u);  // ~4.5 MB of packets in 256 KiB blocks
+    // The noise did not fit a bundle: it stands as the plain packet it was.
+    size_t plain = 0;
+    for (const Field& top : decode(data))
+      if (find(decode(top.bytes), 50) == nullptr && find(decode(top.bytes), 133) == nullptr) ++plain;
+    EXPECT_GE(plain, 1u);
+  }
+}
+
+TEST(ProtoOutput, WithoutCompressionThePacketsAreWrittenAsTheyCame) {
+  const std::string file = temp_path("plain.pftrace");
+  const std::vector<std::string> packets = sample_packets(200);
+  std::string error;
+  auto out = tools::emit::ProtoOutput::create(file, false, tools::emit::PacketCompression::kNone, &error);
+  ASSERT_NE(out, nullptr) << error;
+  write_split(*out, packets);
+  ASSERT_TRUE(out->close());
+  std::string stream;
+  for (const std::string& packet : packets) stream += packet;
+  EXPECT_TRUE(read_file(file) == stream);
+}
+
+TEST(ConvertProtobuf, PacketsAreDeflatedByDefaultAndHoldWhatTheUncompressedFileHolds) {
+  const std::string input = launches_trace(3000);
+  std::map<std::string, std::string> files;
+  for (const std::string compression : {"", "none", "zstd"}) {
+    tools::ConvertCommand command;
+    command.inputs = {input};
+    command.output = temp_path("packets-" + compression + ".pftrace");
+    if (!compression.empty()) command.compression = compression;
+    command.quiet = true;
+    std::FILE* err = std::tmpfile();
+    ASSERT_EQ(tools::run_convert(command, err), 0);
+    std::fclose(err);
+    files[compression] = read_file(command.output);
+  }
+  size_t deflated = 0, zstd = 0, none = 0;
+  const std::string from_deflate = expand_bundles(files[""], &deflated);
+  const std::string from_zstd = expand_bundles(files["zstd"], &zstd);
+  expand_bundles(files["none"], &none);
+  EXPECT_GT(deflated, 0u);
+  EXPECT_GT(zstd, 0u);
+  EXPECT_EQ(none, 0u);
+  EXPECT_TRUE(from_deflate == files["none"]) << "deflated packets differ from the plain file";
+  EXPECT_TRUE(from_zstd == files["none"]) << "zstd packets differ from the plain file";
+  EXPECT_LT(files[""].size() * 4, files["none"].size());
+  for (const auto& [name, data] : files) {
+    if (name.empty()) continue;
+    const CommandOutput check = run_shell(std::string(PROFLAUNCH_PYTHON3) + " " + PFTRACE_CHECKER + " " +
+                                          temp_path("packets-" + name + ".pftrace"));
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  }
 }
 
 }  // namespace

@@ -1,12 +1,11 @@
 #include "tools/proftrace/emit/protobuf_emitter.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
+#include "tools/proftrace/emit/proto_output.h"
 #include "tools/proftrace/json_writer.h"
 #include "tools/proftrace/trace_model.h"
 
@@ -152,83 +151,6 @@ void put_text(ProtoBuffer& buffer, uint32_t field, std::string_view text) {
 
 }  // namespace
 
-// One output file, plain or gzipped.
-class ProtoOutput {
- public:
-  static std::unique_ptr<ProtoOutput> create(const std::string& path, bool gzip, std::string* error) {
-    auto out = std::unique_ptr<ProtoOutput>(new ProtoOutput);
-    if (gzip) {
-      out->gz_ = gzopen(path.c_str(), "wb6");
-      if (out->gz_ == nullptr) {
-        *error = path + ": cannot create the output: " + std::strerror(errno != 0 ? errno : ENOMEM);
-        return nullptr;
-      }
-      gzbuffer(out->gz_, 1 << 18);
-    } else {
-      out->file_ = std::fopen(path.c_str(), "wb");
-      if (out->file_ == nullptr) {
-        *error = path + ": cannot create the output: " + std::strerror(errno);
-        return nullptr;
-      }
-    }
-    return out;
-  }
-  ~ProtoOutput() { close(); }
-
-  bool write(std::string_view bytes) {
-    written_ += bytes.size();
-    if (buffer_.size() + bytes.size() > kBuffer) spill();
-    if (bytes.size() > kBuffer) return put(bytes);
-    buffer_.append(bytes);
-    return !failed_;
-  }
-  bool close() {
-    spill();
-    if (gz_ != nullptr) {
-      if (gzclose(gz_) != Z_OK) fail();
-      gz_ = nullptr;
-    }
-    if (file_ != nullptr) {
-      if (std::fclose(file_) != 0) fail();
-      file_ = nullptr;
-    }
-    return !failed_;
-  }
-  // Why the first write failed ("No space left on device").
-  const std::string& error() const { return error_; }
-  // Uncompressed bytes: what the UI loads, and what --max-size bounds.
-  uint64_t written() const { return written_; }
-  bool failed() const { return failed_; }
-
- private:
-  ProtoOutput() { buffer_.reserve(kBuffer); }
-  static constexpr size_t kBuffer = 1 << 20;
-  void spill() {
-    put(buffer_);
-    buffer_.clear();
-  }
-  bool put(std::string_view bytes) {
-    if (bytes.empty() || failed_) return !failed_;
-    errno = 0;
-    if (gz_ != nullptr) {
-      if (gzwrite(gz_, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size())) fail();
-    } else if (file_ != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
-      fail();
-    }
-    return !failed_;
-  }
-  void fail() {
-    if (!failed_) error_ = errno != 0 ? std::strerror(errno) : "write error";
-    failed_ = true;
-  }
-  std::string buffer_;
-  std::FILE* file_ = nullptr;
-  gzFile gz_ = nullptr;
-  uint64_t written_ = 0;
-  bool failed_ = false;
-  std::string error_;
-};
-
 std::string shard_path(const std::string& path, size_t index) {
   if (index == 1) return path;
   std::string stem = path;
@@ -250,11 +172,11 @@ ProtobufEmitter::~ProtobufEmitter() = default;
 
 bool ProtobufEmitter::open(std::string* error) {
   files_.push_back(shard_path(path_, 1));
-  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), error);
+  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), options_.compression, error);
   return out_ != nullptr;
 }
 
-uint64_t ProtobufEmitter::bytes() const { return bytes_before_file_ + (out_ ? out_->written() : 0); }
+uint64_t ProtobufEmitter::bytes() const { return bytes_before_file_ + (out_ ? out_->file_bytes() : 0); }
 
 void ProtobufEmitter::write(std::string_view bytes) {
   if (out_ == nullptr || !out_->write(bytes)) fail(out_ != nullptr ? out_->error() : "");
@@ -476,7 +398,9 @@ uint32_t ProtobufEmitter::intern(InternTable& table, uint32_t field, timeline::S
 }
 
 uint32_t ProtobufEmitter::annotation_name(const char* key) {
-  KeyCacheEntry& entry = key_cache_[(reinterpret_cast<uintptr_t>(key) >> 2) % std::size(key_cache_)];
+  // Literals lie a few bytes apart: a multiplicative hash spreads them.
+  const uint64_t hash = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
+  KeyCacheEntry& entry = key_cache_[hash >> (64 - kKeyCacheBits)];
   if (entry.key == key) return entry.iid;
   const uint32_t iid = intern(annotation_names_, interned::kDebugAnnotationNames, timeline::Str{key, 0});
   if (iid != 0) entry = KeyCacheEntry{key, iid};
@@ -772,14 +696,14 @@ void ProtobufEmitter::next_file_if_full() {
   if (options_.max_bytes == 0 || out_ == nullptr || out_->written() < options_.max_bytes || failed_) return;
   // Close every slice here, then go on in the next file.
   close_all_slices();
-  bytes_before_file_ += out_->written();
   if (!out_->close()) {
     fail(out_->error());
     return;
   }
+  bytes_before_file_ += out_->file_bytes();
   files_.push_back(shard_path(path_, files_.size() + 1));
   std::string error;
-  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), &error);
+  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), options_.compression, &error);
   if (out_ == nullptr) {
     fail(error);
     return;

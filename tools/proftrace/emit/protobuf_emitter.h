@@ -25,11 +25,16 @@
 //   reads) when the id is below 2^56.
 // - Memory stays bounded: per track at most kReorderSlices encoded begins.
 //
-// Sharding: once a file passes `max_bytes` the emitter closes every open
-// slice there and goes on in the next file (`<stem>.2.pftrace`, ...), which
+// Sharding: once a file passes `max_bytes` of packets (before compression:
+// what the trace processor holds) the emitter closes every open slice
+// there and goes on in the next file (`<stem>.2.pftrace`, ...), which
 // starts with the clock, the defaults and every track descriptor again and
-// interns afresh: each file opens alone in the UI. A name ending in ".gz"
-// is written gzipped.
+// interns afresh: each file opens alone in the UI.
+//
+// Compression (proto_output.h): by default the packets are deflated inside
+// the file, in bundles the trace processor expands in place
+// (TracePacket.compressed_packets); a name ending in ".gz" is gzipped as a
+// whole instead.
 #pragma once
 
 #include <cstdint>
@@ -42,20 +47,20 @@
 #include <tuple>
 #include <vector>
 
+#include "tools/proftrace/emit/proto_output.h"
 #include "tools/proftrace/emit/proto_wire.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/timeline/timeline_events.h"
 
 namespace proflaunch::tools::emit {
 
-class ProtoOutput;
-
 // The name of the index-th file of a sharded output (1: `path` itself):
 // "run.pftrace" -> "run.2.pftrace", "run.pftrace.gz" -> "run.2.pftrace.gz".
 std::string shard_path(const std::string& path, size_t index);
 
 struct ProtobufOptions {
-  uint64_t max_bytes = uint64_t{1} << 30;  // per file; 0: no limit
+  uint64_t max_bytes = uint64_t{1} << 30;  // packet bytes per file (before compression); 0: no limit
+  PacketCompression compression = PacketCompression::kDeflate;  // inside the file (proto_output.h)
 };
 
 class ProtobufEmitter : public timeline::TimelineSink {
@@ -178,7 +183,8 @@ class ProtobufEmitter : public timeline::TimelineSink {
     const char* key = nullptr;
     uint32_t iid = 0;
   };
-  KeyCacheEntry key_cache_[256];
+  static constexpr unsigned kKeyCacheBits = 10;
+  KeyCacheEntry key_cache_[1u << kKeyCacheBits];
   std::map<std::tuple<const SectionModel*, uint32_t, uint32_t, uint16_t>, uint32_t> callstacks_;
   std::unordered_map<std::string, uint32_t> frames_;  // frame text -> frame iid
   uint32_t next_callstack_ = 1;

@@ -47,7 +47,7 @@ class ThreadedSink final : public TimelineSink {
   uint64_t events() const override { return events_.load(std::memory_order_relaxed); }
   uint64_t bytes() const override { return bytes_.load(std::memory_order_relaxed); }
 
-  static constexpr size_t kBatches = 4;
+  static constexpr size_t kBatches = 16;
 
   struct Batch;  // threaded_sink.cpp
 

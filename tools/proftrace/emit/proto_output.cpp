@@ -1,0 +1,272 @@
+#include "tools/proftrace/emit/proto_output.h"
+
+#include <libdeflate.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+#include <vector>
+
+namespace proflaunch::tools::emit {
+namespace {
+
+constexpr size_t kPlainBuffer = 1 << 20;
+constexpr uint8_t kPacketTag = 1 << 3 | 2;  // Trace.packet, length-delimited
+constexpr uint32_t kCompressedPackets = 50;
+constexpr uint32_t kZstdCompressedPackets = 133;
+constexpr int kDeflateLevel = 1;  // libdeflate's fastest: ~8x on these packets
+constexpr int kZstdLevel = 1;
+
+size_t put_varint(uint8_t* out, uint64_t value) {
+  size_t n = 0;
+  while (value >= 0x80) {
+    out[n++] = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  out[n++] = static_cast<uint8_t>(value);
+  return n;
+}
+
+size_t varint_size(uint64_t value) {
+  size_t n = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// Compresses a block into the body of one bundle packet.
+class Compressor {
+ public:
+  explicit Compressor(PacketCompression kind) : kind_(kind) {
+    if (kind_ == PacketCompression::kDeflate) deflate_ = libdeflate_alloc_compressor(kDeflateLevel);
+    else zstd_ = ZSTD_createCCtx();
+  }
+  ~Compressor() {
+    if (deflate_ != nullptr) libdeflate_free_compressor(deflate_);
+    if (zstd_ != nullptr) ZSTD_freeCCtx(zstd_);
+  }
+
+  // The block as one Trace.packet field holding a compressed bundle; empty
+  // when it cannot be (no compressor, or the bundle would pass the limit).
+  std::string_view bundle(std::string_view block) {
+    const size_t bound = kind_ == PacketCompression::kDeflate
+                             ? (deflate_ ? libdeflate_zlib_compress_bound(deflate_, block.size()) : 0)
+                             : ZSTD_compressBound(block.size());
+    if (bound == 0 || (kind_ == PacketCompression::kZstd && zstd_ == nullptr)) return {};
+    constexpr size_t kHeader = 1 + 5 + 2 + 5;  // packet tag and length, field tag and length
+    out_.resize(kHeader + bound);
+    uint8_t* body = out_.data() + kHeader;
+    size_t compressed = 0;
+    if (kind_ == PacketCompression::kDeflate) {
+      compressed = libdeflate_zlib_compress(deflate_, block.data(), block.size(), body, bound);
+    } else {
+      compressed = ZSTD_compressCCtx(zstd_, body, bound, block.data(), block.size(), kZstdLevel);
+      if (ZSTD_isError(compressed)) compressed = 0;
+    }
+    if (compressed == 0) return {};
+    const uint32_t field = kind_ == PacketCompression::kDeflate ? kCompressedPackets : kZstdCompressedPackets;
+    const uint64_t field_key = uint64_t{field} << 3 | 2;
+    const uint64_t packet_bytes = varint_size(field_key) + varint_size(compressed) + compressed;
+    const uint64_t total = 1 + varint_size(packet_bytes) + packet_bytes;
+    if (total > ProtoOutput::kMaxBundleBytes) return {};
+    // The header right before the body, so the packet is one run of bytes.
+    uint8_t header[kHeader];
+    size_t n = 0;
+    header[n++] = kPacketTag;
+    n += put_varint(header + n, packet_bytes);
+    n += put_varint(header + n, field_key);
+    n += put_varint(header + n, compressed);
+    uint8_t* start = body - n;
+    std::memcpy(start, header, n);
+    return {reinterpret_cast<const char*>(start), n + compressed};
+  }
+
+ private:
+  PacketCompression kind_;
+  libdeflate_compressor* deflate_ = nullptr;
+  ZSTD_CCtx* zstd_ = nullptr;
+  std::vector<uint8_t> out_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProtoOutput> ProtoOutput::create(const std::string& path, bool gzip, PacketCompression compression,
+                                                 std::string* error) {
+  auto out = std::unique_ptr<ProtoOutput>(new ProtoOutput);
+  if (gzip) {
+    out->gz_ = gzopen(path.c_str(), "wb6");
+    if (out->gz_ == nullptr) {
+      *error = path + ": cannot create the output: " + std::strerror(errno != 0 ? errno : ENOMEM);
+      return nullptr;
+    }
+    gzbuffer(out->gz_, 1 << 18);
+    compression = PacketCompression::kNone;  // the whole file is compressed
+  } else {
+    out->file_ = std::fopen(path.c_str(), "wb");
+    if (out->file_ == nullptr) {
+      *error = path + ": cannot create the output: " + std::strerror(errno);
+      return nullptr;
+    }
+  }
+  out->compression_ = compression;
+  if (compression == PacketCompression::kNone) {
+    out->buffer_.reserve(kPlainBuffer);
+  } else {
+    out->block_.reserve(kBlockBytes + 4096);
+    try {
+      out->compressor_ = std::thread([raw = out.get(), compression] { raw->compress_blocks(compression); });
+    } catch (const std::system_error&) {
+      out->compression_ = PacketCompression::kNone;  // no thread to be had: plain packets
+      out->buffer_.reserve(kPlainBuffer);
+    }
+  }
+  return out;
+}
+
+ProtoOutput::~ProtoOutput() { close(); }
+
+bool ProtoOutput::write(std::string_view bytes) {
+  written_ += bytes.size();
+  if (compression_ == PacketCompression::kNone) {
+    if (buffer_.size() + bytes.size() > kPlainBuffer) spill();
+    if (bytes.size() > kPlainBuffer) return put(bytes);
+    buffer_.append(bytes);
+    return !failed();
+  }
+  // Blocks end between packets: follow the packets' framing.
+  size_t at = 0;
+  while (at < bytes.size()) {
+    if (packet_left_ == 0) {
+      if (block_.size() >= kBlockBytes) hand_over_block();
+      const auto* p = reinterpret_cast<const uint8_t*>(bytes.data()) + at;
+      const size_t available = bytes.size() - at;
+      uint64_t length = 0;
+      size_t header = 1;
+      bool whole = available > 1 && p[0] == kPacketTag;
+      for (int shift = 0; whole; shift += 7) {
+        if (header == available || shift > 63) {
+          whole = false;
+          break;
+        }
+        length |= uint64_t{p[header] & 0x7Fu} << shift;
+        if (p[header++] < 0x80) break;
+      }
+      if (!whole) {
+        // Not the framing this class was promised: stop bundling and write
+        // the rest as it comes (the packets already queued are whole).
+        hand_over_block();
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          changed_.wait(lock, [&] { return queue_.empty(); });
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        compression_ = PacketCompression::kNone;
+        buffer_.reserve(kPlainBuffer);
+        written_ -= bytes.size() - at;
+        return write(bytes.substr(at));
+      }
+      packet_left_ = header + length;
+    }
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(packet_left_, bytes.size() - at));
+    block_.append(bytes.data() + at, take);
+    packet_left_ -= take;
+    at += take;
+  }
+  return !failed();
+}
+
+void ProtoOutput::hand_over_block() {
+  if (block_.empty()) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return queue_.size() < kQueuedBlocks; });
+  queue_.push_back(std::move(block_));
+  if (!spare_.empty()) {
+    block_ = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    block_ = std::string();
+    block_.reserve(kBlockBytes + 4096);
+  }
+  block_.clear();
+  lock.unlock();
+  changed_.notify_all();
+}
+
+void ProtoOutput::compress_blocks(PacketCompression kind) {
+  Compressor compressor(kind);
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return !queue_.empty() || closing_; });
+    if (queue_.empty()) return;
+    std::string block = std::move(queue_.front());
+    lock.unlock();
+    if (!failed()) {
+      const std::string_view bundle = compressor.bundle(block);
+      put(bundle.empty() ? std::string_view(block) : bundle);
+    }
+    lock.lock();
+    queue_.pop_front();
+    block.clear();
+    spare_.push_back(std::move(block));
+    changed_.notify_all();
+  }
+}
+
+bool ProtoOutput::put(std::string_view bytes) {
+  if (bytes.empty() || failed()) return !failed();
+  errno = 0;
+  if (gz_ != nullptr) {
+    if (gzwrite(gz_, bytes.data(), static_cast<unsigned>(bytes.size())) != static_cast<int>(bytes.size()))
+      fail(nullptr);
+  } else if (file_ != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    fail(nullptr);
+  }
+  if (!failed()) file_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
+  return !failed();
+}
+
+void ProtoOutput::spill() {
+  put(buffer_);
+  buffer_.clear();
+}
+
+bool ProtoOutput::close() {
+  if (closed_) return !failed();
+  closed_ = true;
+  if (compressor_.joinable()) {
+    hand_over_block();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closing_ = true;
+    }
+    changed_.notify_all();
+    compressor_.join();
+  }
+  spill();
+  errno = 0;
+  if (gz_ != nullptr) {
+    if (gzclose(gz_) != Z_OK) fail(nullptr);
+    gz_ = nullptr;
+  }
+  if (file_ != nullptr) {
+    if (std::fclose(file_) != 0) fail(nullptr);
+    file_ = nullptr;
+  }
+  return !failed();
+}
+
+void ProtoOutput::fail(const char* why) {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (!failed()) error_ = why != nullptr ? why : errno != 0 ? std::strerror(errno) : "write error";
+  failed_.store(true, std::memory_order_relaxed);
+}
+
+std::string ProtoOutput::error() const {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  return error_;
+}
+
+}  // namespace proflaunch::tools::emit
