@@ -175,11 +175,11 @@ void add_convert_command(CLI::App& app, int& exit_code) {
       ->required();
   sub->add_option("-o,--output", command->output,
                   "output file: NAME.json (Perfetto JSON; - for stdout), NAME.pftrace (Perfetto protobuf, "
-                  "5-10x smaller), NAME.pftrace.gz (gzipped). Default: next to the first input, protobuf "
+                  "packets compressed inside: ~20x smaller), NAME.pftrace.gz (gzipped as a whole). Default: next to the first input, protobuf "
                   "when it holds more than about 2 M events");
   sub->add_option("--max-size", command->max_size,
-                  "protobuf: start a new file (NAME.2.pftrace, ...) once one holds this many bytes; each "
-                  "opens alone in the UI (0: one file)")
+                  "protobuf: start a new file (NAME.2.pftrace, ...) once one holds this many bytes of packets "
+                  "(before compression: what the UI loads); each opens alone in the UI (0: one file)")
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false));
   sub->add_option("--compression", command->compression,

@@ -658,6 +658,27 @@ TEST(ProtoOutput, BundlesHoldWholePacketsAndExpandToTheSameStream) {
   }
 }
 
+TEST(ProtoOutput, BytesThatAreNotPacketsEndTheBundlingAndAreWrittenAsTheyCame) {
+  const std::string file = temp_path("unframed.pftrace");
+  const std::vector<std::string> packets = sample_packets(300);
+  std::string error;
+  auto out = tools::emit::ProtoOutput::create(file, false, tools::emit::PacketCompression::kDeflate, &error);
+  ASSERT_NE(out, nullptr) << error;
+  write_split(*out, packets);
+  const std::string stray = "not a packet";
+  ASSERT_TRUE(out->write(stray));
+  ASSERT_TRUE(out->write(packets.front()));
+  ASSERT_TRUE(out->close());
+  const std::string data = read_file(file);
+  std::string stream;
+  for (const std::string& packet : packets) stream += packet;
+  const std::string tail = stray + packets.front();
+  ASSERT_GT(data.size(), tail.size());
+  EXPECT_EQ(data.substr(data.size() - tail.size()), tail);  // plain, in order
+  EXPECT_TRUE(expand_bundles(data.substr(0, data.size() - tail.size())) == stream);
+  EXPECT_EQ(out->written(), stream.size() + tail.size());
+}
+
 TEST(ProtoOutput, WithoutCompressionThePacketsAreWrittenAsTheyCame) {
   const std::string file = temp_path("plain.pftrace");
   const std::vector<std::string> packets = sample_packets(200);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <system_error>
 #include <vector>
 
@@ -162,8 +163,7 @@ bool ProtoOutput::write(std::string_view bytes) {
           std::unique_lock<std::mutex> lock(mutex_);
           changed_.wait(lock, [&] { return queue_.empty(); });
         }
-        std::lock_guard<std::mutex> lock(mutex_);
-        compression_ = PacketCompression::kNone;
+        compression_ = PacketCompression::kNone;  // only this thread reads it
         buffer_.reserve(kPlainBuffer);
         written_ -= bytes.size() - at;
         return write(bytes.substr(at));
@@ -204,8 +204,12 @@ void ProtoOutput::compress_blocks(PacketCompression kind) {
     std::string block = std::move(queue_.front());
     lock.unlock();
     if (!failed()) {
-      const std::string_view bundle = compressor.bundle(block);
-      put(bundle.empty() ? std::string_view(block) : bundle);
+      try {
+        const std::string_view bundle = compressor.bundle(block);
+        put(bundle.empty() ? std::string_view(block) : bundle);
+      } catch (const std::bad_alloc&) {
+        fail("out of memory compressing the packets");
+      }
     }
     lock.lock();
     queue_.pop_front();
