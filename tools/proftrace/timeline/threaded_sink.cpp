@@ -114,6 +114,11 @@ ThreadedSink::Batch& ThreadedSink::filling() {
   return *filling_;
 }
 
+ThreadedSink::Batch& ThreadedSink::room_for(size_t args, size_t values) {
+  if (!filling().fits(args, values)) hand_over();
+  return filling();
+}
+
 void ThreadedSink::hand_over() {
   if (!filling_ || filling_->empty()) return;
   if (!thread_.joinable()) {  // no writing thread: write here
@@ -154,42 +159,26 @@ size_t arg_count(const Args* args) { return args == nullptr ? 0 : args->size(); 
 }  // namespace
 
 void ThreadedSink::begin(const TimelineInfo& info) {
-  Batch* batch = &filling();
-  if (!batch->fits(0, 0)) {
-    hand_over();
-    batch = &filling();
-  }
+  Batch* batch = &room_for(0, 0);
   batch->events.push_back(Batch::Event{info});
 }
 
 void ThreadedSink::process(const ProcessTrack& track) {
-  Batch* batch = &filling();
-  if (!batch->fits(0, 0)) {
-    hand_over();
-    batch = &filling();
-  }
+  Batch* batch = &room_for(0, 0);
   ProcessTrack kept = track;
   kept.name = batch->keep_text(track.name);
   batch->events.push_back(Batch::Event{kept});
 }
 
 void ThreadedSink::thread(const ThreadTrack& track) {
-  Batch* batch = &filling();
-  if (!batch->fits(0, 0)) {
-    hand_over();
-    batch = &filling();
-  }
+  Batch* batch = &room_for(0, 0);
   ThreadTrack kept = track;
   kept.name = batch->keep_text(track.name);
   batch->events.push_back(Batch::Event{kept});
 }
 
 void ThreadedSink::slice(const Slice& slice) {
-  Batch* batch = &filling();
-  if (!batch->fits(arg_count(slice.args), 0)) {
-    hand_over();
-    batch = &filling();
-  }
+  Batch* batch = &room_for(arg_count(slice.args), 0);
   Batch::Event& event = batch->events.emplace_back(Batch::Event{slice});
   Slice& kept = std::get<Slice>(event.what);
   kept.category = batch->keep(slice.category);
@@ -200,11 +189,7 @@ void ThreadedSink::slice(const Slice& slice) {
 }
 
 void ThreadedSink::instant(const Instant& instant) {
-  Batch* batch = &filling();
-  if (!batch->fits(arg_count(instant.args), 0)) {
-    hand_over();
-    batch = &filling();
-  }
+  Batch* batch = &room_for(arg_count(instant.args), 0);
   Batch::Event& event = batch->events.emplace_back(Batch::Event{instant});
   Instant& kept = std::get<Instant>(event.what);
   kept.category = batch->keep(instant.category);
@@ -215,11 +200,7 @@ void ThreadedSink::instant(const Instant& instant) {
 }
 
 void ThreadedSink::async_slice(const AsyncSlice& slice) {
-  Batch* batch = &filling();
-  if (!batch->fits(arg_count(slice.args), 0)) {
-    hand_over();
-    batch = &filling();
-  }
+  Batch* batch = &room_for(arg_count(slice.args), 0);
   Batch::Event& event = batch->events.emplace_back(Batch::Event{slice});
   AsyncSlice& kept = std::get<AsyncSlice>(event.what);
   kept.category = batch->keep(slice.category);
@@ -231,11 +212,7 @@ void ThreadedSink::async_slice(const AsyncSlice& slice) {
 }
 
 void ThreadedSink::counter(const CounterSample& sample) {
-  Batch* batch = &filling();
-  if (!batch->fits(0, sample.value_count)) {
-    hand_over();
-    batch = &filling();
-  }
+  Batch* batch = &room_for(0, sample.value_count);
   Batch::Event& event = batch->events.emplace_back(Batch::Event{sample});
   CounterSample& kept = std::get<CounterSample>(event.what);
   kept.name = batch->keep(sample.name);

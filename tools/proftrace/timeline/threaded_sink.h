@@ -54,6 +54,9 @@ class ThreadedSink final : public TimelineSink {
  private:
   // The batch being filled; waits for a free one when every batch is queued.
   Batch& filling();
+  // The batch being filled, once it has room for an event with `args` args
+  // and `values` counter values (handing a full one over first).
+  Batch& room_for(size_t args, size_t values);
   // Queues the batch being filled for the writing thread (if it has events).
   void hand_over();
   // Copies `args` into the batch; returns where they start.
