@@ -68,6 +68,40 @@ struct ThreadedSink::Batch {
   // Interned text outlives the conversion: kept as it is.
   Str keep(Str str) { return str.iid != 0 ? str : Str{keep_text(str.text), 0}; }
 
+  // Copies `source` into `args` (and its strings into the batch); returns
+  // where they start.
+  uint32_t keep_args(const Args* source, uint32_t* count) {
+    const auto first = static_cast<uint32_t>(args.size());
+    *count = 0;
+    if (source == nullptr) return first;
+    for (const Arg& arg : *source) {
+      Arg& kept = args.emplace_back(arg);
+      if (arg.type == ArgType::kString) {
+        kept.s = keep(arg.s);
+      } else if (arg.type == ArgType::kStringList) {
+        std::vector<Str>& list = lists.emplace_back();
+        list.reserve(arg.list_size);
+        for (uint32_t i = 0; i < arg.list_size; ++i) list.push_back(keep(arg.list[i]));
+        kept.list = list.data();
+      }
+      ++*count;
+    }
+    return first;
+  }
+
+  // A slice, instant or async slice, its text and args copied in.
+  template <typename Named>
+  Named& keep_named(const Named& source) {
+    Event& event = events.emplace_back(Event{source});
+    Named& kept = std::get<Named>(event.what);
+    kept.category = keep(source.category);
+    kept.name = keep(source.name);
+    kept.args = nullptr;
+    event.has_args = source.args != nullptr;
+    event.first_arg = keep_args(source.args, &event.arg_count);
+    return kept;
+  }
+
   std::vector<Event> events;
   std::vector<Arg> args;
   std::vector<CounterSample::Value> values;
@@ -133,28 +167,15 @@ void ThreadedSink::hand_over() {
   changed_.notify_all();
 }
 
-uint32_t ThreadedSink::keep_args(Batch& batch, const Args* args, uint32_t* count) {
-  const auto first = static_cast<uint32_t>(batch.args.size());
-  *count = 0;
-  if (args == nullptr) return first;
-  for (const Arg& arg : *args) {
-    Arg& kept = batch.args.emplace_back(arg);
-    if (arg.type == ArgType::kString) {
-      kept.s = batch.keep(arg.s);
-    } else if (arg.type == ArgType::kStringList) {
-      std::vector<Str>& list = batch.lists.emplace_back();
-      list.reserve(arg.list_size);
-      for (uint32_t i = 0; i < arg.list_size; ++i) list.push_back(batch.keep(arg.list[i]));
-      kept.list = list.data();
-    }
-    ++*count;
-  }
-  return first;
-}
-
 namespace {
 
 size_t arg_count(const Args* args) { return args == nullptr ? 0 : args->size(); }
+
+template <typename Named>
+const Named& with_args(Named& event, const Args* args) {
+  event.args = args;
+  return event;
+}
 
 }  // namespace
 
@@ -177,38 +198,13 @@ void ThreadedSink::thread(const ThreadTrack& track) {
   batch->events.push_back(Batch::Event{kept});
 }
 
-void ThreadedSink::slice(const Slice& slice) {
-  Batch* batch = &room_for(arg_count(slice.args), 0);
-  Batch::Event& event = batch->events.emplace_back(Batch::Event{slice});
-  Slice& kept = std::get<Slice>(event.what);
-  kept.category = batch->keep(slice.category);
-  kept.name = batch->keep(slice.name);
-  kept.args = nullptr;
-  event.has_args = slice.args != nullptr;
-  event.first_arg = keep_args(*batch, slice.args, &event.arg_count);
-}
+void ThreadedSink::slice(const Slice& slice) { room_for(arg_count(slice.args), 0).keep_named(slice); }
 
-void ThreadedSink::instant(const Instant& instant) {
-  Batch* batch = &room_for(arg_count(instant.args), 0);
-  Batch::Event& event = batch->events.emplace_back(Batch::Event{instant});
-  Instant& kept = std::get<Instant>(event.what);
-  kept.category = batch->keep(instant.category);
-  kept.name = batch->keep(instant.name);
-  kept.args = nullptr;
-  event.has_args = instant.args != nullptr;
-  event.first_arg = keep_args(*batch, instant.args, &event.arg_count);
-}
+void ThreadedSink::instant(const Instant& instant) { room_for(arg_count(instant.args), 0).keep_named(instant); }
 
 void ThreadedSink::async_slice(const AsyncSlice& slice) {
-  Batch* batch = &room_for(arg_count(slice.args), 0);
-  Batch::Event& event = batch->events.emplace_back(Batch::Event{slice});
-  AsyncSlice& kept = std::get<AsyncSlice>(event.what);
-  kept.category = batch->keep(slice.category);
-  kept.name = batch->keep(slice.name);
-  kept.id = batch->keep_text(slice.id);
-  kept.args = nullptr;
-  event.has_args = slice.args != nullptr;
-  event.first_arg = keep_args(*batch, slice.args, &event.arg_count);
+  Batch& batch = room_for(arg_count(slice.args), 0);
+  batch.keep_named(slice).id = batch.keep_text(slice.id);
 }
 
 void ThreadedSink::counter(const CounterSample& sample) {
@@ -236,24 +232,9 @@ void ThreadedSink::replay(Batch& batch) {
       case 0: inner_.begin(std::get<TimelineInfo>(event.what)); break;
       case 1: inner_.process(std::get<ProcessTrack>(event.what)); break;
       case 2: inner_.thread(std::get<ThreadTrack>(event.what)); break;
-      case 3: {
-        Slice& slice = std::get<Slice>(event.what);
-        slice.args = args;
-        inner_.slice(slice);
-        break;
-      }
-      case 4: {
-        Instant& instant = std::get<Instant>(event.what);
-        instant.args = args;
-        inner_.instant(instant);
-        break;
-      }
-      case 5: {
-        AsyncSlice& slice = std::get<AsyncSlice>(event.what);
-        slice.args = args;
-        inner_.async_slice(slice);
-        break;
-      }
+      case 3: inner_.slice(with_args(std::get<Slice>(event.what), args)); break;
+      case 4: inner_.instant(with_args(std::get<Instant>(event.what), args)); break;
+      case 5: inner_.async_slice(with_args(std::get<AsyncSlice>(event.what), args)); break;
       case 6: inner_.counter(std::get<CounterSample>(event.what)); break;
     }
     if (inner_.failed()) break;  // nothing more will be written

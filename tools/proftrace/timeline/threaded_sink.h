@@ -59,8 +59,6 @@ class ThreadedSink final : public TimelineSink {
   Batch& room_for(size_t args, size_t values);
   // Queues the batch being filled for the writing thread (if it has events).
   void hand_over();
-  // Copies `args` into the batch; returns where they start.
-  uint32_t keep_args(Batch& batch, const Args* args, uint32_t* count);
   void run();  // the writing thread
   void replay(Batch& batch);
   void stop();
