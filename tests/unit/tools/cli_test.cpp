@@ -2,6 +2,9 @@
 // input. Runs the real binary, as a user would.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 
 #include "formats/chunk_encoder.h"
@@ -43,6 +46,20 @@ TEST(Cli, EverySubcommandHasHelp) {
   EXPECT_TRUE(contains(proftrace("convert --help").out, "--join-window"));
   EXPECT_NE(proftrace("").exit_code, 0) << "a subcommand is required";
   EXPECT_NE(proftrace("convert").exit_code, 0) << "convert needs files and -o";
+}
+
+TEST(Cli, AnUnknownCompressionIsRefusedWithTheChoices) {
+  TraceBuilder trace;
+  add_process(trace, 1, 1, 0);
+  const std::string input = write_bytes("compression.trace", trace.bytes());
+  const std::string out = temp_path("compression.pftrace");
+  std::remove(out.c_str());
+  const CommandOutput result = proftrace("convert " + input + " -o " + out + " --compression gzip");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(contains(result.err, "--compression")) << result.err;
+  EXPECT_TRUE(contains(result.err, "deflate")) << result.err;
+  EXPECT_NE(access(out.c_str(), F_OK), 0) << "nothing written";
+  EXPECT_EQ(proftrace("convert " + input + " -o " + out + " --compression zstd").exit_code, 0);
 }
 
 TEST(Cli, BadInputsExitNonZeroWithAMessageNamingTheFile) {
