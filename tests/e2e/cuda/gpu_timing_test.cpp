@@ -18,6 +18,7 @@ constexpr uint64_t kModelledNs = 3'000'000;
 // rounding. The upper bound is generous (a loaded machine), and still far
 // below what a broken measurement (host time, queueing) would give.
 constexpr uint64_t kSlackNs = 1'000'000;
+constexpr uint64_t kClockMappingSlackNs = 5'000;
 // More than the error of the GPU-to-host clock mapping on a loaded machine.
 constexpr uint64_t kClockErrorNs = 1'000'000;
 
@@ -95,9 +96,13 @@ TEST_P(GpuTimingBackend, KernelsTakeTheirModelledTimeAndEveryOperationIsJoined) 
       EXPECT_LT(duration_ns, kModelledNs + kSlackNs);
       ++exact;
     }
-    // Queued back to back on one stream: each starts where the last ended.
+    // Queued back to back on one stream: each starts where the last ended,
+    // within the GPU clock mapping's error (about 1 us; 1.5 us was seen
+    // under AddressSanitizer with the CI's other tests running, 3.7 us
+    // elsewhere: README "Known limits"). Work not queued behind a 3 ms
+    // kernel would start milliseconds early.
     if (previous_end_ns != 0) {
-      EXPECT_GE(launch->gpu.front().start_ns + 1000, previous_end_ns);
+      EXPECT_GE(launch->gpu.front().start_ns + kClockMappingSlackNs, previous_end_ns);
     }
     previous_end_ns = launch->gpu.front().end_ns;
     ++timed;
