@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 
 #include "preload/capture/live_set.h"
 #include "preload/cuda/capture_state.h"
@@ -64,6 +65,7 @@ struct MemoryRow {
   bool has_stream = false;
   CUmemoryPool pool = nullptr;
   PoolLookup pool_lookup = PoolLookup::kNone;
+  bool pool_queries = true;  // false: the pool and its reserved bytes stay unknown (a captured call)
   uint64_t pitch_or_offset_bytes = 0;
   uint32_t flags = 0;
   int32_t device = kCurrentContextDevice;
@@ -88,16 +90,28 @@ struct MemoryRow {
     const bool writing = runtime::recording();
     if (!writing && !capture::follows_memory()) return call_real();
     MemoryRow row = describe();
-    if (row.pool_lookup == PoolLookup::kFree) row.pool = pool_of_address(row.address);
     CUcontext context = nullptr;
     const int device = current_device(&context);
     // A stream-ordered allocation or free on a capturing stream becomes a
-    // graph node: its memory is obtained when the graph runs, not now.
+    // graph node: its memory is obtained when the graph runs, not now, and
+    // belongs to no pool the shim could ask about. Asking anyway broke real
+    // captures on an H200 (driver 580): the pool queries are left out.
     const CUstream runs_on = row.has_stream ? effective_stream(row.stream, Hook::per_thread) : nullptr;
     const bool captured = row.has_stream && stream_may_be_capturing(runs_on);
+    if (captured) row.pool_queries = false;
+    // Another thread's global-mode capture forbids this thread's unsafe
+    // calls: the shim's own queries run in relaxed mode while one may be open.
+    const bool relax = captures_may_be_open();
+    if (row.pool_lookup == PoolLookup::kFree && row.pool_queries) {
+      std::optional<RelaxedCaptureScope> relaxed;
+      if (relax) relaxed.emplace();
+      row.pool = pool_of_address(row.address);
+    }
     if (!writing) {
       const CUresult result = call_real();
       if (captured) return result;
+      std::optional<RelaxedCaptureScope> relaxed;
+      if (relax) relaxed.emplace();
       row.complete(result, device);
       format::MemoryOperationRecord record{};
       record.span.result = result;
@@ -112,8 +126,12 @@ struct MemoryRow {
     if (auto* record = emit<format::MemoryOperationRecord>()) {
       call.finish(record->span, result);
       if (captured) record->span.flags |= format::kApiCaptured;
-      row.complete(result, device);
-      row.fill<Hook>(*record, device, context);
+      {
+        std::optional<RelaxedCaptureScope> relaxed;
+        if (relax) relaxed.emplace();
+        row.complete(result, device);
+        row.fill<Hook>(*record, device, context);
+      }
       if (!captured) capture::note_memory_operation(*record);
       commit();
       stacks::attach_stacks(call.correlation(), format::StackPoint::kMemory);
@@ -130,7 +148,9 @@ struct MemoryRow {
     record.stream = has_stream ? stream_handle(stream, Hook::per_thread) : 0;
     record.handle = pool_lookup != PoolLookup::kNone ? reinterpret_cast<uint64_t>(pool) : handle;
     record.context = reinterpret_cast<uint64_t>(context);
-    record.pool_reserved_bytes = pool_lookup != PoolLookup::kNone ? pool_reserved_bytes(pool) : 0;
+    record.pool_reserved_bytes = pool_lookup == PoolLookup::kNone ? 0
+                                 : pool_queries                 ? pool_reserved_bytes(pool)
+                                                                : format::kPoolReservedUnknown;
     record.pitch_or_offset_bytes = pitch_or_offset_bytes;
     record.flags = flags;
     record.kind = static_cast<uint8_t>(kind);
@@ -149,7 +169,7 @@ struct MemoryRow {
       // What the allocation occupies; a failed one asked for at least this.
       bytes = (pitch != 0 ? pitch : bytes) * height;
     }
-    if (pool_lookup == PoolLookup::kAllocation && pool == nullptr) {
+    if (pool_lookup == PoolLookup::kAllocation && pool == nullptr && pool_queries) {
       pool = address != 0 ? pool_of_address(address) : nullptr;
       if (pool == nullptr) pool = current_pool_of_device(current_device_ordinal);
     }

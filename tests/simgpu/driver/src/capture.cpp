@@ -412,6 +412,10 @@ CUresult instantiate(CUgraphExec* phGraphExec, CUgraph hGraph) {
   if (!phGraphExec) return CUDA_ERROR_INVALID_VALUE;
   CUctx_st* context = nullptr;
   if (CUresult result = require_current_context(context); result != CUDA_SUCCESS) return result;
+  // Potentially unsafe: on an H200 (driver 580) cudaGraphInstantiate on one
+  // thread, while another thread's global-mode capture was open, returned
+  // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidated that capture.
+  if (CUresult result = check_unsafe_call(); result != CUDA_SUCCESS) return result;
   {
     std::lock_guard lock(capture_mutex());
     if (CUresult result = instantiate_locked(phGraphExec, hGraph, context); result != CUDA_SUCCESS) return result;

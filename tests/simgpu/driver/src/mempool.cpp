@@ -312,6 +312,12 @@ CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
   return api_call([&] {
     if (!pool || !value || !state().pools.contains(pool)) return CUDA_ERROR_INVALID_VALUE;
+    // Potentially unsafe: on an H200 (driver 580) a query of
+    // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT during a global-mode capture, from
+    // the capturing thread or another one in global mode, returned
+    // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidated the capture (in
+    // relaxed mode it succeeded).
+    if (CUresult result = check_unsafe_call(); result != CUDA_SUCCESS) return result;
     return get_pool_attribute(*pool, attr, value);
   });
 }
