@@ -974,6 +974,41 @@ bool writer_register_task(const WriterTask* task) noexcept {
   return false;
 }
 
+namespace {
+constexpr size_t kRuntimeCounters = 4;
+constexpr uint64_t kRuntimeExitWaitNs = 200'000'000;  // the final cycle's wait for unfinished GPU work
+constexpr uint32_t kRuntimeExitFlushTimeoutMs = 2000;
+std::atomic<std::atomic<uint64_t>*> g_runtime_counters[kRuntimeCounters];
+
+bool runtime_work_outstanding() noexcept {
+  for (auto& slot : g_runtime_counters)
+    if (std::atomic<uint64_t>* counter = slot.load(std::memory_order_acquire))
+      if (counter->load(std::memory_order_acquire) != 0) return true;
+  return false;
+}
+
+void resolve_runtime_work_at_exit() noexcept {
+  const uint64_t deadline = now_ns() + kRuntimeExitWaitNs;
+  while (writer_flush_and_wait(FlushGoal::kFlush, kRuntimeExitFlushTimeoutMs) && runtime_work_outstanding() &&
+         now_ns() < deadline) {
+    const timespec pause{0, 2'000'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+}  // namespace
+
+void writer_resolve_before_runtime_exit(std::atomic<uint64_t>* outstanding) noexcept {
+  for (auto& slot : g_runtime_counters) {
+    std::atomic<uint64_t>* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, outstanding, std::memory_order_acq_rel)) {
+      // One handler per runtime: registered after that runtime's own.
+      std::atexit(resolve_runtime_work_at_exit);
+      return;
+    }
+    if (expected == outstanding) return;
+  }
+}
+
 void writer_reset_after_fork_in_child() noexcept {
   for (auto& slot : g_tasks)
     if (const WriterTask* task = slot.load(std::memory_order_acquire)) task->reset_in_child();

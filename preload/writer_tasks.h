@@ -8,6 +8,7 @@
 // records after the records that caused them, in file order.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace proflaunch {
@@ -34,5 +35,17 @@ struct WriterTask {
 // Registers a task for the life of the process (a few at most). Returns false
 // when the table is full. (To make tasks run now, writer_flush_and_wait.)
 bool writer_register_task(const WriterTask* task) noexcept;
+
+// A GPU runtime tears its contexts down when the process exits, from an
+// atexit handler of its own, and the shim's destructor (the section's final
+// cycle) comes after it: events queried then are gone (seen on an H200,
+// driver 580). A task whose work needs the runtime calls this once it has
+// work, so after the runtime initialized: the atexit handler registered then
+// runs before the runtime's teardown, and makes the writer cycle until
+// `outstanding` (the task's count of work it still holds, which it keeps up
+// to date at the end of each run) reads 0, waiting at most as long as the
+// final cycle would for work the GPU has not finished. Cheap after the first
+// call for the same counter.
+void writer_resolve_before_runtime_exit(std::atomic<uint64_t>* outstanding) noexcept;
 
 }  // namespace proflaunch

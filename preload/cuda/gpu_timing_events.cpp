@@ -1,5 +1,6 @@
 #include "preload/cuda/gpu_timing_events.h"
 
+#include <atomic>
 #include <deque>
 #include <mutex>
 
@@ -47,6 +48,12 @@ std::mutex* submission_lock_of(CUcontext context, CUstream stream) {
   return &g_submission_locks[(key * 0x9E3779B97F4A7C15ull >> 58) & (kSubmissionLocks - 1)];
 }
 
+// Operations the writer holds that the GPU had not finished at its last
+// pass: resolved before the driver's teardown at exit
+// (writer_resolve_before_runtime_exit).
+std::atomic<uint64_t> g_writer_waiting{0};
+std::atomic<bool> g_exit_resolution_registered{false};
+
 class EventTiming final : public GpuTimingBackend {
  public:
   TimingToken before(CUstream stream, CUcontext context, Submission submission,
@@ -54,6 +61,10 @@ class EventTiming final : public GpuTimingBackend {
     if (context == nullptr) return {};
     const uint32_t generation = ensure_context_clock(context);
     if (generation == 0) return {};
+    if (!g_exit_resolution_registered.load(std::memory_order_relaxed)) {
+      g_exit_resolution_registered.store(true, std::memory_order_relaxed);
+      writer_resolve_before_runtime_exit(&g_writer_waiting);
+    }
     CUevent start = nullptr, end = nullptr;
     if (!take_event_pair(context, &start, &end)) return {};
     std::mutex* lock = submission == Submission::kAsynchronous ? submission_lock_of(context, stream) : nullptr;
@@ -245,6 +256,7 @@ void run(WriterRecordSink& sink, bool final) noexcept {
     for (const PendingOperation& op : *g_waiting) unresolved.add(1, op.submitted_ns);
     g_waiting->clear();
   }
+  g_writer_waiting.store(g_waiting->size(), std::memory_order_release);
   if (unresolved.count != 0) {
     format::LostRecord lost{};
     lost.header = format::header_for<format::LostRecord>();
@@ -260,6 +272,7 @@ void reset_in_child() noexcept {
   // The parent's contexts, events and queues mean nothing in a fork child,
   // and a submission lock another thread held at the fork stays held.
   for (std::mutex& lock : g_submission_locks) new (&lock) std::mutex();
+  g_writer_waiting.store(0, std::memory_order_relaxed);
   restart_after_fork(*g_waiting);
   reset_pending_operations_after_fork();
   reset_event_pool_after_fork();

@@ -5,6 +5,12 @@
 // device, starting after its API call began, and kernels last as long as the
 // simulator modelled them. With --gpu-timing=none there is no
 // GpuActivity and every API record is still there.
+//
+// The programs exit right after their last synchronous call, and the
+// simulated driver shuts down at exit from an atexit handler cuInit
+// registered, as NVIDIA's does (an H200 lost every event timing of such a
+// program before the shim resolved them ahead of that teardown): "no
+// operation lost" below checks that.
 #include <gtest/gtest.h>
 
 #include "tests/e2e/cuda/support/traced_run.h"

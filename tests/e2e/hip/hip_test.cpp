@@ -100,7 +100,7 @@ TEST(HipTraining, EveryKernelCopyAndMemsetIsNamedTimedAndOnAnAmdDevice) {
   EXPECT_EQ(launch_apis["hipExtLaunchKernel"], 1);
   EXPECT_EQ(launch_apis["hipLaunchCooperativeKernel"], 1);
   EXPECT_EQ(launch_apis["hipLaunchKernel"], 13 * steps);  // 3 matmul, 3 bias_relu, softmax, 3 backward, 3 sgd
-  expect_timed_on_amd(image);
+  ASSERT_NO_FATAL_FAILURE(expect_timed_on_amd(image));
   // The modelled cost shows: every matmul lasted at least 200 us.
   for (const Operation* launch : image.launches()) {
     if (launch->kernel != kMatmul) continue;
@@ -184,7 +184,7 @@ TEST(HipTraining, ThreadsOnTheirOwnStreamsAreEachTimed) {
   expect_same_behaviour(run);
   ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
   const ProcessImage& image = only_image(run);
-  expect_timed_on_amd(image);
+  ASSERT_NO_FATAL_FAILURE(expect_timed_on_amd(image));
   std::map<uint32_t, std::set<uint64_t>> streams_by_thread;
   for (const Operation& op : image.operations) streams_by_thread[op.tid].insert(op.stream);
   std::set<uint64_t> all;
@@ -222,7 +222,7 @@ TEST(HipTraining, AForkedWorkerIsTracedAsItsOwnProcess) {
   EXPECT_NE(first.pid(), second.pid());
   for (const ProcessImage* image : {&first, &second}) {
     EXPECT_EQ(image->launch_count("matmul"), 3 * 2) << image->command_line();
-    expect_timed_on_amd(*image);
+    ASSERT_NO_FATAL_FAILURE(expect_timed_on_amd(*image));
   }
 }
 
@@ -300,7 +300,7 @@ TEST(RealRocmLibraries, RocRandKernelsAppearWithTheirRealNames) {
     xorwow = xorwow || name.find("xorwow") != std::string::npos;
   }
   EXPECT_TRUE(philox && xorwow) << ::testing::PrintToString(names);
-  expect_timed_on_amd(image);
+  ASSERT_NO_FATAL_FAILURE(expect_timed_on_amd(image));
 }
 
 TEST(RealRocmLibraries, RocSparseSpmvKernelsAndCopiesAreTraced) {
@@ -316,7 +316,7 @@ TEST(RealRocmLibraries, RocSparseSpmvKernelsAndCopiesAreTraced) {
   }
   EXPECT_TRUE(csrmv) << describe(run.trace);
   EXPECT_GE(image.copies().size(), 5u);  // four in, one out
-  expect_timed_on_amd(image);
+  ASSERT_NO_FATAL_FAILURE(expect_timed_on_amd(image));
 }
 
 TEST(HipReports, StatsAndMemoryWorkUnchangedForAmd) {

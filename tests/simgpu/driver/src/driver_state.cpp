@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "api_guard.h"
@@ -28,6 +29,16 @@ std::atomic<int> g_phase{kNotInitialized};
 std::mutex g_init_mutex;  // trivially destructible: safe at exit
 CUresult g_init_result = CUDA_SUCCESS;
 DriverState* g_state = nullptr;  // created once, never freed (see driver_state.h)
+
+// The driver shuts down when the process exits, from an atexit handler that
+// cuInit registers: handlers registered after cuInit run before it, and
+// everything later (other handlers, every library's destructor) finds it
+// gone: calls that need the driver return CUDA_ERROR_DEINITIALIZED, events
+// cannot be queried. So on an H200 (driver 580): the teardown calls a
+// framework made from its library destructors returned error 4, and events a
+// profiler queried from its own destructor were gone.
+std::atomic<bool> g_shut_down{false};
+void shut_down_at_exit() { g_shut_down.store(true, std::memory_order_release); }
 
 void mark_fork_child() {
   if (g_phase.load() == kInitialized) g_phase.store(kForkedAfterInit);
@@ -60,6 +71,7 @@ CUresult initialize_locked() {
   }
   for (auto& device : fresh->devices) create_default_pool(*device);
   pthread_atfork(nullptr, nullptr, mark_fork_child);
+  std::atexit(shut_down_at_exit);
   return CUDA_SUCCESS;
 }
 
@@ -69,9 +81,11 @@ CUresult initialize_locked() {
 // sticky and every later call that needs the driver reports it.
 std::atomic<bool> g_faulted{false};
 
+
 CUresult driver_ready() noexcept {
   int phase = g_phase.load(std::memory_order_acquire);
   if (phase != kInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (g_shut_down.load(std::memory_order_acquire)) return CUDA_ERROR_DEINITIALIZED;
   return g_faulted.load(std::memory_order_relaxed) ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
 }
 
