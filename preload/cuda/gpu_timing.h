@@ -96,6 +96,9 @@ class GpuTimingBackend {
   // A node of an instantiated graph was recorded (GraphNodeRecord.node is
   // `node`): a backend that sees inside graph launches learns its id.
   virtual void graph_node_recorded(CUgraphNode) noexcept {}
+  // Before a graph is instantiated (the driver clones its nodes then): a
+  // backend that learns the clones must be started by then.
+  virtual void before_graph_instantiate() noexcept {}
   // Around the real call of a launch that another backend times (a library
   // frame's kernel, timed by events from the library call's start): a
   // backend that sees all GPU work by itself (CUPTI) learns that this

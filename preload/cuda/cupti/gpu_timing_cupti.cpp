@@ -120,7 +120,25 @@ void note(format::GpuTimingSource source, const char* reason) {
 
 // ---- CUPTI's callbacks
 
-void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+// An instantiated graph runs clones of its graph's nodes, and CUPTI's
+// records name the clone (graphNodeId): on an H200 (CUPTI 13.0) no record of
+// a graph launch matched a node of the graph that was instantiated. Each
+// clone made at instantiation is mapped to the node it was cloned from, the
+// one the GraphNode records describe.
+void note_cloned_node(const CUpti_ResourceData* resource) {
+  const auto* graph = resource != nullptr ? static_cast<const CUpti_GraphData*>(resource->resourceDescriptor) : nullptr;
+  if (graph == nullptr || graph->node == nullptr || graph->originalNode == nullptr) return;
+  uint64_t id = 0;
+  if (g_cupti->graph_node_id(graph->node, &id) != CUPTI_SUCCESS || id == 0) return;
+  std::lock_guard lock(g_mutex);
+  (*g_graph_nodes)[id] = reinterpret_cast<uint64_t>(graph->originalNode);
+}
+
+void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) note_cloned_node(static_cast<const CUpti_ResourceData*>(data));
+    return;
+  }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   if (info->callbackSite != CUPTI_API_ENTER) return;
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
@@ -192,6 +210,8 @@ const char* start_cupti() {
     c.unsubscribe(g_subscriber);
     return "CUPTI enabled no launch or copy callback";
   }
+  // Without it graph launches are still timed, node by node, but not named.
+  c.enable_callback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
   c.register_timestamp(timestamp);
   if ((result = c.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
     c.unsubscribe(g_subscriber);
@@ -265,6 +285,10 @@ class CuptiTiming final : public GpuTimingBackend {
   void unlock_submissions(void*) noexcept override {}
   void before_context_teardown(CUcontext) noexcept override {}
   void after_context_teardown(CUcontext, bool) noexcept override {}
+
+  void before_graph_instantiate() noexcept override {
+    if (g_state.load(std::memory_order_acquire) == State::kUnstarted) ensure_started();
+  }
 
   void graph_node_recorded(CUgraphNode node) noexcept override {
     // A graph may be instantiated before the first timed operation.

@@ -81,6 +81,8 @@ struct GraphExecRow {
     GraphExecRow row = describe();
     CUcontext context = nullptr;
     const int device = current_device(&context);
+    // The backend must be listening while the driver clones the nodes.
+    if (row.action == format::GraphExecAction::kInstantiate) gpu_timing().before_graph_instantiate();
     DriverCall call(Hook::api, Operation::kGraph, variant_flags(Hook::per_thread, false));
     const CUresult result = call_real();
     call.returned();

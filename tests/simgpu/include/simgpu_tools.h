@@ -116,6 +116,8 @@ typedef void (*SimgpuToolsApiCallback)(void* user, SimgpuToolsApiCall* call);
 typedef void (*SimgpuToolsMemoryCallback)(void* user, const SimgpuToolsMemory* memory);
 typedef void (*SimgpuToolsWorkCallback)(void* user, const SimgpuToolsWork* work);
 typedef void (*SimgpuToolsResourceCallback)(void* user, int event, CUcontext context, CUstream stream);
+typedef void (*SimgpuToolsGraphCallback)(void* user, CUcontext context, CUgraphExec exec, CUgraph original_graph,
+                                         CUgraphNode node, CUgraphNode original, CUgraphNodeType type);
 
 typedef struct SimgpuToolsInterface {
   uint32_t version;
@@ -140,6 +142,11 @@ typedef struct SimgpuToolsInterface {
   /* Called on the calling thread right after memory was allocated, or right
      before it is released (present when `size` covers it). */
   void (*set_memory_callback)(SimgpuToolsMemoryCallback callback, void* user);
+  /* Called on the instantiating thread, inside cuGraphInstantiate, once per
+     node of the executable graph: `node` is the clone the executable graph
+     runs (its id is what a graph launch's work records carry), `original`
+     the node of the graph it was cloned from (present when `size` covers it). */
+  void (*set_graph_callback)(SimgpuToolsGraphCallback callback, void* user);
 } SimgpuToolsInterface;
 
 /* Returns 0 and the interface, or -1 if `version` is not supported. */

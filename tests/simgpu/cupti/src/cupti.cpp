@@ -480,6 +480,36 @@ void on_api(void*, SimgpuToolsApiCall* call) {
   }
 }
 
+// cuGraphInstantiate made `node`, a clone of `original`, for `exec`: the
+// resource callback CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED with CUpti_GraphData
+// as its resourceDescriptor (cupti_callbacks.h).
+void on_graph(void*, CUcontext context, CUgraphExec exec, CUgraph original_graph, CUgraphNode node,
+              CUgraphNode original, CUgraphNodeType type) {
+  State& s = state();
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  const CUpti_CallbackId cbid = CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED;
+  {
+    std::lock_guard lock(s.mutex);
+    Subscriber* sub = s.subscriber;
+    if (sub == nullptr || !(sub->domain_enabled[CUPTI_CB_DOMAIN_RESOURCE] ||
+                            sub->enabled.count((uint64_t(CUPTI_CB_DOMAIN_RESOURCE) << 32) | cbid)))
+      return;
+    callback = sub->callback;
+    userdata = sub->userdata;
+  }
+  CUpti_GraphData graph{};
+  graph.originalGraph = original_graph;
+  graph.node = node;
+  graph.originalNode = original;
+  graph.nodeType = type;
+  graph.graphExec = exec;
+  CUpti_ResourceData data{};
+  data.context = context;
+  data.resourceDescriptor = &graph;
+  callback(userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+}
+
 void on_resource(void*, int event, CUcontext context, CUstream stream) {
   State& s = state();
   CUpti_CallbackFunc callback = nullptr;
@@ -530,6 +560,8 @@ CUptiResult attach() {
     // Memory events came with a later driver; an older one has no such entry.
     if (tools->size >= offsetof(SimgpuToolsInterface, set_memory_callback) + sizeof(void*))
       tools->set_memory_callback(on_memory, nullptr);
+    if (tools->size >= offsetof(SimgpuToolsInterface, set_graph_callback) + sizeof(void*))
+      tools->set_graph_callback(on_graph, nullptr);
   }
   return CUPTI_SUCCESS;
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <atomic>
+#include <memory>
+#include <unordered_set>
 
 #include "api_guard.h"
 #include "context.h"
@@ -14,6 +16,7 @@
 #include "copy_engine.h"
 #include "mempool.h"
 #include "module.h"
+#include "tools.h"
 
 using namespace simgpu;
 
@@ -338,6 +341,12 @@ CUgraphNode_st* as_node(CUgraphNode node) {
 
 namespace simgpu {
 bool graph_node_known_locked(CUgraphNode node) { return as_node(node) != nullptr; }
+// The clones of every live executable graph (never destroyed: exit-safe).
+std::unordered_set<const CUgraphNode_st*>& live_clones() {
+  static auto* clones = new std::unordered_set<const CUgraphNode_st*>;
+  return *clones;
+}
+bool graph_node_clone_known_locked(CUgraphNode node) { return node != nullptr && live_clones().contains(node); }
 uint32_t next_graph_tools_id() {
   static std::atomic<uint32_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
@@ -420,6 +429,11 @@ CUresult instantiate(CUgraphExec* phGraphExec, CUgraph hGraph) {
     std::lock_guard lock(capture_mutex());
     if (CUresult result = instantiate_locked(phGraphExec, hGraph, context); result != CUDA_SUCCESS) return result;
   }
+  // A tool hears of each clone while the call runs (it may ask the driver
+  // about them: outside the lock).
+  for (const CUgraphExec_st::Node& node : (*phGraphExec)->nodes)
+    tools::graph_node_cloned(context, *phGraphExec, node.origin->graph, node.clone,
+                             const_cast<CUgraphNode_st*>(node.origin), node.clone->description.type);
   for (CUstream_st*& lane : (*phGraphExec)->lanes)
     lane = create_stream(context, StreamKind::kCreated, CU_STREAM_NON_BLOCKING, 0);
   return CUDA_SUCCESS;
@@ -450,7 +464,11 @@ std::vector<size_t> flatten(CUgraphExec_st& exec, const CUgraph_st& graph, const
     out.work.effect = node.work.effect;
     out.work.effect_time_counts = node.work.effect_time_counts;
     out.work.tools = node.work.tools;
-    out.work.tools.graph_node_id = node.tools_id;
+    auto clone = std::make_unique<CUgraphNode_st>();
+    clone->description = node.description;
+    out.clone = clone.get();
+    out.work.tools.graph_node_id = clone->tools_id;
+    exec.clones.push_back(std::move(clone));
     out.dependencies = dependencies;
     out.origin = &node;
     // A chain stays on its lane; a new branch or a join gets the next one.
@@ -472,6 +490,7 @@ CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* 
   std::vector<size_t> lane_of;
   flatten(*exec, *graph, {}, lanes, lane_of, 0);
   for (CUgraphExec_st::Node& node : exec->nodes) node.work.tools.graph_id = graph->tools_id;
+  for (const auto& clone : exec->clones) live_clones().insert(clone.get());
   exec->lanes.resize(std::min<size_t>(std::max<size_t>(lanes, 1), 4), nullptr);
   state().graph_execs.insert(exec);
   *phGraphExec = exec;
@@ -930,7 +949,12 @@ CUresult CUDAAPI cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CU
     }
     if (outcome != CU_GRAPH_EXEC_UPDATE_SUCCESS) return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     for (size_t i = 0; i < fresh.nodes.size(); ++i) {
+      // The executable graph keeps its nodes (their clones and ids); only
+      // their parameters change.
       fresh.nodes[i].lane = exec->nodes[i].lane;
+      fresh.nodes[i].clone = exec->nodes[i].clone;
+      fresh.nodes[i].work.tools.graph_node_id = exec->nodes[i].work.tools.graph_node_id;
+      fresh.nodes[i].work.tools.graph_id = exec->nodes[i].work.tools.graph_id;
       exec->nodes[i] = std::move(fresh.nodes[i]);
     }
     return CUDA_SUCCESS;
@@ -984,6 +1008,7 @@ CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
       exec = as_exec(hGraphExec);
       if (!exec) return CUDA_ERROR_INVALID_VALUE;
       state().graph_execs.erase(exec);
+      for (const auto& clone : exec->clones) live_clones().erase(clone.get());
     }
     // Its lanes finish what they have queued, then go (as cuStreamDestroy).
     for (CUstream_st* lane : exec->lanes) destroy_stream(lane);

@@ -54,8 +54,13 @@ struct CUgraphExec_st {
     std::vector<size_t> dependencies;  // indices of earlier nodes
     size_t lane = 0;
     const CUgraphNode_st* origin = nullptr;  // the graph node it was made from
+    CUgraphNode_st* clone = nullptr;         // what it runs as: its own id (owned by `clones`)
   };
   std::vector<Node> nodes;
+  // As a real driver does, an executable graph runs clones of the graph's
+  // nodes, each with its own id: a tools library learns them when they are
+  // made (graph_node_cloned) and finds them in the work records.
+  std::vector<std::unique_ptr<CUgraphNode_st>> clones;
   std::vector<CUstream_st*> lanes;  // the context's streams the nodes run on, so branches overlap
 };
 
@@ -81,6 +86,9 @@ std::mutex& capture_mutex();
 
 // Whether `node` is a node of a live graph. Caller holds capture_mutex().
 bool graph_node_known_locked(CUgraphNode node);
+// Whether `node` is a node of a live executable graph (a clone). Caller
+// holds capture_mutex().
+bool graph_node_clone_known_locked(CUgraphNode node);
 
 // The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode).
 CUstreamCaptureMode& thread_capture_mode();

@@ -56,6 +56,12 @@ void set_resource_callback(SimgpuToolsResourceCallback callback, void* user) {
   g_resource_user.store(user);
   g_resource_callback.store(callback);
 }
+std::atomic<SimgpuToolsGraphCallback> g_graph_callback{nullptr};
+std::atomic<void*> g_graph_user{nullptr};
+void set_graph_callback(SimgpuToolsGraphCallback callback, void* user) {
+  g_graph_user.store(user);
+  g_graph_callback.store(callback);
+}
 
 // The runtime's calls: the scope lives in the runtime's entry point, so its
 // state travels through the user slot (a heap-free encoding: the outermost
@@ -134,14 +140,14 @@ uint32_t graph_id(CUgraph graph) {
 uint64_t graph_node_id(CUgraphNode node) {
   if (node == nullptr || driver_ready() != CUDA_SUCCESS) return 0;
   std::lock_guard lock(capture_mutex());
-  return graph_node_known_locked(node) ? node->tools_id : 0;
+  return graph_node_known_locked(node) || graph_node_clone_known_locked(node) ? node->tools_id : 0;
 }
 uint32_t last_correlation_id() { return g_next_correlation.load() - 1; }
 
 const SimgpuToolsInterface kInterface{
     SIMGPU_TOOLS_VERSION, sizeof(SimgpuToolsInterface), set_api_callback, set_work_callback, set_resource_callback,
     runtime_enter,        runtime_exit,                 context_id,       stream_id,         graph_id,
-    graph_node_id,        last_correlation_id,          set_memory_callback,
+    graph_node_id,        last_correlation_id,          set_memory_callback,  set_graph_callback,
 };
 
 int memory_kind(uint8_t kind) { return kind == 0 ? int(SIMGPU_TOOLS_PAGEABLE) : int(kind); }
@@ -206,6 +212,12 @@ void work_completed(const StreamOperation& op, CUstream_st* stream, int64_t star
   work.src_kind = memory_kind(op.tools.src_kind);
   work.dst_kind = memory_kind(op.tools.dst_kind);
   callback(g_work_user.load(std::memory_order_relaxed), &work);
+}
+
+void graph_node_cloned(CUcontext context, CUgraphExec exec, CUgraph original_graph, CUgraphNode node,
+                       CUgraphNode original, CUgraphNodeType type) noexcept {
+  if (SimgpuToolsGraphCallback callback = g_graph_callback.load(std::memory_order_acquire))
+    callback(g_graph_user.load(std::memory_order_relaxed), context, exec, original_graph, node, original, type);
 }
 
 void resource(int event, CUcontext context, CUstream stream) noexcept {

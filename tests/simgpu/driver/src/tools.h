@@ -39,6 +39,11 @@ void work_completed(const StreamOperation& op, CUstream_st* stream, int64_t star
 
 void resource(int event, CUcontext context, CUstream stream) noexcept;
 
+// Inside cuGraphInstantiate, once per node of the executable graph (no-op
+// without a tool).
+void graph_node_cloned(CUcontext context, CUgraphExec exec, CUgraph original_graph, CUgraphNode node,
+                       CUgraphNode original, CUgraphNodeType type) noexcept;
+
 // A range entered or left the memory registry (no-op without a tool, and
 // for kinds the interface does not report).
 void memory(int event, const MemoryRange& range) noexcept;
