@@ -50,7 +50,11 @@ void add_node(TraceBuilder& trace, GraphNodeType type, uint64_t node, uint64_t f
                                                  dependencies.size() * sizeof(uint64_t)));
 }
 
-std::string graph_trace() {
+// How the launches' GPU time comes: one activity per launch (events), or one
+// per node carrying the node's handle (CUPTI).
+enum class LaunchTiming { kWhole, kPerNode };
+
+std::string graph_trace(LaunchTiming timing = LaunchTiming::kWhole) {
   TraceBuilder trace;
   TracedProcess p = add_process(trace, 1, 100, kStart);
   const uint16_t begin_api = trace.api(1, "cuStreamBeginCapture_v2", ApiDomain::kDriver);
@@ -106,9 +110,24 @@ std::string graph_trace() {
     graph_launch.stream = kStream;
     trace.event(1, kTid, graph_launch);
     const uint64_t start = kStart + 10300 + i * 10000;
-    trace.event(1, kTid, activity(10 + i, start, start + durations[i], kStream, GpuActivityKind::kGraph));
+    if (timing == LaunchTiming::kWhole) {
+      trace.event(1, kTid, activity(10 + i, start, start + durations[i], kStream, GpuActivityKind::kGraph));
+      continue;
+    }
+    // gemm 400 ns, the copy 100 ns, relu the rest: the same spans as above.
+    struct Node {
+      uint64_t node, from, to;
+      GpuActivityKind kind;
+    };
+    for (const Node& n : {Node{0x100, 0, 400, GpuActivityKind::kKernel}, Node{0x101, 400, 500, GpuActivityKind::kMemoryCopy},
+                          Node{0x102, 500, durations[i], GpuActivityKind::kKernel}}) {
+      GpuActivityRecord record = activity(10 + i, start + n.from, start + n.to, kStream, n.kind);
+      record.source = static_cast<uint8_t>(GpuTimingSource::kCupti);
+      record.graph_node = n.node;
+      trace.event(1, kTid, record);
+    }
   }
-  return write_trace(trace, "graphs.trace");
+  return write_trace(trace, timing == LaunchTiming::kWhole ? "graphs.trace" : "graphs-per-node.trace");
 }
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& out, const std::string& title) {
@@ -156,6 +175,40 @@ TEST(Graphs, StatsSumGpuTimePerExecutableGraph) {
       << text.out;
   EXPECT_NE(text.out.find("nodes by type: kernel 2, memcpy 1"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("launches without GPU time"), std::string::npos) << text.out;
+}
+
+// CUPTI times a launch node by node: each kernel node is a kernel instance
+// under its own name and shape, and the launch lasts from its first node's
+// start to its last node's end. (Before, such launches counted as untimed and
+// their kernels were missing from gpu-kernels: an H200 run showed it.)
+TEST(Graphs, StatsNameAndTimeEachKernelOfLaunchesTimedNodeByNode) {
+  tools::StatsCommand command;
+  command.inputs = {graph_trace(LaunchTiming::kPerNode)};
+  command.csv = true;
+  const CommandOutput result = run_stats_on(command);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto graphs = csv_rows(result.out, "CUDA graphs");
+  ASSERT_EQ(graphs.size(), 1u) << result.out;
+  EXPECT_EQ(graphs[0][1], "4000");  // 1000 + 3000: each launch's span over its nodes
+  EXPECT_EQ(graphs[0][2], "2");
+  EXPECT_EQ(graphs[0][3], "2000");
+  const auto kernels = csv_rows(result.out, "GPU kernels");
+  ASSERT_EQ(kernels.size(), 2u) << result.out;
+  // relu: 500 + 2500 ns; gemm: 2 x 400 ns. The columns: total, instances, ..., grid, block, ..., name.
+  EXPECT_EQ(kernels[0][1], "3000");
+  EXPECT_EQ(kernels[0][2], "2");
+  EXPECT_EQ(kernels[0][7], "4x1x1");
+  EXPECT_EQ(kernels[0][8], "128x1x1");
+  EXPECT_EQ(kernels[0].back(), "relu_kernel");
+  EXPECT_EQ(kernels[1][1], "800");
+  EXPECT_EQ(kernels[1][2], "2");
+  EXPECT_EQ(kernels[1].back(), "gemm(float*)");
+
+  command.csv = false;
+  const CommandOutput text = run_stats_on(command);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.find("launches without GPU time"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("are not counted"), std::string::npos) << text.out;
 }
 
 TEST(Graphs, ConvertDrawsLaunchesCapturesAndCapturedCalls) {

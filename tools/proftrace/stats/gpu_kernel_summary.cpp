@@ -2,7 +2,8 @@
 // name and launch shape come from its launch, its time from its GpuActivity;
 // the two are joined by correlation id in a bounded window, as in `convert`;
 // what a launch says is read by kernel_launch_facts.h (shared with overview).
-// Per name, besides the times: the launch shape that took the most GPU time
+// A graph launch timed node by node (CUPTI) adds each kernel node it ran,
+// named and shaped by its GraphNode record. Per name, besides the times: the launch shape that took the most GPU time
 // and how many shapes there were, the grid's blocks per SM of the launching
 // device (DeviceInfo's multiprocessor count) weighted by GPU time, the
 // registers and static shared memory the function uses (FunctionDef), the
@@ -16,6 +17,7 @@
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stats/duration_summary.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
+#include "tools/proftrace/stats/graph_node_index.h"
 #include "tools/proftrace/stats/kernel_launch_facts.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/tensor_core_kernels.h"
@@ -70,10 +72,20 @@ class GpuKernelSummary final : public StatsSection {
       if (launch.span.flags & kApiCaptured) return;  // runs only when its graph is launched (`graphs`)
       const PendingLaunch pending = kernel_launch_facts(section, launch);
       join_.add_operation(section.section_id, launch.span.correlation_id, pending);
+    } else if (record.kind == static_cast<uint16_t>(RecordKind::kGraphNode)) {
+      graph_nodes_.add(section.section_id, record.as<GraphNodeRecord>());
     } else if (record.kind == static_cast<uint16_t>(RecordKind::kGpuActivity)) {
       const auto activity = record.as<GpuActivityRecord>();
-      // A node of a graph carries the graph launch's correlation id: its call is the graph's (`graphs`).
-      if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel) || activity.graph_node != 0) return;
+      if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
+      if (activity.graph_node != 0) {
+        // A kernel node of a graph launch (its correlation id is the
+        // launch's): named and shaped by its node.
+        if (const GraphNodeRecord* node = graph_nodes_.find(section.section_id, activity.graph_node))
+          joined(graph_node_kernel_facts(section, *node, activity.device, activity.start_ns), gpu_duration_ns(activity));
+        else
+          ++nodes_without_record_;
+        return;
+      }
       join_.add_activity(section.section_id, activity.correlation_id, gpu_duration_ns(activity));
     }
   }
@@ -131,6 +143,9 @@ class GpuKernelSummary final : public StatsSection {
     if (without_gpu_time_ > 0)
       table.notes.push_back(std::to_string(without_gpu_time_) +
                             " launches without GPU time (GPU timing off, or lost) are not counted");
+    if (nodes_without_record_ > 0)
+      table.notes.push_back(std::to_string(nodes_without_record_) +
+                            " kernels run by graph launches whose node is not in the trace are not counted");
     if (join_.activities_without_operation() > 0)
       table.notes.push_back(std::to_string(join_.activities_without_operation()) +
                             " GPU kernels whose launch is not in the trace are not counted");
@@ -164,6 +179,8 @@ class GpuKernelSummary final : public StatsSection {
   }
 
   std::map<std::string, KernelSummary> by_name_;
+  GraphNodeIndex graph_nodes_;
+  uint64_t nodes_without_record_ = 0;
   GpuTimeJoin<PendingLaunch> join_{[this](const PendingLaunch& launch, uint64_t gpu_ns) { joined(launch, gpu_ns); },
                                    [this](const PendingLaunch&) { ++without_gpu_time_; }};
   uint64_t without_gpu_time_ = 0;

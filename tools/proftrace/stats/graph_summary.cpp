@@ -1,6 +1,7 @@
 // graphs: CUDA graphs - per executable graph, its launches and their GPU time
 // (one kGraph GpuActivity per launch, joined to its GraphLaunch by
-// correlation id), its nodes and kernels (GraphNode records written at
+// correlation id; or, timed node by node by CUPTI, one per node, the launch
+// lasting from its first node's start to its last node's end), its nodes and kernels (GraphNode records written at
 // instantiation), and the call site that instantiated it (the CallStack of
 // the instantiation). Under the table: captures, captured calls, and nodes
 // by type. State grows with the number of executable graphs, not launches.
@@ -106,7 +107,21 @@ class GraphSummary final : public StatsSection {
       }
       case RecordKind::kGpuActivity: {
         const auto activity = record.as<GpuActivityRecord>();
-        if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kGraph) || activity.graph_node != 0) break;
+        if (activity.graph_node != 0) {
+          // One node of a launch timed node by node (CUPTI): the launch lasts
+          // from its first node's start to its last node's end.
+          const CorrelationKey key{section.section_id, activity.correlation_id};
+          auto [span, added] = node_spans_.try_emplace(key, NodeSpan{activity.start_ns, activity.end_ns});
+          if (added) {
+            order_.push_back(key);
+            evict();
+          } else {
+            span->second.start_ns = std::min(span->second.start_ns, activity.start_ns);
+            span->second.end_ns = std::max(span->second.end_ns, activity.end_ns);
+          }
+          break;
+        }
+        if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kGraph)) break;
         const uint64_t duration = activity.end_ns > activity.start_ns ? activity.end_ns - activity.start_ns : 0;
         const CorrelationKey key{section.section_id, activity.correlation_id};
         if (auto launch = launches_.find(key); launch != launches_.end()) {
@@ -141,6 +156,8 @@ class GraphSummary final : public StatsSection {
   }
 
   Table finish(const TraceModel& model) override {
+    for (auto launch = launches_.begin(); launch != launches_.end();)
+      launch = credit_node_span(launch->first) ? launches_.erase(launch) : std::next(launch);
     Table table;
     table.title = "CUDA graphs: GPU time per executable graph";
     table.columns = {"GPU Time (%)", "Total GPU Time (ns)", "Launches", "Avg (ns)", "Nodes", "Kernels",
@@ -183,18 +200,48 @@ class GraphSummary final : public StatsSection {
   void remember(Map& map, const CorrelationKey& key, const Value& value) {
     map[key] = value;
     order_.push_back(key);
+    evict();
+  }
+
+  // Beyond the join window the oldest launch is settled: timed by its nodes
+  // when they came, else counted as untimed.
+  void evict() {
     while (order_.size() > kJoinWindow) {
       const CorrelationKey old = order_.front();
       order_.pop_front();
+      if (launches_.count(old) != 0 && credit_node_span(old)) {
+        launches_.erase(old);
+        continue;
+      }
       unmatched_ += launches_.erase(old) + early_activities_.erase(old);
+      node_spans_.erase(old);
     }
   }
+
+  // The launch `key` (in launches_) was timed node by node: its exec gets
+  // the span of its nodes. False when no node of it was timed.
+  bool credit_node_span(const CorrelationKey& key) {
+    auto span = node_spans_.find(key);
+    auto launch = launches_.find(key);
+    if (span == node_spans_.end() || launch == launches_.end()) return false;
+    ExecSummary& exec = execs_[ExecKey{key.section, launch->second}];
+    ++exec.timed_launches;
+    exec.gpu_ns += span->second.end_ns > span->second.start_ns ? span->second.end_ns - span->second.start_ns : 0;
+    node_spans_.erase(span);
+    return true;
+  }
+
+  struct NodeSpan {
+    uint64_t start_ns;
+    uint64_t end_ns;
+  };
 
   std::map<ExecKey, ExecSummary> execs_;
   std::map<std::string, uint64_t> nodes_by_type_;
   std::unordered_map<CorrelationKey, uint64_t, CorrelationHash> instantiations_;  // -> exec, until its stack
   std::unordered_map<CorrelationKey, uint64_t, CorrelationHash> launches_;        // -> exec
   std::unordered_map<CorrelationKey, uint64_t, CorrelationHash> early_activities_;  // -> GPU ns
+  std::unordered_map<CorrelationKey, NodeSpan, CorrelationHash> node_spans_;  // launches timed node by node
   std::deque<CorrelationKey> order_;
   uint64_t unmatched_ = 0;
   uint64_t instantiated_ = 0;

@@ -26,4 +26,18 @@ KernelLaunchFacts kernel_launch_facts(const SectionModel& section, const KernelL
   return facts;
 }
 
+KernelLaunchFacts graph_node_kernel_facts(const SectionModel& section, const GraphNodeRecord& node, int32_t device,
+                                          uint64_t at_ns) {
+  // What a launch of the node would have said: its function and shape are
+  // the node's, fixed at instantiation.
+  KernelLaunchRecord launch{};
+  launch.function = node.function;
+  launch.grid = node.grid;
+  launch.block = node.block;
+  launch.dynamic_shared_bytes = node.dynamic_shared_bytes;
+  launch.device = device;
+  launch.span.begin_ns = at_ns;
+  return kernel_launch_facts(section, launch);
+}
+
 }  // namespace proflaunch::tools::stats

@@ -51,4 +51,9 @@ struct KernelLaunchFacts {
 
 KernelLaunchFacts kernel_launch_facts(const SectionModel& section, const format::KernelLaunchRecord& launch);
 
+// The same for a kernel node of a graph, as one launch of the graph ran it
+// on `device` at `at_ns` (a per-node GpuActivity: CUPTI times each node).
+KernelLaunchFacts graph_node_kernel_facts(const SectionModel& section, const format::GraphNodeRecord& node,
+                                          int32_t device, uint64_t at_ns);
+
 }  // namespace proflaunch::tools::stats

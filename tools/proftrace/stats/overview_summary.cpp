@@ -22,6 +22,7 @@
 #include "tools/proftrace/record_text.h"
 #include "tools/proftrace/stats/category_timeline.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
+#include "tools/proftrace/stats/graph_node_index.h"
 #include "tools/proftrace/stats/kernel_launch_facts.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/step_detection.h"
@@ -106,8 +107,9 @@ class OverviewSummary final : public StatsSection {
       case RecordKind::kCollectiveGroup:
         collective_kernels_.insert({s, record.as<CollectiveGroupRecord>().span.correlation_id});
         break;
-      case RecordKind::kGpuActivity: on_activity(s, record.as<GpuActivityRecord>()); break;
+      case RecordKind::kGpuActivity: on_activity(section, record.as<GpuActivityRecord>()); break;
       case RecordKind::kKernelLaunch: on_launch(section, record.as<KernelLaunchRecord>()); break;
+      case RecordKind::kGraphNode: graph_nodes_.add(s, record.as<GraphNodeRecord>()); break;
       default: break;
     }
   }
@@ -121,7 +123,8 @@ class OverviewSummary final : public StatsSection {
   std::vector<Table> finish_tables(const TraceModel& model) override;
 
  private:
-  void on_activity(uint64_t s, const GpuActivityRecord& activity) {
+  void on_activity(const SectionModel& section, const GpuActivityRecord& activity) {
+    const uint64_t s = section.section_id;
     TimeCategory category = TimeCategory::kOtherGpu;
     switch (static_cast<GpuActivityKind>(activity.kind)) {
       case GpuActivityKind::kKernel:
@@ -138,20 +141,32 @@ class OverviewSummary final : public StatsSection {
     DeviceKernels& kernels = kernels_[it->first];
     ++kernels.kernels;
     kernels.kernel_ns += gpu_duration_ns(activity);
-    // A graph's kernel nodes carry the graph launch's correlation id: no launch shape to join.
-    if (activity.graph_node == 0) join_.add_activity(s, activity.correlation_id, gpu_duration_ns(activity));
+    if (activity.graph_node == 0) {
+      join_.add_activity(s, activity.correlation_id, gpu_duration_ns(activity));
+      return;
+    }
+    // A kernel node of a graph launch (the launch's correlation id): its
+    // shape is its node's.
+    if (const GraphNodeRecord* node = graph_nodes_.find(s, activity.graph_node))
+      kernel_ran(estimates_of(section, graph_node_kernel_facts(section, *node, activity.device, activity.start_ns),
+                              activity.device),
+                 gpu_duration_ns(activity));
   }
 
   void on_launch(const SectionModel& section, const KernelLaunchRecord& launch) {
     if (launch.span.flags & kApiCaptured) return;  // runs only inside a graph launch
-    const KernelLaunchFacts facts = kernel_launch_facts(section, launch);
-    KernelEstimates estimates{{section.section_id, launch.device}, facts.blocks_per_sm(), facts.occupancy, false};
+    join_.add_operation(section.section_id, launch.span.correlation_id,
+                        estimates_of(section, kernel_launch_facts(section, launch), launch.device));
+  }
+
+  KernelEstimates estimates_of(const SectionModel& section, const KernelLaunchFacts& facts, int32_t device) {
+    KernelEstimates estimates{{section.section_id, device}, facts.blocks_per_sm(), facts.occupancy, false};
     if (facts.name_string != 0) {
       const auto [verdict, added] = tensor_core_.emplace(std::make_pair(section.section_id, facts.name_string), false);
       if (added) verdict->second = is_tensor_core_kernel(demangle(facts.name));
       estimates.tensor_core = verdict->second;
     }
-    join_.add_operation(section.section_id, launch.span.correlation_id, estimates);
+    return estimates;
   }
 
   void kernel_ran(const KernelEstimates& launch, uint64_t gpu_ns) {
@@ -185,6 +200,7 @@ class OverviewSummary final : public StatsSection {
   std::map<DeviceKey, uint64_t> devices_;                        // (section, device) -> timeline device key
   std::map<DeviceKey, DeviceKernels> kernels_;
   std::map<std::pair<uint64_t, uint32_t>, bool> tensor_core_;  // (section, name string) -> the name's verdict
+  GraphNodeIndex graph_nodes_;
   GpuTimeJoin<KernelEstimates> join_{[this](const KernelEstimates& launch, uint64_t ns) { kernel_ran(launch, ns); },
                                      [](const KernelEstimates&) {}};
 };
