@@ -36,7 +36,10 @@ void select_gpu_timing(GpuTiming timing) noexcept {
     case GpuTiming::kNone:
       break;
     case GpuTiming::kEvents:
-      if (GpuTimingBackend* backend = event_timing_backend()) chosen = backend;
+      if (GpuTimingBackend* backend = event_timing_backend()) {
+        chosen = backend;
+        note_events_requested();
+      }
       break;
     case GpuTiming::kCupti:
     case GpuTiming::kAuto: {

@@ -10,6 +10,7 @@
 #include "preload/cuda/event_pool.h"
 #include "preload/cuda/gpu_clock.h"
 #include "preload/cuda/pending_operations.h"
+#include "preload/definitions.h"
 #include "preload/fork_leftovers.h"
 #include "preload/lazy_global.h"
 #include "preload/writer.h"
@@ -53,6 +54,7 @@ std::mutex* submission_lock_of(CUcontext context, CUstream stream) {
 // (writer_resolve_before_runtime_exit).
 std::atomic<uint64_t> g_writer_waiting{0};
 std::atomic<bool> g_exit_resolution_registered{false};
+std::atomic<bool> g_note_requested{false};
 
 class EventTiming final : public GpuTimingBackend {
  public:
@@ -235,6 +237,15 @@ void resolve_ready(WriterRecordSink& sink, Unresolved& unresolved) {
 void before_drain() noexcept { snapshot_pending_operations(); }
 
 void run(WriterRecordSink& sink, bool final) noexcept {
+  if (g_note_requested.exchange(false, std::memory_order_acq_rel)) {
+    format::GpuTimingInfoRecord info{};
+    info.header = format::header_for<format::GpuTimingInfoRecord>();
+    info.source = static_cast<uint8_t>(format::GpuTimingSource::kEvents);
+    info.requested = static_cast<uint8_t>(format::GpuTimingRequest::kEvents);
+    info.reason_string = intern_string("");
+    info.at_ns = now_ns();
+    sink.append(&info, sizeof info);
+  }
   take_pending_operations([](const PendingOperation& op) { g_waiting->push_back(op); });
   // The writer's event queries and synchronizations must never invalidate a
   // program thread's capture (capture_state.h): relaxed before its first
@@ -282,6 +293,8 @@ void reset_in_child() noexcept {
 const WriterTask kTask{before_drain, run, reset_in_child};
 
 }  // namespace
+
+void note_events_requested() noexcept { g_note_requested.store(true, std::memory_order_release); }
 
 GpuTimingBackend* event_timing_backend() noexcept {
   static const bool registered = writer_register_task(&kTask);

@@ -78,10 +78,14 @@ void print_process(const SectionModel& section, const StatisticsCollector& stati
   } else {
     std::fprintf(out, "    INCOMPLETE: no SectionEnd (the process died or was killed before the profiler finished)\n");
   }
-  for (const auto& [ordinal, device] : section.devices)
-    std::fprintf(out, "    device %d: %s %s, %u SMs, %" PRIu64 " MiB\n", ordinal,
-                 vendor_name(device.vendor).c_str(), std::string(section.string(device.name_string)).c_str(),
+  for (const auto& [ordinal, device] : section.devices) {
+    // The driver's name often carries the vendor already ("NVIDIA H200").
+    const std::string vendor = vendor_name(device.vendor);
+    const std::string name(section.string(device.name_string));
+    const std::string label = name.rfind(vendor + " ", 0) == 0 ? name : vendor + " " + name;
+    std::fprintf(out, "    device %d: %s, %u SMs, %" PRIu64 " MiB\n", ordinal, label.c_str(),
                  device.multiprocessor_count, device.total_memory_bytes >> 20);
+  }
   std::fprintf(out, "    threads named: %zu, kernels defined: %zu, APIs defined: %zu\n",
                section.threads.size(), section.functions.size(), section.apis.size());
   auto stats = statistics.sections().find(section.section_id);

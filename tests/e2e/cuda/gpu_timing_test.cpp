@@ -186,6 +186,18 @@ TEST_P(GpuTimingBackend, TrainingLoopKernelsMatchTheCostsTheProgramSet) {
 INSTANTIATE_TEST_SUITE_P(Backends, GpuTimingBackend, ::testing::Values("events", "cupti"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// The trace names the backend that timed it when it was asked for by name,
+// events as well as CUPTI (proftrace info; validate.sh reads that line).
+TEST_P(GpuTimingBackend, InfoNamesTheBackendAskedFor) {
+  TempDir dir;
+  const ProcessResult run = testing::run_process(
+      traced(dir / "x.trace", {build_path("STREAM_OPS"), "--launches", "2"}, launcher_args()));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const ProcessResult info = run_proftrace({"info", dir / "x.trace"});
+  ASSERT_TRUE(info.exited_with(0)) << info.describe();
+  EXPECT_NE(info.out.find("gpu timing: " + GetParam() + "\n"), std::string::npos) << info.out;
+}
+
 TEST(GpuTiming, NoneRecordsNoGpuActivityButEveryCall) {
   TempDir dir;
   const int launches = 5;
