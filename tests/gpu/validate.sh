@@ -4,11 +4,15 @@
 # (CUPTI and events) and checks kernel names and counts in the traces.
 #
 #   tests/gpu/validate.sh [build-dir]      (default: build)
+#   VALIDATE_KEEP=DIR tests/gpu/validate.sh   also keeps the traces in DIR
 #
 # Runs: an nvcc program (8 launches of one kernel); one SGEMM through the
 # toolkit's real cuBLAS; a CUDA graph captured once and replayed 4 times
-# (CUPTI must time each replay's kernel node); a torch training step if
-# `import torch` works and sees a GPU. Without a GPU it says so and exits 0.
+# (CUPTI must time each replay's kernel node); the capture probe
+# (capture_probe.cu), whose output must not change under the shim; a torch
+# training step and a torch.cuda.graphs replay if `import torch` works and
+# sees a GPU; then prints the launch cost untraced and traced (launch_cost.cu,
+# not a check). Without a GPU it says so and exits 0.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
@@ -16,7 +20,8 @@ proflaunch=$build/launcher/proflaunch
 proftrace=$build/tools/proftrace
 cuda=${CUDA_HOME:-/usr/local/cuda}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+keep=${VALIDATE_KEEP:-}
+trap '[ -n "$keep" ] && mkdir -p "$keep" && cp "$work"/*.trace "$keep"/ 2>/dev/null; rm -rf "$work"' EXIT
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "validate: no NVIDIA GPU here (nvidia-smi lists none): skipped"
@@ -27,12 +32,12 @@ for tool in "$proflaunch" "$proftrace" "$cuda/bin/nvcc"; do
 done
 
 failures=0
-check() {  # name trace kernel-substring expected-count backend
-  local name=$1 trace=$2 kernel=$3 want=$4 backend=$5
+check() {  # name trace kernel-substring expected-count backend [stats-section]
+  local name=$1 trace=$2 kernel=$3 want=$4 backend=$5 section=${6:-}
   local got
   got=$("$proftrace" dump "$trace" | grep -c "^GpuActivity .*source=$([ "$backend" = cupti ] && echo 2 || echo 1)" || true)
   local launches
-  launches=$("$proftrace" stats "$trace" 2>/dev/null | grep -c "$kernel" || true)
+  launches=$("$proftrace" stats ${section:+--section "$section"} "$trace" 2>/dev/null | grep -c -- "$kernel" || true)
   echo "validate: $name [$backend]: $got GPU activities, kernel '$kernel' in stats: $launches line(s), info: $("$proftrace" info "$trace" | grep '^gpu timing' | tr '\n' ' ')"
   if [ "$got" -lt "$want" ] || [ "$launches" -lt 1 ]; then
     echo "validate: $name [$backend]: FAILED (wanted at least $want activities)"
@@ -74,11 +79,24 @@ int main() {
 CU
 "$cuda/bin/nvcc" -cudart shared -o "$work/kernels" "$work/kernels.cu" || exit 1
 "$cuda/bin/nvcc" -cudart shared -o "$work/sgemm" "$work/sgemm.cu" -lcublas || exit 1
+"$cuda/bin/nvcc" -cudart shared -o "$work/capture_probe" "$here/tests/gpu/capture_probe.cu" -lcuda || exit 1
+"$cuda/bin/nvcc" -O2 -cudart shared -o "$work/launch_cost" "$here/tests/gpu/launch_cost.cu" || exit 1
+
+same_output() {  # name backend untraced-output traced-output
+  if [ "$3" = "$4" ]; then echo "validate: $1 [$2]: output unchanged under the shim"
+  else echo "validate: $1 [$2]: FAILED, the output changed under the shim:"; diff <(echo "$3") <(echo "$4"); failures=$((failures + 1)); fi
+}
+# The probed calls' return codes depend on timing (an event query): only the verdicts are compared.
+probe() { "$@" | sed 's/ probe=-*[0-9]*//'; }
+probe_plain=$(probe "$work/capture_probe")
 
 for backend in cupti events; do
   "$proflaunch" --gpu-timing=$backend -o "$work/k-$backend.trace" -- "$work/kernels" && check nvcc "$work/k-$backend.trace" validate_scale 8 $backend
-  "$proflaunch" --gpu-timing=$backend -o "$work/g-$backend.trace" -- "$work/kernels" graph && check graph "$work/g-$backend.trace" validate_scale 4 $backend
+  # CUPTI times each replay's kernel node (gpu-kernels names it); events time a replay as one unit (graphs).
+  if [ "$backend" = cupti ]; then graph_kernel=validate_scale graph_section=; else graph_kernel='kernel 1' graph_section=graphs; fi
+  "$proflaunch" --gpu-timing=$backend -o "$work/g-$backend.trace" -- "$work/kernels" graph && check graph "$work/g-$backend.trace" "$graph_kernel" 4 $backend $graph_section
   "$proflaunch" --gpu-timing=$backend -o "$work/s-$backend.trace" -- "$work/sgemm" && check cublas "$work/s-$backend.trace" gemm 1 $backend
+  same_output capture_probe $backend "$probe_plain" "$(probe "$proflaunch" -q --gpu-timing=$backend -o "$work/p-$backend.trace" -- "$work/capture_probe")"
 done
 
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
@@ -90,12 +108,20 @@ for _ in range(3):
     opt.zero_grad(); m(x).sum().backward(); opt.step()
 torch.cuda.synchronize(); print("torch: ok")
 PY
+  graph_plain=$(python3 "$here/tests/gpu/torch_graph.py")
   for backend in cupti events; do
     "$proflaunch" --gpu-timing=$backend -o "$work/t-$backend.trace" -- python3 "$work/step.py" && check torch "$work/t-$backend.trace" gemm 10 $backend
+    same_output torch_graph $backend "$graph_plain" "$("$proflaunch" -q --gpu-timing=$backend -o "$work/tg-$backend.trace" -- python3 "$here/tests/gpu/torch_graph.py")"
   done
 else
   echo "validate: torch with a GPU not available: torch step skipped"
 fi
+
+echo "validate: launch cost (not a check): $("$work/launch_cost" 100)"
+for args in "--gpu-timing=none --stacks=none" "--gpu-timing=none" "--gpu-timing=events" "--gpu-timing=cupti"; do
+  # shellcheck disable=SC2086
+  echo "validate: launch cost under proflaunch $args: $("$proflaunch" -q $args -o "$work/l.trace" --force -- "$work/launch_cost" 100)"
+done
 
 if [ "$failures" -ne 0 ]; then echo "validate: $failures check(s) failed"; exit 1; fi
 echo "validate: all checks passed"
