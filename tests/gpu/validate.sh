@@ -117,10 +117,13 @@ else
   echo "validate: torch with a GPU not available: torch step skipped"
 fi
 
-echo "validate: launch cost (not a check): $("$work/launch_cost" 100)"
-for args in "--gpu-timing=none --stacks=none" "--gpu-timing=none" "--gpu-timing=events" "--gpu-timing=cupti"; do
-  # shellcheck disable=SC2086
-  echo "validate: launch cost under proflaunch $args: $("$proflaunch" -q $args -o "$work/l.trace" --force -- "$work/launch_cost" 100)"
+# Three rounds, the configurations alternating, so that drift shows as spread.
+for round in 1 2 3; do
+  echo "validate: launch cost round $round (not a check), untraced: $("$work/launch_cost" 100)"
+  for args in "--gpu-timing=none --stacks=none" "--gpu-timing=none" "--gpu-timing=events" "--gpu-timing=cupti"; do
+    # shellcheck disable=SC2086
+    echo "validate: launch cost round $round, proflaunch $args: $("$proflaunch" -q $args -o "$work/l.trace" --force -- "$work/launch_cost" 100)"
+  done
 done
 
 if [ "$failures" -ne 0 ]; then echo "validate: $failures check(s) failed"; exit 1; fi
