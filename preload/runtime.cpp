@@ -37,6 +37,11 @@ SectionIdentity g_section;
 std::atomic<uint64_t> g_section_id{0};
 std::atomic<uint32_t> g_section_pid{0};
 std::atomic<bool> g_fork_handlers_registered{false};
+// Whether finish() flushed: waited for by a second thread that finishes
+// while the first one flushes (set once the state is kFinished by a CAS, so
+// a thread that sees kFinished before the flush ends waits for it).
+constexpr int kFinishNotDone = 0, kFinishDone = 1;
+std::atomic<int> g_finish_stage{kFinishNotDone};
 // Whether the prepare handler took the locks (the state can change between
 // prepare and parent/child only through this thread).
 bool g_fork_locked = false;
@@ -78,6 +83,9 @@ void after_fork_in_parent() {
 }
 
 void after_fork_in_child() {
+  // No flush of the parent's goes on in the child: a child forked while the
+  // parent finished must not wait for it.
+  g_finish_stage.store(state() == State::kFinished ? kFinishDone : kFinishNotDone, std::memory_order_relaxed);
   if (!g_fork_locked) return;
   writer_reset_after_fork_in_child();
   registry_reset_after_fork_in_child();
@@ -163,16 +171,32 @@ bool resume_recording() noexcept {
   return g_state.compare_exchange_strong(expected, State::kRecording, std::memory_order_acq_rel);
 }
 
+// Another thread is finishing (two threads exiting at once): whichever
+// returns first ends the process, so wait for its flush, bounded.
+void wait_for_other_finish() noexcept {
+  const uint64_t deadline = now_ns() + uint64_t{kExitFlushTimeoutMs} * 1000000u;
+  while (g_finish_stage.load(std::memory_order_acquire) != kFinishDone && now_ns() < deadline) {
+    const timespec pause{0, 1'000'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 void finish() noexcept {
-  if (!active() || !owns_this_process()) return;
+  if (!owns_this_process()) return;
+  if (state() == State::kFinished) return wait_for_other_finish();
+  if (!active()) return;
   capture::before_section_end(format::CaptureTrigger::kExit);
   State expected = state();
   while ((expected == State::kRecording || expected == State::kPaused) &&
          !g_state.compare_exchange_weak(expected, State::kFinished)) {
   }
-  if (expected != State::kRecording && expected != State::kPaused) return;
+  if (expected != State::kRecording && expected != State::kPaused) {
+    if (expected == State::kFinished) wait_for_other_finish();
+    return;
+  }
   writer_flush_and_wait(FlushGoal::kStop, kExitFlushTimeoutMs);
   control::at_exit();
+  g_finish_stage.store(kFinishDone, std::memory_order_release);
 }
 
 void before_exec() noexcept {

@@ -15,7 +15,7 @@ namespace {
 const std::set<std::string> kProcessHooks = {
     "execve", "execv",       "execvp",      "execvpe", "execl",
     "execlp", "execle",      "posix_spawn", "posix_spawnp",
-    "_exit",  "_Exit",       "pthread_setname_np",
+    "_exit",  "_Exit",       "exit",        "pthread_setname_np",
 };
 
 std::set<std::string> defined_symbols(const std::string& library, const std::string& nm_options) {
