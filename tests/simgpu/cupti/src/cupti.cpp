@@ -480,15 +480,12 @@ void on_api(void*, SimgpuToolsApiCall* call) {
   }
 }
 
-// cuGraphInstantiate made `node`, a clone of `original`, for `exec`: the
-// resource callback CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED with CUpti_GraphData
-// as its resourceDescriptor (cupti_callbacks.h).
-void on_graph(void*, CUcontext context, CUgraphExec exec, CUgraph original_graph, CUgraphNode node,
-              CUgraphNode original, CUgraphNodeType type) {
+// Calls the subscriber's callback for the resource callback `cbid` when it
+// enabled it (outside the state's lock: the callback may call CUPTI).
+void deliver_resource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) {
   State& s = state();
   CUpti_CallbackFunc callback = nullptr;
   void* userdata = nullptr;
-  const CUpti_CallbackId cbid = CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED;
   {
     std::lock_guard lock(s.mutex);
     Subscriber* sub = s.subscriber;
@@ -498,6 +495,14 @@ void on_graph(void*, CUcontext context, CUgraphExec exec, CUgraph original_graph
     callback = sub->callback;
     userdata = sub->userdata;
   }
+  callback(userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+}
+
+// cuGraphInstantiate made `node`, a clone of `original`, for `exec`: the
+// resource callback CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED with CUpti_GraphData
+// as its resourceDescriptor (cupti_callbacks.h).
+void on_graph(void*, CUcontext context, CUgraphExec exec, CUgraph original_graph, CUgraphNode node,
+              CUgraphNode original, CUgraphNodeType type) {
   CUpti_GraphData graph{};
   graph.originalGraph = original_graph;
   graph.node = node;
@@ -507,13 +512,10 @@ void on_graph(void*, CUcontext context, CUgraphExec exec, CUgraph original_graph
   CUpti_ResourceData data{};
   data.context = context;
   data.resourceDescriptor = &graph;
-  callback(userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+  deliver_resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, data);
 }
 
 void on_resource(void*, int event, CUcontext context, CUstream stream) {
-  State& s = state();
-  CUpti_CallbackFunc callback = nullptr;
-  void* userdata = nullptr;
   CUpti_CallbackId cbid = CUPTI_CBID_RESOURCE_INVALID;
   switch (event) {
     case SIMGPU_TOOLS_CONTEXT_CREATED: cbid = CUPTI_CBID_RESOURCE_CONTEXT_CREATED; break;
@@ -522,19 +524,10 @@ void on_resource(void*, int event, CUcontext context, CUstream stream) {
     case SIMGPU_TOOLS_STREAM_DESTROYING: cbid = CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING; break;
     default: return;
   }
-  {
-    std::lock_guard lock(s.mutex);
-    Subscriber* sub = s.subscriber;
-    if (sub == nullptr || !(sub->domain_enabled[CUPTI_CB_DOMAIN_RESOURCE] ||
-                            sub->enabled.count((uint64_t(CUPTI_CB_DOMAIN_RESOURCE) << 32) | cbid)))
-      return;
-    callback = sub->callback;
-    userdata = sub->userdata;
-  }
   CUpti_ResourceData data{};
   data.context = context;
   data.resourceHandle.stream = stream;
-  callback(userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+  deliver_resource(cbid, data);
 }
 
 // Attaches to the driver on first use. CUPTI_ERROR_NOT_INITIALIZED when the
