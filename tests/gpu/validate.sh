@@ -6,6 +6,9 @@
 #   tests/gpu/validate.sh [build-dir]      (default: build)
 #   VALIDATE_KEEP=DIR tests/gpu/validate.sh   also keeps the traces in DIR
 #
+# On a GPU machine that cannot build the project, stage a build made
+# elsewhere with tests/gpu/stage.sh DIR and run tests/gpu/validate.sh DIR.
+#
 # Runs: an nvcc program (8 launches of one kernel); one SGEMM through the
 # toolkit's real cuBLAS; a CUDA graph captured once and replayed 4 times
 # (CUPTI must time each replay's kernel node); the capture probe
