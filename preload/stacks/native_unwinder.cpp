@@ -322,7 +322,11 @@ __attribute__((noinline)) Run* walk_and_store(ThreadUnwindState& state, const Wa
   ++state.stats.walked;
   WalkedFrame* frames = cache.next_frames();
   const WalkResult walked = walk(state.rules, start, depth, nearest, matched, frames, max_frames, &state.stats);
-  if (walked.unsupported) return nullptr;
+  // Without libunwind the stack ends at the frame the walker cannot step
+  // (kept, not ended: marked truncated) rather than being lost: on an H200
+  // image without libunwind, cuBLAS's launches from PyTorch's autograd thread
+  // had no stack at all.
+  if (walked.unsupported && g_unw_backtrace != nullptr) return nullptr;
   if (walked.uses_rbp) mark_needed_bp(frames, walked.count);
   return cache.commit(key, walked.count, walked.ended ? uint32_t{WalkedStackCache::kRunEnded} : 0u, 0);
 }
@@ -440,10 +444,18 @@ __attribute__((noinline)) NativeStack capture_native_stack(uint64_t* frames, uin
     WalkedFrame walked[kMaxWalkFrames];
     const WalkResult result =
         walk(state->rules, start, depth, nullptr, 0, walked, max_walk_frames(depth), /*stats=*/nullptr);
-    if (!result.unsupported) return stack_of_walk(walked, result.count, result.ended, depth, frames);
+    if (!result.unsupported || g_unw_backtrace == nullptr)
+      return stack_of_walk(walked, result.count, result.ended, depth, frames);
   }
   if (state != nullptr) ++state->stats.libunwind;
   return libunwind_stack(frames, depth);
+}
+
+bool use_libunwind_for_testing(bool use) noexcept {
+  static UnwBacktraceFn loaded = nullptr;
+  if (g_unw_backtrace != nullptr) loaded = g_unw_backtrace;
+  g_unw_backtrace = use ? loaded : nullptr;
+  return loaded != nullptr;
 }
 
 NativeUnwindStats native_unwind_stats() noexcept {

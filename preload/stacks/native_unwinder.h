@@ -55,4 +55,9 @@ NativeStack capture_native_stack(uint64_t* frames, uint32_t depth,
 // The calling thread's counters (zeros before its first capture).
 NativeUnwindStats native_unwind_stats() noexcept;
 
+// Tests: behave as if libunwind could not be loaded (false), or as loaded
+// again (true). Returns whether it was loaded at all. Not thread-safe: only
+// while no other thread captures stacks.
+bool use_libunwind_for_testing(bool use) noexcept;
+
 }  // namespace proflaunch::stacks

@@ -188,6 +188,30 @@ TEST_F(NativeWalker, FramesItCannotStepGoToLibunwind) {
   EXPECT_TRUE(through_shape_signal) << describe(in_handler.cached);
 }
 
+// Without libunwind (a machine that lacks it: the H200 image had none), a
+// stack the walker cannot step past ends there, marked truncated, instead of
+// being lost: its frames are libunwind's up to that frame.
+TEST_F(NativeWalker, WithoutLibunwindAStackEndsAtTheFrameItCannotStep) {
+  Captures with;
+  shape_realigned(capture_three_ways, &with);
+  ASSERT_GT(with.libunwind.stack.count, 2u) << describe(with.libunwind);
+  ASSERT_TRUE(use_libunwind_for_testing(false));
+  Captures without;
+  shape_realigned(capture_walker_only, &without);
+  use_libunwind_for_testing(true);
+  for (const Frames* f : {&without.walk_only, &without.cached}) {
+    ASSERT_GT(f->stack.count, 0u) << "lost, not cut";
+    EXPECT_TRUE(f->stack.truncated) << describe(*f);
+    EXPECT_LT(f->stack.count, with.libunwind.stack.count) << describe(*f);
+    const std::vector<uint64_t> full = with.libunwind.list();
+    // The same code, reached the same way: the innermost frames match
+    // libunwind's but for the return address inside the shape (another
+    // capture call), so compare from the second frame on.
+    for (uint32_t i = 1; i < f->stack.count; ++i)
+      EXPECT_EQ(symbol_of(f->frames[i]), symbol_of(full[i])) << i << ": " << describe(*f);
+  }
+}
+
 // `via` alternately `first` and `second`; every capture must be the stack it
 // was taken on. Returns how many captures after the first round were reused
 // from a stored walk.
