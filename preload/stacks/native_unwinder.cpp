@@ -455,6 +455,8 @@ bool use_libunwind_for_testing(bool use) noexcept {
   static UnwBacktraceFn loaded = nullptr;
   if (g_unw_backtrace != nullptr) loaded = g_unw_backtrace;
   g_unw_backtrace = use ? loaded : nullptr;
+  // Walks stored under the other setting (cut short, or not) are forgotten.
+  g_code_generation.fetch_add(1, std::memory_order_acq_rel);
   return loaded != nullptr;
 }
 
