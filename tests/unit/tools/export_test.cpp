@@ -248,6 +248,52 @@ TEST(Export, GpuTimeJoinsByCorrelationIdWhicheverCameFirst) {
   EXPECT_EQ(one(db, "SELECT count(*) FROM gpu_activities"), "3");
 }
 
+// A graph launch timed node by node (CUPTI): each node's GpuActivity names
+// its GraphNode, and graph_kernels_with_gpu_time gives the node's kernel and
+// shape with its GPU time (kernels_with_gpu_time has only launched kernels).
+TEST(Export, KernelsOfGraphLaunchesTimedNodeByNodeHaveTheirNodesNames) {
+  TraceBuilder trace;
+  TracedProcess p = add_process(trace, 1, kMainTid, kStart);
+  const uint16_t graph_launch_api = trace.api(1, "cuGraphLaunch", ApiDomain::kDriver);
+  trace.function(1, 0xA, "_Z4gemmPf", kStart);
+  for (uint64_t node : {0x100, 0x101}) {
+    GraphNodeRecord record{};
+    record.type = static_cast<uint8_t>(node == 0x100 ? GraphNodeType::kKernel : GraphNodeType::kMemset);
+    record.graph_exec = 0x7000;
+    record.graph = 0x6000;
+    record.node = node;
+    record.function = node == 0x100 ? 0xA : 0;
+    record.grid = {8, 1, 1};
+    record.block = {256, 1, 1};
+    record.bytes = node == 0x101 ? 4096 : 0;
+    record.device = -1;
+    trace.event(1, kMainTid, record);
+  }
+  for (uint64_t i = 0; i < 2; ++i) {
+    GraphLaunchRecord launch_record{};
+    launch_record.span = ApiSpan{kStart + 1000 + i * 1000, kStart + 1100 + i * 1000, 0, 0, graph_launch_api, 0};
+    launch_record.span.correlation_id = 10 + i;
+    launch_record.graph_exec = 0x7000;
+    trace.event(1, kMainTid, launch_record);
+    GpuActivityRecord kernel = activity(10 + i, kStart + 1200 + i * 1000, kStart + 1500 + i * 1000, 0x5000,
+                                        GpuActivityKind::kKernel);
+    kernel.graph_node = 0x100;
+    trace.event(1, kMainTid, kernel);
+    GpuActivityRecord set = activity(10 + i, kStart + 1500 + i * 1000, kStart + 1550 + i * 1000, 0x5000,
+                                     GpuActivityKind::kMemorySet);
+    set.graph_node = 0x101;
+    trace.event(1, kMainTid, set);
+  }
+  (void)p;
+  const std::string db = export_trace(write_trace(trace, "graph-nodes.trace"));
+  EXPECT_EQ(query(db, "SELECT node, type, grid_x, block_x, bytes FROM graph_nodes ORDER BY node"),
+            (Rows{{"256", "kernel", "8", "256", "NULL"}, {"257", "memset", "NULL", "NULL", "4096"}}));
+  EXPECT_EQ(query(db, "SELECT f.name, count(*), sum(gpu_duration_ns), min(correlation_id) FROM graph_kernels_with_gpu_time k "
+                      "JOIN functions f ON f.id = k.function_id GROUP BY f.name"),
+            (Rows{{"gemm(float*)", "2", "600", "10"}}));
+  EXPECT_EQ(one(db, "SELECT count(*) FROM kernels_with_gpu_time"), "0") << "no kernel was launched by itself";
+}
+
 TEST(Export, NvtxRangesArePairedAndOpenOnesHaveNoEnd) {
   const std::string db = export_trace(full_trace());
   // push/pop from the push's return to the pop's call; start/end across

@@ -101,6 +101,15 @@ CREATE TABLE gpu_activities (
   device INTEGER NOT NULL, device_id INTEGER REFERENCES devices(id),
   stream INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL,
   start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, graph_node INTEGER);
+CREATE TABLE graph_nodes (
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id),
+  graph_exec INTEGER NOT NULL, graph INTEGER NOT NULL, node INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  function_id INTEGER REFERENCES functions(id),
+  grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
+  block_x INTEGER, block_y INTEGER, block_z INTEGER,
+  shared_bytes INTEGER, bytes INTEGER);
 CREATE TABLE nvtx_ranges (
   id INTEGER PRIMARY KEY,
   process_id INTEGER NOT NULL REFERENCES processes(id),
@@ -142,6 +151,7 @@ CREATE INDEX kernels_by_correlation ON kernels (process_id, correlation_id);
 CREATE INDEX copies_by_correlation ON copies (process_id, correlation_id);
 CREATE INDEX memsets_by_correlation ON memsets (process_id, correlation_id);
 CREATE INDEX threads_by_process ON threads (process_id, tid);
+CREATE INDEX graph_nodes_by_node ON graph_nodes (process_id, node);
 -- Each launch, copy and memset with its GPU time: the GpuActivity of the same
 -- process and correlation id. Work without GPU time (timing off, lost, a
 -- launch captured into a graph) is not in these views.
@@ -155,6 +165,17 @@ CREATE VIEW copies_with_gpu_time AS
          max(g.end_ns - g.start_ns, 0) AS gpu_duration_ns, g.id AS gpu_activity_id
   FROM copies c JOIN gpu_activities g
     ON g.process_id = c.process_id AND g.correlation_id = c.correlation_id AND g.kind = 'memcpy';
+-- Each kernel a graph launch ran, timed node by node (CUPTI): the node's
+-- kernel and shape with its GPU time and the launch's correlation id. A node
+-- instantiated into several executable graphs is taken from its first row.
+CREATE VIEW graph_kernels_with_gpu_time AS
+  SELECT n.process_id, n.graph_exec, n.node, n.function_id, n.grid_x, n.grid_y, n.grid_z,
+         n.block_x, n.block_y, n.block_z, n.shared_bytes, g.correlation_id, g.device, g.device_id, g.stream,
+         g.start_ns AS gpu_start_ns, g.end_ns AS gpu_end_ns,
+         max(g.end_ns - g.start_ns, 0) AS gpu_duration_ns, g.id AS gpu_activity_id
+  FROM gpu_activities g JOIN graph_nodes n
+    ON n.id = (SELECT min(id) FROM graph_nodes WHERE process_id = g.process_id AND node = g.graph_node)
+  WHERE g.kind = 'kernel' AND g.graph_node IS NOT NULL;
 CREATE VIEW memsets_with_gpu_time AS
   SELECT m.*, g.start_ns AS gpu_start_ns, g.end_ns AS gpu_end_ns,
          max(g.end_ns - g.start_ns, 0) AS gpu_duration_ns, g.id AS gpu_activity_id

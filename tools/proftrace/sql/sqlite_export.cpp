@@ -90,6 +90,7 @@ struct Statements {
         memory(db, "INSERT INTO memory_operations VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
         gpu(db, "INSERT INTO gpu_activities VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"),
         nvtx(db, "INSERT INTO nvtx_ranges VALUES (NULL,?1,?2,?3,?4,?5,?6,?7)"),
+        graph_node(db, "INSERT INTO graph_nodes VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"),
         communicator(db, "INSERT INTO communicators VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"),
         collective(db, "INSERT INTO collectives VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)"),
         group(db, "INSERT INTO collective_groups VALUES (NULL,?1,?2,?3,?4,?5,?6,?7)"),
@@ -97,7 +98,7 @@ struct Statements {
         metadata(db, "INSERT INTO metadata VALUES (?1,?2)") {}
 
   Statement process, thread, device, api, function, stack, frame, stack_frame, api_call, api_call_stack, api_count,
-      kernel, copy, memset, memory, gpu, nvtx, communicator, collective, group, lost, metadata;
+      kernel, copy, memset, memory, gpu, nvtx, graph_node, communicator, collective, group, lost, metadata;
 };
 
 class Exporter final : public RecordVisitor {
@@ -336,6 +337,24 @@ void Exporter::handle(const SectionModel& section, const RecordView& record) {
       rows_.gpu.bind(7, gpu_timing_source_name(gpu.source)).bind(8, static_cast<int64_t>(gpu.start_ns));
       rows_.gpu.bind(9, static_cast<int64_t>(gpu.end_ns)).bind(10, nonzero(gpu.graph_node)).run();
       ++counts_.gpu_activities;
+      return;
+    }
+    case RecordKind::kGraphNode: {
+      // Written at instantiation; a graph launch timed node by node names
+      // its nodes in gpu_activities.graph_node.
+      const auto n = record.as<GraphNodeRecord>();
+      const bool kernel = n.type == static_cast<uint8_t>(GraphNodeType::kKernel);
+      Statement& st = rows_.graph_node;
+      st.bind(1, process).bind_bits(2, n.graph_exec).bind_bits(3, n.graph).bind_bits(4, n.node);
+      st.bind(5, graph_node_type_name(n.type));
+      st.bind(6, kernel ? function_id(section, n.function, UINT64_MAX) : std::nullopt);
+      const std::optional<int64_t> none;
+      st.bind(7, kernel ? std::optional<int64_t>(n.grid.x) : none).bind(8, kernel ? std::optional<int64_t>(n.grid.y) : none);
+      st.bind(9, kernel ? std::optional<int64_t>(n.grid.z) : none).bind(10, kernel ? std::optional<int64_t>(n.block.x) : none);
+      st.bind(11, kernel ? std::optional<int64_t>(n.block.y) : none).bind(12, kernel ? std::optional<int64_t>(n.block.z) : none);
+      st.bind(13, kernel ? std::optional<int64_t>(n.dynamic_shared_bytes) : none);
+      st.bind(14, n.bytes != 0 ? std::optional<int64_t>(static_cast<int64_t>(n.bytes)) : none).run();
+      ++counts_.graph_nodes;
       return;
     }
     case RecordKind::kApiCount: {

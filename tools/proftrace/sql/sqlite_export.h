@@ -25,6 +25,7 @@ struct ExportCounts {
   uint64_t memsets = 0;
   uint64_t memory_operations = 0;
   uint64_t gpu_activities = 0;
+  uint64_t graph_nodes = 0;
   uint64_t nvtx_ranges = 0;
   uint64_t collectives = 0;
   uint64_t stacks = 0;
