@@ -48,4 +48,22 @@ bool writer_register_task(const WriterTask* task) noexcept;
 // call for the same counter.
 void writer_resolve_before_runtime_exit(std::atomic<uint64_t>* outstanding) noexcept;
 
+// A task's count of outstanding runtime work, registered with
+// writer_resolve_before_runtime_exit the first time work is noted (one
+// relaxed load after that: hot paths call it).
+class RuntimeWorkAtExit {
+ public:
+  void work_begins() noexcept {
+    if (registered_.load(std::memory_order_relaxed)) return;
+    registered_.store(true, std::memory_order_relaxed);
+    writer_resolve_before_runtime_exit(&outstanding_);
+  }
+  // The writer, at the end of each pass (0 in a fork child).
+  void set_outstanding(uint64_t count) noexcept { outstanding_.store(count, std::memory_order_release); }
+
+ private:
+  std::atomic<uint64_t> outstanding_{0};
+  std::atomic<bool> registered_{false};
+};
+
 }  // namespace proflaunch

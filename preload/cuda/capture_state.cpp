@@ -74,8 +74,8 @@ void relax_this_thread() noexcept {
   if (driver.thread_exchange_stream_capture_mode(&mode) == CUDA_SUCCESS) tls_relaxed_for_good = true;
 }
 
-RelaxedCaptureScope::RelaxedCaptureScope() noexcept {
-  if (tls_relaxed_for_good) return;
+RelaxedCaptureScope::RelaxedCaptureScope(bool relax) noexcept {
+  if (!relax || tls_relaxed_for_good) return;
   const DriverServices& driver = driver_services();
   if (driver.thread_exchange_stream_capture_mode == nullptr) return;
   previous_ = CU_STREAM_CAPTURE_MODE_RELAXED;

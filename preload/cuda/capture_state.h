@@ -79,10 +79,12 @@ void record_captured_node(uint64_t correlation_id, CUstream stream) noexcept;
 void relax_this_thread() noexcept;
 
 // The calling thread's capture mode is relaxed while this lives, and is the
-// program's again afterwards.
+// program's again afterwards. With `relax` false it does nothing (a caller
+// that knows no capture can be open).
 class RelaxedCaptureScope {
  public:
-  RelaxedCaptureScope() noexcept;
+  RelaxedCaptureScope() noexcept : RelaxedCaptureScope(true) {}
+  explicit RelaxedCaptureScope(bool relax) noexcept;
   ~RelaxedCaptureScope();
   RelaxedCaptureScope(const RelaxedCaptureScope&) = delete;
   RelaxedCaptureScope& operator=(const RelaxedCaptureScope&) = delete;

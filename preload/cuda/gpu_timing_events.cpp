@@ -50,10 +50,8 @@ std::mutex* submission_lock_of(CUcontext context, CUstream stream) {
 }
 
 // Operations the writer holds that the GPU had not finished at its last
-// pass: resolved before the driver's teardown at exit
-// (writer_resolve_before_runtime_exit).
-std::atomic<uint64_t> g_writer_waiting{0};
-std::atomic<bool> g_exit_resolution_registered{false};
+// pass: resolved before the driver's teardown at exit.
+RuntimeWorkAtExit g_exit_work;
 std::atomic<bool> g_note_requested{false};
 
 class EventTiming final : public GpuTimingBackend {
@@ -63,10 +61,7 @@ class EventTiming final : public GpuTimingBackend {
     if (context == nullptr) return {};
     const uint32_t generation = ensure_context_clock(context);
     if (generation == 0) return {};
-    if (!g_exit_resolution_registered.load(std::memory_order_relaxed)) {
-      g_exit_resolution_registered.store(true, std::memory_order_relaxed);
-      writer_resolve_before_runtime_exit(&g_writer_waiting);
-    }
+    g_exit_work.work_begins();
     CUevent start = nullptr, end = nullptr;
     if (!take_event_pair(context, &start, &end)) return {};
     std::mutex* lock = submission == Submission::kAsynchronous ? submission_lock_of(context, stream) : nullptr;
@@ -267,7 +262,7 @@ void run(WriterRecordSink& sink, bool final) noexcept {
     for (const PendingOperation& op : *g_waiting) unresolved.add(1, op.submitted_ns);
     g_waiting->clear();
   }
-  g_writer_waiting.store(g_waiting->size(), std::memory_order_release);
+  g_exit_work.set_outstanding(g_waiting->size());
   if (unresolved.count != 0) {
     format::LostRecord lost{};
     lost.header = format::header_for<format::LostRecord>();
@@ -283,7 +278,7 @@ void reset_in_child() noexcept {
   // The parent's contexts, events and queues mean nothing in a fork child,
   // and a submission lock another thread held at the fork stays held.
   for (std::mutex& lock : g_submission_locks) new (&lock) std::mutex();
-  g_writer_waiting.store(0, std::memory_order_relaxed);
+  g_exit_work.set_outstanding(0);
   restart_after_fork(*g_waiting);
   reset_pending_operations_after_fork();
   reset_event_pool_after_fork();

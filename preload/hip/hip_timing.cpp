@@ -40,11 +40,9 @@ std::atomic<uint64_t> g_untimed{0};  // work that runs without events: counted a
 
 // Owned by the writer thread.
 std::deque<Pending>* g_waiting;
-// Its size after the writer's last pass, and whether the exit resolution is
-// set up (writer_resolve_before_runtime_exit: the runtime's own teardown at
-// exit must not take the events first).
-std::atomic<uint64_t> g_writer_waiting{0};
-std::atomic<bool> g_exit_resolution_registered{false};
+// Its size after the writer's last pass: resolved before the runtime's own
+// teardown at exit takes the events.
+RuntimeWorkAtExit g_exit_work;
 uint64_t g_unresolved = 0, g_unresolved_first_ns = 0, g_unresolved_last_ns = 0;
 
 std::vector<hipEvent_t>& pool(int ordinal) {
@@ -212,7 +210,7 @@ void run(WriterRecordSink& sink, bool final) noexcept {
       g_waiting->clear();
     }
   }
-  g_writer_waiting.store(g_waiting->size(), std::memory_order_release);
+  g_exit_work.set_outstanding(g_waiting->size());
   if (g_unresolved != 0) {
     format::LostRecord lost{};
     lost.header = format::header_for<format::LostRecord>();
@@ -236,7 +234,7 @@ void reset_in_child() noexcept {
   g_queue = new std::deque<Pending>();
   g_waiting = new std::deque<Pending>();
   g_unresolved = 0;
-  g_writer_waiting.store(0, std::memory_order_relaxed);
+  g_exit_work.set_outstanding(0);
 }
 
 const WriterTask kTask{before_drain, run, reset_in_child};
@@ -282,10 +280,7 @@ HipTimingToken hip_timing_before(hipStream_t stream, int ordinal, bool asynchron
     give_back(ordinal, start, end);
     return token;
   }
-  if (!g_exit_resolution_registered.load(std::memory_order_relaxed)) {
-    g_exit_resolution_registered.store(true, std::memory_order_relaxed);
-    writer_resolve_before_runtime_exit(&g_writer_waiting);
-  }
+  g_exit_work.work_begins();
   token.submission_lock = lock;
   token.start = start;
   token.end = end;

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <algorithm>
-#include <optional>
 
 #include "preload/capture/live_set.h"
 #include "preload/cuda/capture_state.h"
@@ -103,15 +102,13 @@ struct MemoryRow {
     // calls: the shim's own queries run in relaxed mode while one may be open.
     const bool relax = captures_may_be_open();
     if (row.pool_lookup == PoolLookup::kFree && row.pool_queries) {
-      std::optional<RelaxedCaptureScope> relaxed;
-      if (relax) relaxed.emplace();
+      const RelaxedCaptureScope relaxed(relax);
       row.pool = pool_of_address(row.address);
     }
     if (!writing) {
       const CUresult result = call_real();
       if (captured) return result;
-      std::optional<RelaxedCaptureScope> relaxed;
-      if (relax) relaxed.emplace();
+      const RelaxedCaptureScope relaxed(relax);
       row.complete(result, device);
       format::MemoryOperationRecord record{};
       record.span.result = result;
@@ -127,8 +124,7 @@ struct MemoryRow {
       call.finish(record->span, result);
       if (captured) record->span.flags |= format::kApiCaptured;
       {
-        std::optional<RelaxedCaptureScope> relaxed;
-        if (relax) relaxed.emplace();
+        const RelaxedCaptureScope relaxed(relax);
         row.complete(result, device);
         row.fill<Hook>(*record, device, context);
       }

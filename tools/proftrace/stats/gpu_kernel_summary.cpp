@@ -3,7 +3,8 @@
 // the two are joined by correlation id in a bounded window, as in `convert`;
 // what a launch says is read by kernel_launch_facts.h (shared with overview).
 // A graph launch timed node by node (CUPTI) adds each kernel node it ran,
-// named and shaped by its GraphNode record. Per name, besides the times: the launch shape that took the most GPU time
+// named and shaped by its GraphNode record.
+// Per name, besides the times: the launch shape that took the most GPU time
 // and how many shapes there were, the grid's blocks per SM of the launching
 // device (DeviceInfo's multiprocessor count) weighted by GPU time, the
 // registers and static shared memory the function uses (FunctionDef), the

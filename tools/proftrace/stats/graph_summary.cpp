@@ -1,9 +1,9 @@
 // graphs: CUDA graphs - per executable graph, its launches and their GPU time
 // (one kGraph GpuActivity per launch, joined to its GraphLaunch by
 // correlation id; or, timed node by node by CUPTI, one per node, the launch
-// lasting from its first node's start to its last node's end), its nodes and kernels (GraphNode records written at
-// instantiation), and the call site that instantiated it (the CallStack of
-// the instantiation). Under the table: captures, captured calls, and nodes
+// lasting from its first node's start to its last node's end), its nodes
+// and kernels (GraphNode records written at instantiation), and the call
+// site that instantiated it (the CallStack of the instantiation). Under the table: captures, captured calls, and nodes
 // by type. State grows with the number of executable graphs, not launches.
 #include <algorithm>
 #include <cstring>
