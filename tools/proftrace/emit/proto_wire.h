@@ -25,6 +25,16 @@ inline size_t varint_size(uint64_t value) {
   return size;
 }
 
+// Writes `value` as a varint at `out`; returns the end (at most 10 bytes).
+inline char* put_varint(char* out, uint64_t value) {
+  while (value >= 0x80) {
+    *out++ = static_cast<char>(value | 0x80);
+    value >>= 7;
+  }
+  *out++ = static_cast<char>(value);
+  return out;
+}
+
 class ProtoBuffer {
  public:
   ProtoBuffer() = default;
@@ -114,6 +124,14 @@ class ProtoBuffer {
       value >>= 7;
     }
   }
+
+  // Writing in place: room for `bytes` more at the returned pointer; then
+  // commit() the end of what was written there.
+  char* reserve(size_t bytes) {
+    ensure(bytes);
+    return data_.get() + size_;
+  }
+  void commit(const char* end) { size_ = static_cast<size_t>(end - data_.get()); }
 
   // A whole message already encoded in `body`, as field `field`.
   void field_message(uint32_t field, const ProtoBuffer& body) { field_bytes(field, body.view()); }

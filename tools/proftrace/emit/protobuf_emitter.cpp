@@ -127,15 +127,9 @@ constexpr uint32_t kProcessTid = 0xFFFFFFFFu;
 // Text without a timeline iid (NVTX messages, window names) is interned by
 // content up to this many entries per table and file, then written inline.
 constexpr size_t kMaxTextEntries = size_t{1} << 16;
-
-char* put_varint(char* out, uint64_t value) {
-  while (value >= 0x80) {
-    *out++ = static_cast<char>(value | 0x80);
-    value >>= 7;
-  }
-  *out++ = static_cast<char>(value);
-  return out;
-}
+// A debug annotation with a name iid and a number, three numbers or a
+// string value iid: tag, length, name (1 + 5), value (at most 3 x 8).
+constexpr size_t kMaxShortAnnotationBytes = 2 + 6 + 24;
 
 constexpr char tag_byte(uint32_t field, WireType type) {
   return static_cast<char>(field << 3 | static_cast<uint8_t>(type));  // fields 1-15
@@ -479,6 +473,58 @@ void ProtobufEmitter::write_args(const timeline::Args* args) {
   for (const timeline::Arg& arg : *args) {
     if (arg.type == timeline::ArgType::kStack) continue;  // callstack_iid
     const uint32_t name = annotation_name(arg.key);
+    uint32_t value_iid = 0;
+    if (arg.type == timeline::ArgType::kString && arg.s.iid != 0)
+      value_iid = intern(annotation_values_, interned::kDebugAnnotationStringValues, arg.s);
+    if (name != 0 && (arg.type != timeline::ArgType::kString || value_iid != 0) &&
+        arg.type != timeline::ArgType::kStringList) {
+      // Most annotations: an iid and a number, three numbers or a string's
+      // iid, at most 30 bytes, so its length takes one byte. Written in
+      // place: ~60 % of a GPU slice's packet.
+      char* const start = packet_.reserve(kMaxShortAnnotationBytes);
+      char* p = start;
+      *p++ = tag_byte(event::kDebugAnnotations, WireType::kLengthDelimited);
+      char* const length = p++;
+      *p++ = tag_byte(annotation::kNameIid, WireType::kVarint);
+      p = put_varint(p, name);
+      switch (arg.type) {
+        case timeline::ArgType::kInt:
+          *p++ = tag_byte(annotation::kIntValue, WireType::kVarint);
+          p = put_varint(p, static_cast<uint64_t>(arg.i));
+          break;
+        case timeline::ArgType::kUint:
+          *p++ = tag_byte(annotation::kUintValue, WireType::kVarint);
+          p = put_varint(p, arg.u);
+          break;
+        case timeline::ArgType::kBool:
+          *p++ = tag_byte(annotation::kBoolValue, WireType::kVarint);
+          *p++ = arg.i != 0 ? 1 : 0;
+          break;
+        case timeline::ArgType::kDouble:
+          *p++ = tag_byte(annotation::kDoubleValue, WireType::kFixed64);
+          std::memcpy(p, &arg.d, 8);  // little-endian, as the wire wants
+          p += 8;
+          break;
+        case timeline::ArgType::kString:
+          p = put_varint(p, uint64_t{annotation::kStringValueIid} << 3 | static_cast<uint8_t>(WireType::kVarint));
+          p = put_varint(p, value_iid);
+          break;
+        case timeline::ArgType::kDim3:  // three numbers, as the JSON's [x,y,z]
+          for (const uint32_t value : {arg.dim.x, arg.dim.y, arg.dim.z}) {
+            *p++ = tag_byte(annotation::kArrayValues, WireType::kLengthDelimited);
+            char* const item = p++;
+            *p++ = tag_byte(annotation::kUintValue, WireType::kVarint);
+            p = put_varint(p, value);
+            *item = static_cast<char>(p - item - 1);
+          }
+          break;
+        case timeline::ArgType::kStringList:
+        case timeline::ArgType::kStack: break;
+      }
+      *length = static_cast<char>(p - length - 1);
+      packet_.commit(p);
+      continue;
+    }
     const size_t mark = packet_.begin_message(event::kDebugAnnotations);
     if (name != 0) packet_.field_varint(annotation::kNameIid, name);
     else put_text(packet_, annotation::kName, arg.key);
@@ -487,13 +533,11 @@ void ProtobufEmitter::write_args(const timeline::Args* args) {
       case timeline::ArgType::kUint: packet_.field_varint(annotation::kUintValue, arg.u); break;
       case timeline::ArgType::kDouble: packet_.field_double(annotation::kDoubleValue, arg.d); break;
       case timeline::ArgType::kBool: packet_.field_bool(annotation::kBoolValue, arg.i != 0); break;
-      case timeline::ArgType::kString: {
-        const uint32_t iid = arg.s.iid != 0 ? intern(annotation_values_, interned::kDebugAnnotationStringValues, arg.s) : 0;
-        if (iid != 0) packet_.field_varint(annotation::kStringValueIid, iid);
+      case timeline::ArgType::kString:
+        if (value_iid != 0) packet_.field_varint(annotation::kStringValueIid, value_iid);
         else put_text(packet_, annotation::kStringValue, arg.s.text);
         break;
-      }
-      case timeline::ArgType::kDim3:  // three numbers, as the JSON's [x,y,z]
+      case timeline::ArgType::kDim3:
         for (const uint32_t value : {arg.dim.x, arg.dim.y, arg.dim.z}) {
           const size_t item = packet_.begin_message(annotation::kArrayValues);
           packet_.field_varint(annotation::kUintValue, value);
@@ -599,15 +643,22 @@ void ProtobufEmitter::flush_track(Track& track, size_t keep) {
     track.open_ends.insert(position, slice.end_ns);
   }
   if (count == 0) return;
+  track.pending.erase(track.pending.begin(), track.pending.begin() + static_cast<ptrdiff_t>(count));
+  if (track.pending.empty()) {
+    track.arena.clear();
+    return;
+  }
+  // The written begins stay in the arena until it passes kArenaBytes: the
+  // few kept ones are then moved to its front (copied once per ~kArenaBytes
+  // written, not at every flush).
+  if (track.arena.size() < kArenaBytes) return;
   std::string& rest = arena_scratch_;  // keeps its capacity: no allocation per flush
   rest.clear();
-  for (size_t i = count; i < track.pending.size(); ++i) {
-    Pending& slice = track.pending[i];
+  for (Pending& slice : track.pending) {
     const size_t offset = rest.size();
     rest.append(track.arena, slice.offset, slice.size);
     slice.offset = static_cast<uint32_t>(offset);
   }
-  track.pending.erase(track.pending.begin(), track.pending.begin() + static_cast<ptrdiff_t>(count));
   track.arena.swap(rest);
 }
 

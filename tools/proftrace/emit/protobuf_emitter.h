@@ -23,7 +23,8 @@
 // - Flows: flow_ids on the call's begin, terminating_flow_ids on the GPU
 //   work's begin; as varints (the deprecated _old fields the importer still
 //   reads) when the id is below 2^56.
-// - Memory stays bounded: per track at most kReorderSlices encoded begins.
+// - Memory stays bounded: per track at most kReorderSlices encoded begins
+//   waiting, and about kArenaBytes of written ones not yet reclaimed.
 //
 // Sharding: once a file passes `max_bytes` of packets (before compression:
 // what the trace processor holds) the emitter closes every open slice
@@ -89,6 +90,9 @@ class ProtobufEmitter : public timeline::TimelineSink {
   const std::vector<std::string>& files() const { return files_; }
 
   static constexpr size_t kReorderSlices = 16;
+  // A track's encoded begins, written ones included, before the unwritten
+  // ones are compacted.
+  static constexpr size_t kArenaBytes = 8 * 1024;
 
  private:
   struct Pending {
@@ -101,7 +105,7 @@ class ProtobufEmitter : public timeline::TimelineSink {
   struct Track {
     uint64_t uuid = 0;
     uint32_t pid = 0;
-    std::string arena;  // encoded begin packets of `pending`
+    std::string arena;  // encoded begin packets of `pending` (and written ones before them)
     std::vector<Pending> pending;
     std::vector<int64_t> open_ends;  // ends not yet written, the earliest last
   };
