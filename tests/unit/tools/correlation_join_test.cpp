@@ -1,6 +1,10 @@
 // The bounded join of GPU activity to its launch, on its own.
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <map>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "tools/proftrace/timeline/correlation_join.h"
@@ -97,6 +101,103 @@ TEST(CorrelationJoin, ZeroAndDuplicateIdsAreNotJoinedWrongly) {
   EXPECT_EQ(sink.lone_operations, (std::vector<uint64_t>{0, 5}));
   EXPECT_EQ(sink.lone_activities, (std::vector<uint64_t>{0}));
   EXPECT_EQ(join.stats().duplicate_ids, 1u);
+}
+
+// The join against a plain model of its rules (a FIFO of at most `window`
+// entries, a map of the waiting ones) on random input: many sections, ids
+// from a small range (so that keys collide in the table, repeat, and leave
+// by eviction while others wait), windows small and large. Every call to the
+// sink must come in the model's order.
+struct EventLog : JoinSink {
+  void joined(const HostOperation& op, const DeviceActivity&) override { log.push_back("J" + text(op.section, op.span().correlation_id)); }
+  void operation_alone(const HostOperation& op) override { log.push_back("O" + text(op.section, op.span().correlation_id)); }
+  void activity_alone(const DeviceActivity& a) override { log.push_back("A" + text(a.section, a.activity.correlation_id)); }
+  static std::string text(const SectionContext* section, uint64_t id) {
+    return std::to_string(reinterpret_cast<uintptr_t>(section) % 4096) + ":" + std::to_string(id);
+  }
+  std::vector<std::string> log;
+};
+
+struct ModelJoin {
+  struct Item {
+    bool operation;
+    const SectionContext* section;
+    uint64_t id;
+    bool done = false;
+  };
+  explicit ModelJoin(size_t window) : window(window) {}
+  void add(bool is_operation, const SectionContext* section, uint64_t id) {
+    const std::string kind = is_operation ? "O" : "A";
+    if (id == 0) {
+      log.push_back(kind + EventLog::text(section, id));
+      return;
+    }
+    const auto key = std::make_pair(section, id);
+    auto found = waiting.find(key);
+    if (found != waiting.end()) {
+      Item& other = fifo[found->second - first];
+      waiting.erase(found);
+      if (other.operation != is_operation) {
+        other.done = true;
+        log.push_back("J" + EventLog::text(section, id));
+        trim();
+        return;
+      }
+      other.done = true;
+      log.push_back((other.operation ? "O" : "A") + EventLog::text(section, id));
+    }
+    fifo.push_back(Item{is_operation, section, id});
+    waiting[key] = first + fifo.size() - 1;
+    trim();
+  }
+  void trim() {
+    while (!fifo.empty() && (fifo.front().done || fifo.size() > window)) {
+      Item& front = fifo.front();
+      if (!front.done) {
+        waiting.erase(std::make_pair(front.section, front.id));
+        log.push_back((front.operation ? "O" : "A") + EventLog::text(front.section, front.id));
+      }
+      fifo.pop_front();
+      ++first;
+    }
+  }
+  void finish() {
+    for (Item& item : fifo)
+      if (!item.done) log.push_back((item.operation ? "O" : "A") + EventLog::text(item.section, item.id));
+  }
+  size_t window;
+  std::deque<Item> fifo;
+  uint64_t first = 0;
+  std::map<std::pair<const SectionContext*, uint64_t>, uint64_t> waiting;
+  std::vector<std::string> log;
+};
+
+TEST(CorrelationJoin, MatchesAPlainModelOnRandomInput) {
+  std::vector<SectionContext> sections(5);
+  for (const size_t window : {1u, 3u, 64u, 5000u}) {
+    for (const uint64_t ids : {8u, 300u, 100000u}) {
+      std::mt19937_64 random(window * 1000003 + ids);
+      EventLog sink;
+      CorrelationJoin join(sink, window);
+      ModelJoin model(window);
+      for (int i = 0; i < 30000; ++i) {
+        SectionContext* section = &sections[random() % sections.size()];
+        const uint64_t id = random() % ids;
+        if (random() % 2 == 0) {
+          join.add(operation(section, id));
+          model.add(true, section, id);
+        } else {
+          join.add(device_activity(section, id));
+          model.add(false, section, id);
+        }
+        ASSERT_LE(join.waiting(), window) << "window " << window << ", ids " << ids;
+      }
+      join.finish();
+      model.finish();
+      ASSERT_EQ(sink.log, model.log) << "window " << window << ", ids " << ids;
+      EXPECT_EQ(join.waiting(), 0u);
+    }
+  }
 }
 
 }  // namespace

@@ -52,10 +52,9 @@ void CorrelationJoin::add(const DeviceActivity& activity) {
 }
 
 const CorrelationJoin::Entry* CorrelationJoin::take_partner(const Key& key, bool is_operation) {
-  const auto found = waiting_.find(key);
-  if (found == waiting_.end()) return nullptr;
-  Entry& other = fifo_[found->second - first_sequence_];
-  waiting_.erase(found);
+  const uint64_t sequence = waiting_.take(key);
+  if (sequence == WaitingTable::kAbsent) return nullptr;
+  Entry& other = at(sequence);
   if (other.is_operation != is_operation) {
     ++stats_.joined;
     other.done = true;  // popped by the caller's trim(), after it has been used
@@ -69,8 +68,15 @@ const CorrelationJoin::Entry* CorrelationJoin::take_partner(const Key& key, bool
 }
 
 void CorrelationJoin::insert(const Key& key, const Entry& entry) {
-  fifo_.push_back(entry);
-  waiting_[key] = first_sequence_ + fifo_.size() - 1;
+  if (fifo_size() == ring_.size()) {
+    // Full ring: double it, entries kept at their sequence numbers.
+    std::vector<Entry> ring(ring_.empty() ? 1024 : ring_.size() * 2);
+    for (uint64_t sequence = first_sequence_; sequence < next_sequence_; ++sequence)
+      ring[sequence & (ring.size() - 1)] = at(sequence);
+    ring_.swap(ring);
+  }
+  at(next_sequence_) = entry;
+  waiting_.put(key, next_sequence_++);
   trim();
 }
 
@@ -88,26 +94,79 @@ void CorrelationJoin::release(Entry& entry, bool evicted) {
 }
 
 void CorrelationJoin::trim() {
-  while (!fifo_.empty() && (fifo_.front().done || fifo_.size() > window_entries_)) {
-    Entry& front = fifo_.front();
+  while (first_sequence_ != next_sequence_ && (at(first_sequence_).done || fifo_size() > window_entries_)) {
+    Entry& front = at(first_sequence_);
     if (!front.done) {
       const uint64_t id = front.is_operation ? front.operation.span().correlation_id
                                              : front.activity.activity.correlation_id;
       const SectionContext* section =
           front.is_operation ? front.operation.section : front.activity.section;
-      waiting_.erase(key_of(section, id));
+      waiting_.take(key_of(section, id));
       release(front, true);
     }
-    fifo_.pop_front();
     ++first_sequence_;
   }
 }
 
 void CorrelationJoin::finish() {
-  for (Entry& entry : fifo_) release(entry, false);
-  fifo_.clear();
+  for (uint64_t sequence = first_sequence_; sequence < next_sequence_; ++sequence) release(at(sequence), false);
+  first_sequence_ = next_sequence_ = 0;
   waiting_.clear();
-  first_sequence_ = 0;
+}
+
+size_t CorrelationJoin::WaitingTable::home(const Key& key) const {
+  // Correlation ids are mostly consecutive: a multiplicative hash spreads
+  // them; the top bits pick the slot.
+  const uint64_t mixed = (key.section_id * 0x9E3779B97F4A7C15ull ^ key.correlation_id) * 0xBF58476D1CE4E5B9ull;
+  return static_cast<size_t>(mixed >> 32) & (slots_.size() - 1);
+}
+
+size_t CorrelationJoin::WaitingTable::index_of(const Key& key) const {
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(key);
+  while (slots_[i].sequence != kAbsent && !(slots_[i].key == key)) i = (i + 1) & mask;
+  return i;
+}
+
+uint64_t CorrelationJoin::WaitingTable::take(const Key& key) {
+  if (slots_.empty()) return kAbsent;
+  const size_t mask = slots_.size() - 1;
+  size_t hole = index_of(key);
+  const uint64_t sequence = slots_[hole].sequence;
+  if (sequence == kAbsent) return kAbsent;
+  --size_;
+  // Shift later members of the probe run back into the hole, so that no
+  // run is broken (each stays reachable from its home slot).
+  for (size_t next = (hole + 1) & mask; slots_[next].sequence != kAbsent; next = (next + 1) & mask) {
+    const size_t want = home(slots_[next].key);
+    // `next` may move to `hole` when its home is not in (hole, next].
+    if (((next - want) & mask) >= ((next - hole) & mask)) {
+      slots_[hole] = slots_[next];
+      hole = next;
+    }
+  }
+  slots_[hole].sequence = kAbsent;
+  return sequence;
+}
+
+void CorrelationJoin::WaitingTable::put(const Key& key, uint64_t sequence) {
+  if ((size_ + 1) * 2 > slots_.size()) grow();
+  Slot& slot = slots_[index_of(key)];
+  if (slot.sequence == kAbsent) ++size_;
+  slot.key = key;
+  slot.sequence = sequence;
+}
+
+void CorrelationJoin::WaitingTable::grow() {
+  std::vector<Slot> old(slots_.empty() ? 2048 : slots_.size() * 2);
+  old.swap(slots_);
+  for (const Slot& slot : old)
+    if (slot.sequence != kAbsent) slots_[index_of(slot.key)] = slot;
+}
+
+void CorrelationJoin::WaitingTable::clear() {
+  slots_.clear();
+  size_ = 0;
 }
 
 }  // namespace proflaunch::tools::timeline

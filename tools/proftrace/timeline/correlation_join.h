@@ -7,8 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <unordered_map>
+#include <vector>
 
 #include "formats/records.h"
 
@@ -85,18 +84,38 @@ class CorrelationJoin {
     uint64_t correlation_id;
     bool operator==(const Key&) const = default;
   };
-  struct KeyHash {
-    size_t operator()(const Key& key) const {
-      return std::hash<uint64_t>()(key.section_id * 0x9E3779B97F4A7C15ull ^ key.correlation_id);
-    }
-  };
   struct Entry {
     bool is_operation;
     bool done;  // matched or emitted; waiting to be popped from the front
     union {
-      HostOperation operation;
+      HostOperation operation{};
       DeviceActivity activity;
     };
+  };
+
+  // Key -> sequence number of the waiting entry: open addressing, linear
+  // probing, erasure by shifting back (no tombstones); at most half full.
+  // Every entry of the window passes through it once or twice, so it
+  // allocates nothing per entry.
+  class WaitingTable {
+   public:
+    static constexpr uint64_t kAbsent = ~uint64_t{0};
+    // Removes `key` (if present) and returns its sequence number or kAbsent.
+    uint64_t take(const Key& key);
+    void put(const Key& key, uint64_t sequence);
+    size_t size() const { return size_; }
+    void clear();
+
+   private:
+    struct Slot {
+      Key key;
+      uint64_t sequence = kAbsent;  // kAbsent: empty
+    };
+    size_t home(const Key& key) const;
+    size_t index_of(const Key& key) const;  // its slot, or an empty one
+    void grow();
+    std::vector<Slot> slots_;
+    size_t size_ = 0;
   };
 
   Key key_of(const SectionContext* section, uint64_t correlation_id) const;
@@ -107,12 +126,16 @@ class CorrelationJoin {
   void insert(const Key& key, const Entry& entry);
   void release(Entry& entry, bool evicted);
   void trim();
+  // The FIFO: entries by sequence number in a ring of 2^n (grown as needed).
+  Entry& at(uint64_t sequence) { return ring_[sequence & (ring_.size() - 1)]; }
+  size_t fifo_size() const { return static_cast<size_t>(next_sequence_ - first_sequence_); }
 
   JoinSink& sink_;
   size_t window_entries_;
-  std::deque<Entry> fifo_;
-  uint64_t first_sequence_ = 0;  // sequence number of fifo_.front()
-  std::unordered_map<Key, uint64_t, KeyHash> waiting_;  // key -> sequence number
+  std::vector<Entry> ring_;
+  uint64_t first_sequence_ = 0;  // sequence number of the FIFO's front
+  uint64_t next_sequence_ = 0;   // one past its back
+  WaitingTable waiting_;
   JoinStats stats_;
 };
 
