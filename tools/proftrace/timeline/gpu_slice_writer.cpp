@@ -96,7 +96,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
     name = intern(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
   }
 
-  begin_gpu_slice(intern(category), name, work.placement);
+  begin_gpu_slice(intern_static(category), name, work.placement);  // a literal
   slice_.flow_in = flow_id;
   // Kineto's args first (device, stream, correlation), then our own.
   add_device(args_, "device", work.device);

@@ -146,6 +146,7 @@ class SliceWriter {
   // Starts a GPU slice (counted).
   void begin_gpu_slice(Str category, Str name, const GpuPlacement& placement);
   Str intern(std::string_view text) { return layout_.strings().intern(text); }
+  Str intern_static(std::string_view literal) { return layout_.strings().intern_static(literal); }
 
   TimelineSink& out_;
   TrackLayout& layout_;

@@ -25,11 +25,27 @@ class StringTable {
     ids_.emplace(stored, iid);
     return Str{stored, iid};
   }
+  // Text with static storage (a literal): remembered by its address too,
+  // so that text interned for every event is not hashed every time.
+  Str intern_static(std::string_view text) {
+    const uint64_t hash = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(text.data())) * 0x9E3779B97F4A7C15ull;
+    StaticEntry& entry = static_cache_[hash >> (64 - kStaticCacheBits)];
+    if (entry.data == text.data() && entry.str.text.size() == text.size()) return entry.str;
+    const Str str = intern(text);
+    entry = StaticEntry{text.data(), str};
+    return str;
+  }
   size_t size() const { return storage_.size(); }
 
  private:
+  struct StaticEntry {
+    const char* data = nullptr;
+    Str str;
+  };
+  static constexpr unsigned kStaticCacheBits = 6;
   std::deque<std::string> storage_;
   std::unordered_map<std::string_view, uint32_t> ids_;
+  StaticEntry static_cache_[1u << kStaticCacheBits];
 };
 
 }  // namespace proflaunch::tools::timeline

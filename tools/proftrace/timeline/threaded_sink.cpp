@@ -225,7 +225,7 @@ void ThreadedSink::replay(Batch& batch) {
   for (Batch::Event& event : batch.events) {
     const Args* args = nullptr;
     if (event.has_args) {
-      replay_args_.assign(batch.args.data() + event.first_arg, event.arg_count);
+      replay_args_.view(batch.args.data() + event.first_arg, event.arg_count);
       args = &replay_args_;
     }
     switch (event.what.index()) {

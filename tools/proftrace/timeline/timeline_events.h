@@ -98,7 +98,10 @@ class Args {
  public:
   static constexpr size_t kCapacity = 32;
 
-  void clear() { size_ = 0; }
+  void clear() {
+    size_ = 0;
+    view_ = nullptr;
+  }
   void add_int(const char* key, int64_t value) { push(key, ArgType::kInt).i = value; }
   void add_uint(const char* key, uint64_t value) { push(key, ArgType::kUint).u = value; }
   // Any integer: signed ones as kInt, unsigned ones as kUint.
@@ -126,20 +129,21 @@ class Args {
   }
   void add_stack() { push("stack", ArgType::kStack); }
 
-  // Replaces the args with copies of `args` (at most kCapacity): their
-  // strings must outlive these args' use.
-  void assign(const Arg* args, size_t count) {
-    size_ = count < kCapacity ? count : kCapacity;
-    for (size_t i = 0; i < size_; ++i) args_[i] = args[i];
+  // Shows `count` args held elsewhere (until clear() or the next view()),
+  // without copying them: they and their strings must outlive that use.
+  void view(const Arg* args, size_t count) {
+    view_ = args;
+    size_ = count;
   }
 
-  const Arg* data() const { return args_; }
+  const Arg* data() const { return view_ != nullptr ? view_ : args_; }
   size_t size() const { return size_; }
-  const Arg* begin() const { return args_; }
-  const Arg* end() const { return args_ + size_; }
+  const Arg* begin() const { return data(); }
+  const Arg* end() const { return data() + size_; }
 
  private:
   Arg& push(const char* key, ArgType type) {
+    if (view_ != nullptr) clear();  // a view is not added to
     Arg& arg = args_[size_ < kCapacity ? size_++ : kCapacity - 1];
     arg = Arg{};
     arg.key = key;
@@ -148,6 +152,7 @@ class Args {
   }
   Arg args_[kCapacity];
   std::string owned_[kCapacity];
+  const Arg* view_ = nullptr;  // set: the args are there, not in args_
   size_t size_ = 0;
 };
 

@@ -68,25 +68,30 @@ const SectionContext::ApiLabel& SectionContext::api_label(uint16_t api) {
 }
 
 Str SectionContext::kernel_name(uint64_t handle, uint64_t at_ns) {
-  const std::vector<FunctionDefRecord>* versions = nullptr;
-  if (model != nullptr) {
-    auto found = model->functions.find(handle);
-    if (found != model->functions.end()) versions = &found->second;
-  }
-  if (versions == nullptr || versions->empty()) return strings->intern("unknown kernel");
-  auto cached = kernel_names.find(handle);
-  if (cached == kernel_names.end()) {
-    std::vector<Str> names;
-    for (const auto& version : *versions) {
-      const std::string_view mangled = model->string(version.name_string);
-      names.push_back(strings->intern(mangled.empty() ? "unknown kernel" : demangle(mangled)));
+  if (kernel_name_cache.empty()) kernel_name_cache.resize(size_t{1} << kKernelNameCacheBits);
+  KernelNameCacheEntry& slot = kernel_name_cache[(handle * 0x9E3779B97F4A7C15ull) >> (64 - kKernelNameCacheBits)];
+  if (slot.names == nullptr || slot.handle != handle) {
+    const std::vector<FunctionDefRecord>* versions = nullptr;
+    if (model != nullptr) {
+      auto found = model->functions.find(handle);
+      if (found != model->functions.end()) versions = &found->second;
     }
-    cached = kernel_names.emplace(handle, std::move(names)).first;
+    if (versions == nullptr || versions->empty()) return strings->intern("unknown kernel");
+    auto cached = kernel_names.find(handle);
+    if (cached == kernel_names.end()) {
+      std::vector<Str> names;
+      for (const auto& version : *versions) {
+        const std::string_view mangled = model->string(version.name_string);
+        names.push_back(strings->intern(mangled.empty() ? "unknown kernel" : demangle(mangled)));
+      }
+      cached = kernel_names.emplace(handle, std::move(names)).first;
+    }
+    slot = KernelNameCacheEntry{handle, versions, &cached->second};
   }
   size_t index = 0;
-  for (size_t i = 0; i < versions->size(); ++i)
-    if ((*versions)[i].since_ns <= at_ns) index = i;
-  return cached->second[index];
+  for (size_t i = 0; i < slot.versions->size(); ++i)
+    if ((*slot.versions)[i].since_ns <= at_ns) index = i;
+  return (*slot.names)[index];
 }
 
 uint64_t SectionContext::stream_id(uint64_t stream, uint32_t launching_tid) {

@@ -67,6 +67,15 @@ struct SectionContext {
   };
   std::unordered_map<uint16_t, ApiLabel> api_labels;
   std::unordered_map<uint64_t, std::vector<Str>> kernel_names;  // per FunctionDef version
+  // The last kernels looked up (twice per launch: its call and its GPU
+  // work), by handle, so that most launches skip both maps.
+  struct KernelNameCacheEntry {
+    uint64_t handle = 0;
+    const std::vector<format::FunctionDefRecord>* versions = nullptr;
+    const std::vector<Str>* names = nullptr;  // nullptr: empty entry
+  };
+  static constexpr unsigned kKernelNameCacheBits = 8;
+  std::vector<KernelNameCacheEntry> kernel_name_cache;
   // Streams: the driver's id (ObjectLifecycle) or a number in order of use.
   std::unordered_map<uint64_t, uint64_t> stream_ids;
   std::unordered_map<uint64_t, uint64_t> stream_numbers;
