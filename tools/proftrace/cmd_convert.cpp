@@ -1,5 +1,6 @@
 // proftrace convert FILE... -o OUT.json
 #include <CLI/CLI.hpp>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,15 @@
 namespace proflaunch::tools {
 
 namespace {
+
+// The processors this process may run on.
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<unsigned>(online) : 1;
+}
 
 // Traces hold about 10 bytes per event record: beyond this the JSON would
 // pass ~500 MB, which the UI struggles to load.
@@ -121,6 +131,9 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
       protobuf_options.compression = resolved.compression == "zstd"   ? emit::PacketCompression::kZstd
                                      : resolved.compression == "none" ? emit::PacketCompression::kNone
                                                                       : emit::PacketCompression::kDeflate;
+      // Reading, encoding and compressing each keep a thread busy: the
+      // compression gets its own only where a core is left for it.
+      protobuf_options.compression_thread = usable_cpus() >= (options.writer_thread ? 3u : 2u);
       emit::ProtobufEmitter emitter(resolved.output, stacks, protobuf_options);
       if (!emitter.open(&error)) {
         std::fprintf(err, "proftrace: %s\n", error.c_str());

@@ -632,58 +632,64 @@ void write_split(tools::emit::ProtoOutput& out, const std::vector<std::string>& 
 
 TEST(ProtoOutput, BundlesHoldWholePacketsAndExpandToTheSameStream) {
   for (const auto compression : {tools::emit::PacketCompression::kDeflate, tools::emit::PacketCompression::kZstd}) {
-    SCOPED_TRACE(compression == tools::emit::PacketCompression::kDeflate ? "deflate" : "zstd");
-    const std::string file = temp_path("bundles.pftrace");
-    const std::vector<std::string> packets = sample_packets(3000);
-    std::string stream;
-    for (const std::string& packet : packets) stream += packet;
-    std::string error;
-    auto out = tools::emit::ProtoOutput::create(file, false, compression, &error);
-    ASSERT_NE(out, nullptr) << error;
-    write_split(*out, packets);
-    ASSERT_TRUE(out->close()) << out->error();
-    const std::string data = read_file(file);
-    EXPECT_EQ(out->written(), stream.size());
-    EXPECT_EQ(out->file_bytes(), data.size());
-    EXPECT_LT(data.size(), stream.size() / 3);
-    size_t bundles = 0;
-    const std::string expanded = expand_bundles(data, &bundles);
-    EXPECT_TRUE(expanded == stream) << "the packets differ from what was written";
-    EXPECT_GT(bundles, 10u);  // ~4.5 MB of packets in 256 KiB blocks
-    // The noise did not fit a bundle: it stands as the plain packet it was.
-    size_t plain = 0;
-    for (const Field& top : decode(data))
-      if (find(decode(top.bytes), 50) == nullptr && find(decode(top.bytes), 133) == nullptr) ++plain;
-    EXPECT_GE(plain, 1u);
+    for (const bool thread : {true, false}) {
+      SCOPED_TRACE(compression == tools::emit::PacketCompression::kDeflate ? "deflate" : "zstd");
+      SCOPED_TRACE(thread ? "on a compression thread" : "compressed in write()");
+      const std::string file = temp_path("bundles.pftrace");
+      const std::vector<std::string> packets = sample_packets(3000);
+      std::string stream;
+      for (const std::string& packet : packets) stream += packet;
+      std::string error;
+      auto out = tools::emit::ProtoOutput::create(file, false, compression, thread, &error);
+      ASSERT_NE(out, nullptr) << error;
+      write_split(*out, packets);
+      ASSERT_TRUE(out->close()) << out->error();
+      const std::string data = read_file(file);
+      EXPECT_EQ(out->written(), stream.size());
+      EXPECT_EQ(out->file_bytes(), data.size());
+      EXPECT_LT(data.size(), stream.size() / 3);
+      size_t bundles = 0;
+      const std::string expanded = expand_bundles(data, &bundles);
+      EXPECT_TRUE(expanded == stream) << "the packets differ from what was written";
+      EXPECT_GT(bundles, 10u);  // ~4.5 MB of packets in 256 KiB blocks
+      // The noise did not fit a bundle: it stands as the plain packet it was.
+      size_t plain = 0;
+      for (const Field& top : decode(data))
+        if (find(decode(top.bytes), 50) == nullptr && find(decode(top.bytes), 133) == nullptr) ++plain;
+      EXPECT_GE(plain, 1u);
+    }
   }
 }
 
 TEST(ProtoOutput, BytesThatAreNotPacketsEndTheBundlingAndAreWrittenAsTheyCame) {
-  const std::string file = temp_path("unframed.pftrace");
-  const std::vector<std::string> packets = sample_packets(300);
-  std::string error;
-  auto out = tools::emit::ProtoOutput::create(file, false, tools::emit::PacketCompression::kDeflate, &error);
-  ASSERT_NE(out, nullptr) << error;
-  write_split(*out, packets);
-  const std::string stray = "not a packet";
-  ASSERT_TRUE(out->write(stray));
-  ASSERT_TRUE(out->write(packets.front()));
-  ASSERT_TRUE(out->close());
-  const std::string data = read_file(file);
-  std::string stream;
-  for (const std::string& packet : packets) stream += packet;
-  const std::string tail = stray + packets.front();
-  ASSERT_GT(data.size(), tail.size());
-  EXPECT_EQ(data.substr(data.size() - tail.size()), tail);  // plain, in order
-  EXPECT_TRUE(expand_bundles(data.substr(0, data.size() - tail.size())) == stream);
-  EXPECT_EQ(out->written(), stream.size() + tail.size());
+  for (const bool thread : {true, false}) {
+    SCOPED_TRACE(thread ? "on a compression thread" : "compressed in write()");
+    const std::string file = temp_path("unframed.pftrace");
+    const std::vector<std::string> packets = sample_packets(300);
+    std::string error;
+    auto out = tools::emit::ProtoOutput::create(file, false, tools::emit::PacketCompression::kDeflate, thread, &error);
+    ASSERT_NE(out, nullptr) << error;
+    write_split(*out, packets);
+    const std::string stray = "not a packet";
+    ASSERT_TRUE(out->write(stray));
+    ASSERT_TRUE(out->write(packets.front()));
+    ASSERT_TRUE(out->close());
+    const std::string data = read_file(file);
+    std::string stream;
+    for (const std::string& packet : packets) stream += packet;
+    const std::string tail = stray + packets.front();
+    ASSERT_GT(data.size(), tail.size());
+    EXPECT_EQ(data.substr(data.size() - tail.size()), tail);  // plain, in order
+    EXPECT_TRUE(expand_bundles(data.substr(0, data.size() - tail.size())) == stream);
+    EXPECT_EQ(out->written(), stream.size() + tail.size());
+  }
 }
 
 TEST(ProtoOutput, WithoutCompressionThePacketsAreWrittenAsTheyCame) {
   const std::string file = temp_path("plain.pftrace");
   const std::vector<std::string> packets = sample_packets(200);
   std::string error;
-  auto out = tools::emit::ProtoOutput::create(file, false, tools::emit::PacketCompression::kNone, &error);
+  auto out = tools::emit::ProtoOutput::create(file, false, tools::emit::PacketCompression::kNone, true, &error);
   ASSERT_NE(out, nullptr) << error;
   write_split(*out, packets);
   ASSERT_TRUE(out->close());

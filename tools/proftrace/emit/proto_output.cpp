@@ -17,7 +17,9 @@ constexpr uint8_t kPacketTag = 1 << 3 | 2;  // Trace.packet, length-delimited
 constexpr uint32_t kCompressedPackets = 50;
 constexpr uint32_t kZstdCompressedPackets = 133;
 constexpr int kDeflateLevel = 1;  // libdeflate's fastest: ~8x on these packets
-constexpr int kZstdLevel = 1;
+// zstd's first fast level: ~15 % faster than level 1 on these packets, at
+// 11x instead of 11.8x.
+constexpr int kZstdLevel = -1;
 
 size_t put_varint(uint8_t* out, uint64_t value) {
   size_t n = 0;
@@ -38,8 +40,10 @@ size_t varint_size(uint64_t value) {
   return n;
 }
 
+}  // namespace
+
 // Compresses a block into the body of one bundle packet.
-class Compressor {
+class ProtoOutput::Compressor {
  public:
   explicit Compressor(PacketCompression kind) : kind_(kind) {
     if (kind_ == PacketCompression::kDeflate) deflate_ = libdeflate_alloc_compressor(kDeflateLevel);
@@ -92,10 +96,8 @@ class Compressor {
   std::vector<uint8_t> out_;
 };
 
-}  // namespace
-
 std::unique_ptr<ProtoOutput> ProtoOutput::create(const std::string& path, bool gzip, PacketCompression compression,
-                                                 std::string* error) {
+                                                 bool compression_thread, std::string* error) {
   auto out = std::unique_ptr<ProtoOutput>(new ProtoOutput);
   if (gzip) {
     out->gz_ = gzopen(path.c_str(), "wb6");
@@ -117,6 +119,10 @@ std::unique_ptr<ProtoOutput> ProtoOutput::create(const std::string& path, bool g
     out->buffer_.reserve(kPlainBuffer);
   } else {
     out->block_.reserve(kBlockBytes + 4096);
+    if (!compression_thread) {
+      out->inline_compressor_ = std::make_unique<Compressor>(compression);
+      return out;
+    }
     try {
       out->compressor_ = std::thread([raw = out.get(), compression] { raw->compress_blocks(compression); });
     } catch (const std::system_error&) {
@@ -180,6 +186,11 @@ bool ProtoOutput::write(std::string_view bytes) {
 
 void ProtoOutput::hand_over_block() {
   if (block_.empty()) return;
+  if (inline_compressor_ != nullptr) {
+    compress_and_put(*inline_compressor_, block_);
+    block_.clear();
+    return;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return queue_.size() < kQueuedBlocks; });
   queue_.push_back(std::move(block_));
@@ -196,26 +207,29 @@ void ProtoOutput::hand_over_block() {
 }
 
 void ProtoOutput::compress_blocks(PacketCompression kind) {
-  Compressor compressor(kind);
+  Compressor compressor(kind);  // this thread's
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return !queue_.empty() || closing_; });
     if (queue_.empty()) return;
     std::string block = std::move(queue_.front());
     lock.unlock();
-    if (!failed()) {
-      try {
-        const std::string_view bundle = compressor.bundle(block);
-        put(bundle.empty() ? std::string_view(block) : bundle);
-      } catch (const std::bad_alloc&) {
-        fail("out of memory compressing the packets");
-      }
-    }
+    compress_and_put(compressor, block);
     lock.lock();
     queue_.pop_front();
     block.clear();
     spare_.push_back(std::move(block));
     changed_.notify_all();
+  }
+}
+
+void ProtoOutput::compress_and_put(Compressor& compressor, std::string_view block) {
+  if (failed()) return;
+  try {
+    const std::string_view bundle = compressor.bundle(block);
+    put(bundle.empty() ? block : bundle);
+  } catch (const std::bad_alloc&) {
+    fail("out of memory compressing the packets");
   }
 }
 
@@ -240,6 +254,7 @@ void ProtoOutput::spill() {
 bool ProtoOutput::close() {
   if (closed_) return !failed();
   closed_ = true;
+  if (inline_compressor_ != nullptr) hand_over_block();
   if (compressor_.joinable()) {
     hand_over_block();
     {

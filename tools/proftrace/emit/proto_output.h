@@ -8,7 +8,10 @@
 // read only since July 2026 (and only where built with zstd).
 //
 // Compression runs on a thread of the output's own, blocks queued in order
-// (at most kQueuedBlocks), so it overlaps the encoding. A bundle, field
+// (at most kQueuedBlocks), so it overlaps the encoding; or, where there is
+// no core to spare for that thread, on the writing thread as each block
+// fills (a third busy thread on two cores costs more in waiting than it
+// gains: see the README's figure q). A bundle, field
 // ids and sizes included, stays under Perfetto's 512 KiB; a block that
 // would not (a single huge packet that does not compress) is written as the
 // plain packets it holds, which are just as valid.
@@ -38,8 +41,9 @@ class ProtoOutput {
   static constexpr size_t kQueuedBlocks = 16;
 
   // `gzip`: the whole file gzipped (packets then stay uncompressed inside).
+  // `compression_thread`: compress on a thread of its own (else in write()).
   static std::unique_ptr<ProtoOutput> create(const std::string& path, bool gzip, PacketCompression compression,
-                                             std::string* error);
+                                             bool compression_thread, std::string* error);
   ~ProtoOutput();
   ProtoOutput(const ProtoOutput&) = delete;
   ProtoOutput& operator=(const ProtoOutput&) = delete;
@@ -60,9 +64,12 @@ class ProtoOutput {
   uint64_t file_bytes() const { return file_bytes_.load(std::memory_order_relaxed); }
 
  private:
+  class Compressor;  // proto_output.cpp
+
   ProtoOutput() = default;
   void hand_over_block();
   void compress_blocks(PacketCompression kind);  // the compressing thread
+  void compress_and_put(Compressor& compressor, std::string_view block);
   bool put(std::string_view bytes);
   void spill();
   void fail(const char* why);
@@ -77,6 +84,7 @@ class ProtoOutput {
   std::atomic<uint64_t> file_bytes_{0};
   std::atomic<bool> failed_{false};
 
+  std::unique_ptr<Compressor> inline_compressor_;  // compressing in write(): no thread
   std::thread compressor_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;

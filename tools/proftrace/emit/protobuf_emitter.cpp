@@ -166,7 +166,8 @@ ProtobufEmitter::~ProtobufEmitter() = default;
 
 bool ProtobufEmitter::open(std::string* error) {
   files_.push_back(shard_path(path_, 1));
-  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), options_.compression, error);
+  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), options_.compression,
+                             options_.compression_thread, error);
   return out_ != nullptr;
 }
 
@@ -754,7 +755,8 @@ void ProtobufEmitter::next_file_if_full() {
   bytes_before_file_ += out_->file_bytes();
   files_.push_back(shard_path(path_, files_.size() + 1));
   std::string error;
-  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), options_.compression, &error);
+  out_ = ProtoOutput::create(files_.back(), std::string_view(path_).ends_with(".gz"), options_.compression,
+                             options_.compression_thread, &error);
   if (out_ == nullptr) {
     fail(error);
     return;

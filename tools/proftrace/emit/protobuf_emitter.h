@@ -62,6 +62,7 @@ std::string shard_path(const std::string& path, size_t index);
 struct ProtobufOptions {
   uint64_t max_bytes = uint64_t{1} << 30;  // packet bytes per file (before compression); 0: no limit
   PacketCompression compression = PacketCompression::kDeflate;  // inside the file (proto_output.h)
+  bool compression_thread = true;  // compress on a thread of its own (proto_output.h)
 };
 
 class ProtobufEmitter : public timeline::TimelineSink {
