@@ -334,20 +334,19 @@ void ProtobufEmitter::thread(const timeline::ThreadTrack& thread) {
 
 ProtobufEmitter::Track& ProtobufEmitter::track(uint32_t pid, uint32_t tid) {
   const uint64_t key = track_key(pid, tid);
-  // Consecutive events are mostly on one track (or two, a call and its GPU
-  // work): remember the last two; elements of an unordered_map stay put.
-  for (auto& [cached_key, cached] : last_tracks_)
-    if (cached != nullptr && cached_key == key) return *cached;
+  // Events come on a few tracks at a time (threads, their GPU streams): a
+  // direct-mapped cache by key; elements of an unordered_map stay put.
+  TrackCacheEntry& cached = track_cache_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kTrackCacheBits)];
+  if (cached.track != nullptr && cached.key == key) return *cached.track;
   auto found = tracks_.find(key);
-  if (found != tracks_.end()) {
-    last_tracks_[1] = last_tracks_[0];
-    last_tracks_[0] = {key, &found->second};
-    return found->second;
+  if (found == tracks_.end()) {
+    // A track the timeline did not declare: a thread without a name (a
+    // process's main thread, or a thread whose definitions were lost).
+    thread(timeline::ThreadTrack{pid, tid, std::string_view(), 0, timeline::ThreadKind::kThread});
+    found = tracks_.find(key);
   }
-  // A track the timeline did not declare: a thread without a name (a
-  // process's main thread, or a thread whose definitions were lost).
-  thread(timeline::ThreadTrack{pid, tid, std::string_view(), 0, timeline::ThreadKind::kThread});
-  return tracks_.at(track_key(pid, tid));
+  cached = TrackCacheEntry{key, &found->second};
+  return found->second;
 }
 
 uint64_t ProtobufEmitter::counter_track(uint32_t pid, timeline::Str name, const char* key) {
@@ -453,19 +452,34 @@ void ProtobufEmitter::flush_interned() {
 
 void ProtobufEmitter::track_event_head(uint64_t type, uint64_t track_uuid, timeline::Str category,
                                        timeline::Str name) {
-  packet_.field_varint(packet::kSequenceFlags, packet::kSeqNeedsIncrementalState);
+  // Interned first: their entries go to interned_, not to this packet.
+  const uint32_t category_iid =
+      category.text.empty() ? 0 : intern(categories_, interned::kEventCategories, category);
+  const uint32_t name_iid = name.text.empty() ? 0 : intern(names_, interned::kEventNames, name);
+  // Flags, the TrackEvent's tag (its length is filled in by end_message),
+  // type, track and the two iids: at most 2 + 2 + 11 + 11 + 6 + 6 bytes.
+  char* p = packet_.reserve(40);
+  *p++ = tag_byte(packet::kSequenceFlags, WireType::kVarint);
+  *p++ = static_cast<char>(packet::kSeqNeedsIncrementalState);
+  packet_.commit(p);
   event_mark_ = packet_.begin_message(packet::kTrackEvent);
-  packet_.field_varint(event::kType, type);
-  packet_.field_varint(event::kTrackUuid, track_uuid);
-  if (!category.text.empty()) {
-    const uint32_t iid = intern(categories_, interned::kEventCategories, category);
-    if (iid != 0) packet_.field_varint(event::kCategoryIids, iid);
-    else put_text(packet_, event::kCategories, category.text);
+  p = packet_.reserve(40);
+  *p++ = tag_byte(event::kType, WireType::kVarint);
+  p = put_varint(p, type);
+  *p++ = tag_byte(event::kTrackUuid, WireType::kVarint);
+  p = put_varint(p, track_uuid);
+  if (category_iid != 0) {
+    *p++ = tag_byte(event::kCategoryIids, WireType::kVarint);
+    p = put_varint(p, category_iid);
   }
-  if (!name.text.empty()) {
-    const uint32_t iid = intern(names_, interned::kEventNames, name);
-    if (iid != 0) packet_.field_varint(event::kNameIid, iid);
-    else put_text(packet_, event::kName, name.text);
+  packet_.commit(p);
+  if (!category.text.empty() && category_iid == 0) put_text(packet_, event::kCategories, category.text);
+  if (name_iid != 0) {
+    p = packet_.reserve(8);
+    *p++ = tag_byte(event::kNameIid, WireType::kVarint);
+    packet_.commit(put_varint(p, name_iid));
+  } else if (!name.text.empty()) {
+    put_text(packet_, event::kName, name.text);
   }
 }
 
@@ -564,8 +578,10 @@ void ProtobufEmitter::slice(const timeline::Slice& slice) {
   ++events_;
   Track& track = this->track(slice.track.pid, slice.track.tid);
   // The timestamp is added when the begin leaves the reorder buffer: deltas
-  // follow the file's order.
-  start_packet(0, false);
+  // follow the file's order. Encoded straight into the track's arena.
+  packet_.swap(track.arena);
+  const size_t offset = packet_.size();
+  packet_.field_varint(packet::kTrustedPacketSequenceId, kSequenceId);
   track_event_head(event::kSliceBegin, track.uuid, slice.category, slice.name);
   if (slice.flow_out != 0) {
     if (slice.flow_out < kVarintFlowIdLimit) packet_.field_varint(event::kFlowIdsVarint, slice.flow_out);
@@ -582,9 +598,8 @@ void ProtobufEmitter::slice(const timeline::Slice& slice) {
     if (const uint32_t iid = callstack(slice.stack)) packet_.field_varint(event::kCallstackIid, iid);
   }
   packet_.end_message(event_mark_);
+  packet_.swap(track.arena);
   flush_interned();
-  const size_t offset = track.arena.size();
-  track.arena.append(packet_.view());
   track.pending.push_back(Pending{slice.begin_ns, std::max(slice.end_ns, slice.begin_ns), static_cast<uint32_t>(offset),
                                   static_cast<uint32_t>(track.arena.size() - offset), next_order_++});
   if (track.pending.size() >= kReorderSlices) flush_track(track, kReorderSlices / 2);
@@ -636,7 +651,7 @@ void ProtobufEmitter::flush_track(Track& track, size_t keep) {
     std::memcpy(p, timestamp, timestamp_size);
     p += timestamp_size;
     write(std::string_view(head, static_cast<size_t>(p - head)));
-    write(std::string_view(track.arena).substr(slice.offset, slice.size));
+    write(track.arena.view().substr(slice.offset, slice.size));
     // Kept sorted, the earliest end last; on equal ends the later begin
     // (the inner slice) closes first.
     auto position = std::upper_bound(track.open_ends.begin(), track.open_ends.end(), slice.end_ns,
@@ -653,11 +668,11 @@ void ProtobufEmitter::flush_track(Track& track, size_t keep) {
   // few kept ones are then moved to its front (copied once per ~kArenaBytes
   // written, not at every flush).
   if (track.arena.size() < kArenaBytes) return;
-  std::string& rest = arena_scratch_;  // keeps its capacity: no allocation per flush
+  ProtoBuffer& rest = arena_scratch_;  // keeps its capacity: no allocation per flush
   rest.clear();
   for (Pending& slice : track.pending) {
     const size_t offset = rest.size();
-    rest.append(track.arena, slice.offset, slice.size);
+    rest.append(track.arena.view().substr(slice.offset, slice.size));
     slice.offset = static_cast<uint32_t>(offset);
   }
   track.arena.swap(rest);

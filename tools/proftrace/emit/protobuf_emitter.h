@@ -106,7 +106,7 @@ class ProtobufEmitter : public timeline::TimelineSink {
   struct Track {
     uint64_t uuid = 0;
     uint32_t pid = 0;
-    std::string arena;  // encoded begin packets of `pending` (and written ones before them)
+    ProtoBuffer arena;  // encoded begin packets of `pending` (and written ones before them)
     std::vector<Pending> pending;
     std::vector<int64_t> open_ends;  // ends not yet written, the earliest last
   };
@@ -169,7 +169,7 @@ class ProtobufEmitter : public timeline::TimelineSink {
   uint64_t bytes_before_file_ = 0;
   int64_t base_ns_ = 0;
   int64_t clock_ns_ = 0;  // the incremental timeline clock: the last timestamp written on it
-  std::string arena_scratch_;
+  ProtoBuffer arena_scratch_;
 
   ProtoBuffer packet_;    // the packet being built
   ProtoBuffer interned_;  // InternedData entries not yet written
@@ -179,7 +179,12 @@ class ProtobufEmitter : public timeline::TimelineSink {
   uint64_t next_uuid_ = 1;
   uint64_t next_order_ = 0;
   std::unordered_map<uint64_t, Track> tracks_;  // (pid << 32 | tid); process tracks at tid 0xFFFFFFFF
-  std::pair<uint64_t, Track*> last_tracks_[2] = {};
+  struct TrackCacheEntry {
+    uint64_t key = 0;
+    Track* track = nullptr;
+  };
+  static constexpr unsigned kTrackCacheBits = 6;
+  TrackCacheEntry track_cache_[1u << kTrackCacheBits];
   std::map<std::tuple<uint32_t, uint32_t, std::string>, uint64_t> counter_tracks_;  // (pid, name iid, key)
   std::vector<Descriptor> descriptors_;
   InternTable names_, categories_, annotation_names_, annotation_values_, function_names_;
