@@ -9,12 +9,14 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/unit/tools/tool_fixture.h"
@@ -657,6 +659,51 @@ TEST(ProtoOutput, BundlesHoldWholePacketsAndExpandToTheSameStream) {
       for (const Field& top : decode(data))
         if (find(decode(top.bytes), 50) == nullptr && find(decode(top.bytes), 133) == nullptr) ++plain;
       EXPECT_GE(plain, 1u);
+    }
+  }
+}
+
+TEST(ProtoOutput, SharedBlocksAreCompressedByWhoeverHelpsAndWrittenInOrder) {
+  for (const auto compression : {tools::emit::PacketCompression::kDeflate, tools::emit::PacketCompression::kZstd}) {
+    SCOPED_TRACE(compression == tools::emit::PacketCompression::kDeflate ? "deflate" : "zstd");
+    const std::vector<std::string> packets = sample_packets(3000);  // ~17 blocks
+    std::string stream;
+    for (const std::string& packet : packets) stream += packet;
+    std::string error;
+    {
+      // Nobody helps while writing: the writer compresses all but the last
+      // kSharedBlocks waiting ones, which help() then takes one by one.
+      const std::string file = temp_path("shared.pftrace");
+      auto out = tools::emit::ProtoOutput::create(file, false, compression, false, &error);
+      ASSERT_NE(out, nullptr) << error;
+      write_split(*out, packets);
+      size_t helped = 0;
+      while (out->help()) ++helped;
+      EXPECT_EQ(helped, tools::emit::ProtoOutput::kSharedBlocks);
+      ASSERT_TRUE(out->close()) << out->error();
+      const std::string data = read_file(file);
+      EXPECT_EQ(out->file_bytes(), data.size());
+      EXPECT_TRUE(expand_bundles(data) == stream) << "the packets differ from what was written";
+    }
+    {
+      // A helper thread takes blocks while the writer writes (and under
+      // ThreadSanitizer, nothing races).
+      const std::string file = temp_path("shared_helper.pftrace");
+      auto out = tools::emit::ProtoOutput::create(file, false, compression, false, &error);
+      ASSERT_NE(out, nullptr) << error;
+      std::atomic<bool> stop{false};
+      std::thread helper([&] {
+        while (!stop.load()) {
+          if (!out->help()) std::this_thread::yield();
+        }
+      });
+      write_split(*out, packets);
+      write_split(*out, packets);
+      stop = true;
+      helper.join();
+      ASSERT_TRUE(out->close()) << out->error();
+      const std::string data = read_file(file);
+      EXPECT_TRUE(expand_bundles(data) == stream + stream) << "the packets differ from what was written";
     }
   }
 }

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -263,6 +266,66 @@ TEST(ThreadedSink, DestroyedUnfinishedJoinsItsThread) {
     drive(threaded, 3000);
   }  // no finish(): the caller gave up (an exception); nothing hangs
   EXPECT_EQ(inner.log_.find("finish"), std::string::npos);
+}
+
+// An inner sink whose writing stalls until the caller's thread has called
+// help(): the caller fills every batch, finds none free, and must run
+// help() instead of only sleeping (the stall gives up after 20 s, and the
+// test then fails).
+class StallingSink : public TimelineSink {
+ public:
+  void begin(const TimelineInfo&) override {}
+  void process(const ProcessTrack&) override {}
+  void thread(const ThreadTrack&) override {}
+  void slice(const Slice&) override {
+    if (events_++ == 0) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      helped_ = changed_.wait_for(lock, std::chrono::seconds(20), [&] { return help_calls_ > 0; });
+    }
+  }
+  void instant(const Instant&) override {}
+  void async_slice(const AsyncSlice&) override {}
+  void counter(const CounterSample&) override {}
+  bool finish(std::string*) override { return true; }
+  bool failed() const override { return false; }
+  uint64_t events() const override { return events_; }
+  uint64_t bytes() const override { return 0; }
+  bool help() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++help_calls_;
+    help_thread_ = std::this_thread::get_id();
+    changed_.notify_all();
+    return false;  // nothing done: the caller then waits
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t events_ = 0;
+  size_t help_calls_ = 0;
+  bool helped_ = false;
+  std::thread::id help_thread_;
+};
+
+TEST(ThreadedSink, TheCallerHelpsTheInnerSinkWhileEveryBatchIsQueued) {
+  StallingSink inner;
+  ThreadedSink threaded(inner);
+  static const TraceMetadata metadata;
+  threaded.begin(TimelineInfo{0, &metadata});
+  const size_t slices = (ThreadedSink::kBatches + 2) * 1024;  // more than every batch holds
+  for (size_t i = 0; i < slices; ++i) {
+    Slice slice;
+    slice.track = TrackRef{1, 1};
+    slice.begin_ns = static_cast<int64_t>(i);
+    slice.end_ns = slice.begin_ns + 1;
+    slice.name = Str{"s", 0};
+    threaded.slice(slice);
+  }
+  std::string error;
+  ASSERT_TRUE(threaded.finish(&error)) << error;
+  EXPECT_TRUE(inner.helped_) << "the writing thread stalled and nobody called help()";
+  EXPECT_GE(inner.help_calls_, 1u);
+  EXPECT_EQ(inner.help_thread_, std::this_thread::get_id());
+  EXPECT_EQ(inner.events_, slices);
 }
 
 }  // namespace

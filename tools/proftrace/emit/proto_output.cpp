@@ -1,8 +1,11 @@
 #include "tools/proftrace/emit/proto_output.h"
 
+#include <algorithm>
+
 #include <libdeflate.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -120,7 +123,8 @@ std::unique_ptr<ProtoOutput> ProtoOutput::create(const std::string& path, bool g
   } else {
     out->block_.reserve(kBlockBytes + 4096);
     if (!compression_thread) {
-      out->inline_compressor_ = std::make_unique<Compressor>(compression);
+      out->writer_compressor_ = std::make_unique<Compressor>(compression);
+      out->helper_compressor_ = std::make_unique<Compressor>(compression);
       return out;
     }
     try {
@@ -165,7 +169,9 @@ bool ProtoOutput::write(std::string_view bytes) {
         // Not the framing this class was promised: stop bundling and write
         // the rest as it comes (the packets already queued are whole).
         hand_over_block();
-        {
+        if (writer_compressor_ != nullptr) {
+          drain_shared();
+        } else {
           std::unique_lock<std::mutex> lock(mutex_);
           changed_.wait(lock, [&] { return queue_.empty(); });
         }
@@ -186,12 +192,22 @@ bool ProtoOutput::write(std::string_view bytes) {
 
 void ProtoOutput::hand_over_block() {
   if (block_.empty()) return;
-  if (inline_compressor_ != nullptr) {
-    compress_and_put(*inline_compressor_, block_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (writer_compressor_ != nullptr) {
+    SharedBlock& shared = shared_.emplace_back();
+    shared.block.swap(block_);
+    ++shared_waiting_;
+    if (!spare_.empty()) {
+      block_.swap(spare_.back());
+      spare_.pop_back();
+    }
     block_.clear();
+    block_.reserve(kBlockBytes + 4096);
+    // The helper takes what it can; past kSharedBlocks this thread does it.
+    while (shared_waiting_ > kSharedBlocks && compress_shared(lock, *writer_compressor_)) {
+    }
     return;
   }
-  std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return queue_.size() < kQueuedBlocks; });
   queue_.push_back(std::move(block_));
   if (!spare_.empty()) {
@@ -221,6 +237,53 @@ void ProtoOutput::compress_blocks(PacketCompression kind) {
     spare_.push_back(std::move(block));
     changed_.notify_all();
   }
+}
+
+bool ProtoOutput::compress_shared(std::unique_lock<std::mutex>& lock, Compressor& compressor) {
+  auto oldest = std::find_if(shared_.begin(), shared_.end(),
+                             [](const SharedBlock& b) { return b.state == SharedBlock::State::kWaiting; });
+  if (oldest == shared_.end()) return false;
+  SharedBlock& shared = *oldest;  // stays put: only completed blocks before it leave
+  shared.state = SharedBlock::State::kCompressing;
+  --shared_waiting_;
+  lock.unlock();
+  std::string_view bundle;
+  if (!failed()) {
+    try {
+      bundle = compressor.bundle(shared.block);
+      shared.bundle.assign(bundle);
+    } catch (const std::bad_alloc&) {
+      fail("out of memory compressing the packets");
+    }
+  }
+  lock.lock();
+  shared.state = SharedBlock::State::kDone;
+  // Completed blocks at the front go out in order.
+  while (!shared_.empty() && shared_.front().state == SharedBlock::State::kDone) {
+    SharedBlock& front = shared_.front();
+    put(front.bundle.empty() ? std::string_view(front.block) : std::string_view(front.bundle));
+    front.block.clear();
+    spare_.push_back(std::move(front.block));
+    shared_.pop_front();
+  }
+  changed_.notify_all();
+  return true;
+}
+
+bool ProtoOutput::help() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (helper_compressor_ == nullptr || helping_ || shared_waiting_ == 0) return false;
+  helping_ = true;
+  const bool helped = compress_shared(lock, *helper_compressor_);
+  helping_ = false;
+  return helped;
+}
+
+void ProtoOutput::drain_shared() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (compress_shared(lock, *writer_compressor_)) {
+  }
+  changed_.wait(lock, [&] { return shared_.empty(); });  // the helper's last block
 }
 
 void ProtoOutput::compress_and_put(Compressor& compressor, std::string_view block) {
@@ -254,7 +317,10 @@ void ProtoOutput::spill() {
 bool ProtoOutput::close() {
   if (closed_) return !failed();
   closed_ = true;
-  if (inline_compressor_ != nullptr) hand_over_block();
+  if (writer_compressor_ != nullptr) {
+    hand_over_block();
+    drain_shared();
+  }
   if (compressor_.joinable()) {
     hand_over_block();
     {

@@ -8,10 +8,13 @@
 // read only since July 2026 (and only where built with zstd).
 //
 // Compression runs on a thread of the output's own, blocks queued in order
-// (at most kQueuedBlocks), so it overlaps the encoding; or, where there is
-// no core to spare for that thread, on the writing thread as each block
-// fills (a third busy thread on two cores costs more in waiting than it
-// gains: see the README's figure q). A bundle, field
+// (at most kQueuedBlocks), so it overlaps the encoding. Where there is no
+// core to spare for that thread (a third busy thread on two cores costs
+// more in waiting than it gains: see the README's figure q), the blocks
+// are shared instead: another thread that would otherwise wait compresses
+// the oldest waiting block through help(), and the writing thread
+// compresses blocks itself once more than kSharedBlocks wait; bundles are
+// written in order by whichever thread completes the oldest. A bundle, field
 // ids and sizes included, stays under Perfetto's 512 KiB; a block that
 // would not (a single huge packet that does not compress) is written as the
 // plain packets it holds, which are just as valid.
@@ -39,9 +42,11 @@ class ProtoOutput {
   static constexpr size_t kBlockBytes = 256 * 1024;
   static constexpr size_t kMaxBundleBytes = 512 * 1024 - 1;
   static constexpr size_t kQueuedBlocks = 16;
+  static constexpr size_t kSharedBlocks = 8;
 
   // `gzip`: the whole file gzipped (packets then stay uncompressed inside).
-  // `compression_thread`: compress on a thread of its own (else in write()).
+  // `compression_thread`: compress on a thread of its own (else shared:
+  // in write() and in help()).
   static std::unique_ptr<ProtoOutput> create(const std::string& path, bool gzip, PacketCompression compression,
                                              bool compression_thread, std::string* error);
   ~ProtoOutput();
@@ -54,6 +59,9 @@ class ProtoOutput {
   bool write(std::string_view bytes);
   // Writes what is left and closes the file. False when anything failed.
   bool close();
+  // Shared compression: compresses the oldest waiting block, from any one
+  // thread other than the writing one at a time; false when none waits.
+  bool help();
 
   // Why the first write failed ("No space left on device").
   std::string error() const;
@@ -70,6 +78,12 @@ class ProtoOutput {
   void hand_over_block();
   void compress_blocks(PacketCompression kind);  // the compressing thread
   void compress_and_put(Compressor& compressor, std::string_view block);
+  // Shared compression (mutex_ held, released while compressing): the
+  // oldest waiting block compressed with `compressor`, and every completed
+  // block at the front written; false when no block waits.
+  bool compress_shared(std::unique_lock<std::mutex>& lock, Compressor& compressor);
+  // Compresses and writes every shared block (the writing thread's).
+  void drain_shared();
   bool put(std::string_view bytes);
   void spill();
   void fail(const char* why);
@@ -84,7 +98,19 @@ class ProtoOutput {
   std::atomic<uint64_t> file_bytes_{0};
   std::atomic<bool> failed_{false};
 
-  std::unique_ptr<Compressor> inline_compressor_;  // compressing in write(): no thread
+  // Shared compression (no thread): the blocks in order, the writing
+  // thread's compressor and the helper's.
+  struct SharedBlock {
+    enum class State : uint8_t { kWaiting, kCompressing, kDone };
+    std::string block;
+    std::string bundle;  // kDone: the compressed packet; empty: write `block` plain
+    State state = State::kWaiting;
+  };
+  std::deque<SharedBlock> shared_;  // under mutex_
+  size_t shared_waiting_ = 0;
+  bool helping_ = false;
+  std::unique_ptr<Compressor> writer_compressor_;
+  std::unique_ptr<Compressor> helper_compressor_;
   std::thread compressor_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -759,10 +759,16 @@ void ProtobufEmitter::counter(const timeline::CounterSample& sample) {
   next_file_if_full();
 }
 
+bool ProtobufEmitter::help() {
+  std::lock_guard<std::mutex> lock(out_mutex_);
+  return out_ != nullptr && out_->help();
+}
+
 void ProtobufEmitter::next_file_if_full() {
   if (options_.max_bytes == 0 || out_ == nullptr || out_->written() < options_.max_bytes || failed_) return;
   // Close every slice here, then go on in the next file.
   close_all_slices();
+  std::lock_guard<std::mutex> lock(out_mutex_);
   if (!out_->close()) {
     fail(out_->error());
     return;
@@ -793,6 +799,7 @@ void ProtobufEmitter::fail(const std::string& why) {
 
 bool ProtobufEmitter::finish(std::string* error) {
   close_all_slices();
+  std::lock_guard<std::mutex> lock(out_mutex_);
   if (out_ != nullptr && !out_->close()) fail(out_->error());
   if (failed_) {
     *error = "writing the output failed" + (failure_.empty() ? std::string() : ": " + failure_);

@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -82,6 +83,9 @@ class ProtobufEmitter : public timeline::TimelineSink {
   void async_slice(const timeline::AsyncSlice& slice) override;
   void counter(const timeline::CounterSample& sample) override;
   bool finish(std::string* error) override;
+  // Compresses one block of the output for the thread that calls it (see
+  // ProtoOutput::help); safe beside the calls above.
+  bool help() override;
 
   bool failed() const override { return failed_; }
   uint64_t events() const override { return events_; }
@@ -161,6 +165,9 @@ class ProtobufEmitter : public timeline::TimelineSink {
   StackFormatter& stacks_;
   ProtobufOptions options_;
   std::unique_ptr<ProtoOutput> out_;
+  // Held by help() while it uses out_, and by this thread while it closes
+  // or replaces out_ (only this thread changes out_).
+  std::mutex out_mutex_;
   std::vector<std::string> files_;
   bool failed_ = false;
   std::string failure_;  // why the first write failed

@@ -137,7 +137,15 @@ void ThreadedSink::stop() {
 ThreadedSink::Batch& ThreadedSink::filling() {
   if (filling_) return *filling_;
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return !free_.empty() || batches_ < kBatches; });
+  const auto ready = [&] { return !free_.empty() || batches_ < kBatches; };
+  while (!ready()) {
+    // Every batch is queued: do some of the inner sink's work meanwhile
+    // (compressing its output), else wait.
+    lock.unlock();
+    const bool helped = inner_.help();
+    lock.lock();
+    if (!helped) changed_.wait(lock, ready);
+  }
   if (!free_.empty()) {
     filling_ = std::move(free_.back());
     free_.pop_back();

@@ -10,6 +10,8 @@
 // behind. The inner sink sees exactly the calls, in the order, that it would
 // have seen directly, all from the one writing thread; finish() waits for
 // that thread and then finishes the inner sink on the caller's thread.
+// While it waits for a free batch, the caller's thread runs the inner
+// sink's help() instead of sleeping where there is work to share.
 #pragma once
 
 #include <atomic>

@@ -244,6 +244,12 @@ class TimelineSink {
   // Events written (the format's own unit) and bytes so far.
   virtual uint64_t events() const = 0;
   virtual uint64_t bytes() const = 0;
+
+  // Work the sink can hand to a thread that would otherwise wait for it (a
+  // ThreadedSink's caller while every batch is queued): does one piece and
+  // returns true, or returns false when there is none. It may be called
+  // from that other thread while the calls above run.
+  virtual bool help() { return false; }
 };
 
 }  // namespace proflaunch::tools::timeline
