@@ -391,11 +391,10 @@ uint32_t ProtobufEmitter::intern(InternTable& table, uint32_t field, timeline::S
   return *slot;
 }
 
-uint32_t ProtobufEmitter::annotation_name(const char* key) {
+uint32_t ProtobufEmitter::intern_annotation_name(const char* key) {
   // Literals lie a few bytes apart: a multiplicative hash spreads them.
   const uint64_t hash = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
   KeyCacheEntry& entry = key_cache_[hash >> (64 - kKeyCacheBits)];
-  if (entry.key == key) return entry.iid;
   const uint32_t iid = intern(annotation_names_, interned::kDebugAnnotationNames, timeline::Str{key, 0});
   if (iid != 0) entry = KeyCacheEntry{key, iid};
   return iid;

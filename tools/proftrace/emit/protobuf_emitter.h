@@ -137,7 +137,14 @@ class ProtobufEmitter : public timeline::TimelineSink {
   // interned data (field `field` of InternedData) when new; 0 when the text
   // should be written inline (no iid and the table's text map is full).
   uint32_t intern(InternTable& table, uint32_t field, timeline::Str text);
-  uint32_t annotation_name(const char* key);
+  // The iid of an arg key (a literal): from key_cache_ by its address, else
+  // interned (0: written inline).
+  uint32_t annotation_name(const char* key) {
+    const uint64_t hash = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
+    const KeyCacheEntry& entry = key_cache_[hash >> (64 - kKeyCacheBits)];
+    return entry.key == key ? entry.iid : intern_annotation_name(key);
+  }
+  uint32_t intern_annotation_name(const char* key);
   uint32_t callstack(const timeline::StackRef& stack);
 
   Track& track(uint32_t pid, uint32_t tid);

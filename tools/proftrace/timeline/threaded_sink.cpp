@@ -8,6 +8,8 @@
 
 namespace proflaunch::tools::timeline {
 
+static_assert(std::is_trivially_copyable_v<Arg>, "args are copied into batches as bytes");
+
 // Events in arrival order and the copies they point to. The arrays never
 // grow past their reserved size (a batch that is full is handed over), so a
 // pointer into them stays valid until the batch is cleared.
@@ -74,17 +76,19 @@ struct ThreadedSink::Batch {
     const auto first = static_cast<uint32_t>(args.size());
     *count = 0;
     if (source == nullptr) return first;
-    for (const Arg& arg : *source) {
-      Arg& kept = args.emplace_back(arg);
-      if (arg.type == ArgType::kString) {
-        kept.s = keep(arg.s);
-      } else if (arg.type == ArgType::kStringList) {
+    // Copied whole (Arg is trivially copyable), then the text they point
+    // to that is not interned.
+    args.insert(args.end(), source->begin(), source->end());
+    *count = static_cast<uint32_t>(source->size());
+    for (Arg* kept = args.data() + first; kept != args.data() + args.size(); ++kept) {
+      if (kept->type == ArgType::kString) {
+        kept->s = keep(kept->s);
+      } else if (kept->type == ArgType::kStringList) {
         std::vector<Str>& list = lists.emplace_back();
-        list.reserve(arg.list_size);
-        for (uint32_t i = 0; i < arg.list_size; ++i) list.push_back(keep(arg.list[i]));
-        kept.list = list.data();
+        list.reserve(kept->list_size);
+        for (uint32_t i = 0; i < kept->list_size; ++i) list.push_back(keep(kept->list[i]));
+        kept->list = list.data();
       }
-      ++*count;
     }
     return first;
   }
