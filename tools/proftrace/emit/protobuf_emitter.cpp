@@ -370,7 +370,7 @@ uint64_t ProtobufEmitter::counter_track(uint32_t pid, timeline::Str name, const 
   return it->second;
 }
 
-uint32_t ProtobufEmitter::intern(InternTable& table, uint32_t field, timeline::Str text) {
+uint32_t ProtobufEmitter::intern_new(InternTable& table, uint32_t field, timeline::Str text) {
   uint32_t* slot = nullptr;
   if (text.iid != 0) {
     if (table.by_timeline_iid.size() <= text.iid) table.by_timeline_iid.resize(text.iid + 1, 0);

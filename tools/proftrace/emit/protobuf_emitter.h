@@ -136,7 +136,13 @@ class ProtobufEmitter : public timeline::TimelineSink {
   // Returns the iid of `text` in `table`, adding the entry to the pending
   // interned data (field `field` of InternedData) when new; 0 when the text
   // should be written inline (no iid and the table's text map is full).
-  uint32_t intern(InternTable& table, uint32_t field, timeline::Str text);
+  uint32_t intern(InternTable& table, uint32_t field, timeline::Str text) {
+    // Text with a timeline iid already interned in this file: most calls.
+    if (text.iid != 0 && text.iid < table.by_timeline_iid.size() && table.by_timeline_iid[text.iid] != 0)
+      return table.by_timeline_iid[text.iid];
+    return intern_new(table, field, text);
+  }
+  uint32_t intern_new(InternTable& table, uint32_t field, timeline::Str text);
   // The iid of an arg key (a literal): from key_cache_ by its address, else
   // interned (0: written inline).
   uint32_t annotation_name(const char* key) {
