@@ -636,7 +636,7 @@ TEST(ProtoOutput, BundlesHoldWholePacketsAndExpandToTheSameStream) {
   for (const auto compression : {tools::emit::PacketCompression::kDeflate, tools::emit::PacketCompression::kZstd}) {
     for (const bool thread : {true, false}) {
       SCOPED_TRACE(compression == tools::emit::PacketCompression::kDeflate ? "deflate" : "zstd");
-      SCOPED_TRACE(thread ? "on a compression thread" : "compressed in write()");
+      SCOPED_TRACE(thread ? "on a compression thread" : "shared, no compression thread");
       const std::string file = temp_path("bundles.pftrace");
       const std::vector<std::string> packets = sample_packets(3000);
       std::string stream;
@@ -710,7 +710,7 @@ TEST(ProtoOutput, SharedBlocksAreCompressedByWhoeverHelpsAndWrittenInOrder) {
 
 TEST(ProtoOutput, BytesThatAreNotPacketsEndTheBundlingAndAreWrittenAsTheyCame) {
   for (const bool thread : {true, false}) {
-    SCOPED_TRACE(thread ? "on a compression thread" : "compressed in write()");
+    SCOPED_TRACE(thread ? "on a compression thread" : "shared, no compression thread");
     const std::string file = temp_path("unframed.pftrace");
     const std::vector<std::string> packets = sample_packets(300);
     std::string error;
