@@ -36,21 +36,25 @@ PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_SPAN_AT)
 #undef PROFLAUNCH_RECORD_KIND_SPAN_AT
 
 struct KindTable {
-  KindTable() {
-#define PROFLAUNCH_RECORD_KIND_ROW(name, number, chunk, first_bytes, span)                                      \
-  kinds[number] = KindInfo{#name, static_cast<uint16_t>(sizeof(name##Record)),                              \
-                           static_cast<uint16_t>((first_bytes) != 0 ? (first_bytes) : sizeof(name##Record)), \
-                           ChunkKind::chunk == ChunkKind::kDefinitions};
-    PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_ROW)
-#undef PROFLAUNCH_RECORD_KIND_ROW
-  }
   KindInfo kinds[256];
 };
 
+// Built at compile time: the reader asks for every record it reads.
+constexpr KindTable make_kind_table() {
+  KindTable table{};
+#define PROFLAUNCH_RECORD_KIND_ROW(name, number, chunk, first_bytes, span)                                      \
+  table.kinds[number] = KindInfo{#name, static_cast<uint16_t>(sizeof(name##Record)),                        \
+                                 static_cast<uint16_t>((first_bytes) != 0 ? (first_bytes) : sizeof(name##Record)), \
+                                 ChunkKind::chunk == ChunkKind::kDefinitions};
+  PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_ROW)
+#undef PROFLAUNCH_RECORD_KIND_ROW
+  return table;
+}
+constexpr KindTable kKindTable = make_kind_table();
+
 const KindInfo* known(uint16_t kind) {
-  static const KindTable table;
-  if (kind >= 256 || table.kinds[kind].fixed_bytes == 0) return nullptr;
-  return &table.kinds[kind];
+  if (kind >= 256 || kKindTable.kinds[kind].fixed_bytes == 0) return nullptr;
+  return &kKindTable.kinds[kind];
 }
 
 }  // namespace

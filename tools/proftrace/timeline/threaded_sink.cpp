@@ -96,8 +96,8 @@ struct ThreadedSink::Batch {
   // A slice, instant or async slice, its text and args copied in.
   template <typename Named>
   Named& keep_named(const Named& source) {
-    Event& event = events.emplace_back(Event{source});
-    Named& kept = std::get<Named>(event.what);
+    Event& event = events.emplace_back();
+    Named& kept = event.what.template emplace<Named>(source);  // one copy, in place
     kept.category = keep(source.category);
     kept.name = keep(source.name);
     kept.args = nullptr;
