@@ -1,7 +1,5 @@
 #include "tools/proftrace/emit/proto_output.h"
 
-#include <algorithm>
-
 #include <libdeflate.h>
 #include <zstd.h>
 
