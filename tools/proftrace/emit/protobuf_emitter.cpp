@@ -391,12 +391,12 @@ uint32_t ProtobufEmitter::intern_new(InternTable& table, uint32_t field, timelin
   return *slot;
 }
 
-uint32_t ProtobufEmitter::intern_annotation_name(const char* key) {
-  // Literals lie a few bytes apart: a multiplicative hash spreads them.
-  const uint64_t hash = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
-  KeyCacheEntry& entry = key_cache_[hash >> (64 - kKeyCacheBits)];
+uint32_t ProtobufEmitter::intern_annotation_name(const char* key, size_t empty_slot) {
   const uint32_t iid = intern(annotation_names_, interned::kDebugAnnotationNames, timeline::Str{key, 0});
-  if (iid != 0) entry = KeyCacheEntry{key, iid};
+  if (iid != 0 && key_cache_used_ < kKeyCacheSlots / 2) {
+    key_cache_[empty_slot] = KeyCacheEntry{key, iid};
+    ++key_cache_used_;
+  }
   return iid;
 }
 
@@ -784,6 +784,7 @@ void ProtobufEmitter::next_file_if_full() {
   for (InternTable* table : {&names_, &categories_, &annotation_names_, &annotation_values_, &function_names_})
     table->reset();
   std::fill(std::begin(key_cache_), std::end(key_cache_), KeyCacheEntry{});
+  key_cache_used_ = 0;
   callstacks_.clear();
   frames_.clear();
   next_callstack_ = 1;

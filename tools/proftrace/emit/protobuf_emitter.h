@@ -146,11 +146,19 @@ class ProtobufEmitter : public timeline::TimelineSink {
   // The iid of an arg key (a literal): from key_cache_ by its address, else
   // interned (0: written inline).
   uint32_t annotation_name(const char* key) {
-    const uint64_t hash = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
-    const KeyCacheEntry& entry = key_cache_[hash >> (64 - kKeyCacheBits)];
-    return entry.key == key ? entry.iid : intern_annotation_name(key);
+    for (size_t slot = key_slot(key);; slot = (slot + 1) & (kKeyCacheSlots - 1)) {
+      const KeyCacheEntry& entry = key_cache_[slot];
+      if (entry.key == key) return entry.iid;
+      if (entry.key == nullptr) return intern_annotation_name(key, slot);
+    }
   }
-  uint32_t intern_annotation_name(const char* key);
+  static size_t key_slot(const char* key) {
+    // Literals lie a few bytes apart: a multiplicative hash spreads them.
+    const uint64_t hash = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(hash >> (64 - kKeyCacheBits));
+  }
+  // Interns `key` and remembers it in `empty_slot` (where its probe ended).
+  uint32_t intern_annotation_name(const char* key, size_t empty_slot);
   uint32_t callstack(const timeline::StackRef& stack);
 
   Track& track(uint32_t pid, uint32_t tid);
@@ -208,13 +216,18 @@ class ProtobufEmitter : public timeline::TimelineSink {
   std::map<std::tuple<uint32_t, uint32_t, std::string>, uint64_t> counter_tracks_;  // (pid, name iid, key)
   std::vector<Descriptor> descriptors_;
   InternTable names_, categories_, annotation_names_, annotation_values_, function_names_;
-  // Arg keys are literals: their iid by address, in a small direct-mapped cache.
+  // Arg keys are literals: their iid by address.
   struct KeyCacheEntry {
     const char* key = nullptr;
     uint32_t iid = 0;
   };
+  // Open addressing (linear probing), never more than half full: a key
+  // never evicts another (two keys taking turns in one slot of a
+  // direct-mapped cache cost a string hash per annotation).
   static constexpr unsigned kKeyCacheBits = 10;
-  KeyCacheEntry key_cache_[1u << kKeyCacheBits];
+  static constexpr size_t kKeyCacheSlots = size_t{1} << kKeyCacheBits;
+  KeyCacheEntry key_cache_[kKeyCacheSlots];
+  size_t key_cache_used_ = 0;
   std::map<std::tuple<const SectionModel*, uint32_t, uint32_t, uint16_t>, uint32_t> callstacks_;
   std::unordered_map<std::string, uint32_t> frames_;  // frame text -> frame iid
   uint32_t next_callstack_ = 1;
