@@ -15,7 +15,7 @@ packages=(
   g++ meson ninja-build pkg-config
   ccache  # meson uses it when present: a second build of the same sources (CI) is mostly cache hits
   libzstd-dev zlib1g-dev libunwind-dev libdw-dev libelf-dev
-  libdeflate-dev  # .pftrace: packets deflated inside the file
+  libisal-dev  # .pftrace: packets deflated inside the file (ISA-L igzip)
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libcpp-httplib-dev  # `proftrace view` serves the trace to the Perfetto UI
   libsqlite3-dev  # `proftrace export --sqlite`

@@ -109,6 +109,8 @@ std::string inflate_zlib(const std::string& in) {
   }
   inflateEnd(&stream);
   if (status != Z_STREAM_END) ADD_FAILURE() << "a compressed_packets bundle does not inflate";
+  // The trace processor decompresses a bundle as exactly one stream.
+  if (stream.avail_in != 0) ADD_FAILURE() << "a compressed_packets bundle has bytes after its stream";
   return out;
 }
 
@@ -118,6 +120,8 @@ std::string unzstd(const std::string& in) {
     ADD_FAILURE() << "a zstd bundle without a content size";
     return {};
   }
+  if (ZSTD_findFrameCompressedSize(in.data(), in.size()) != in.size())
+    ADD_FAILURE() << "a zstd bundle is not exactly one frame";  // the trace processor's rule
   std::string out(size, '\0');
   const size_t got = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
   if (ZSTD_isError(got) || got != size) ADD_FAILURE() << "a zstd_compressed_packets bundle does not decompress";
@@ -660,6 +664,31 @@ TEST(ProtoOutput, BundlesHoldWholePacketsAndExpandToTheSameStream) {
         if (find(decode(top.bytes), 50) == nullptr && find(decode(top.bytes), 133) == nullptr) ++plain;
       EXPECT_GE(plain, 1u);
     }
+  }
+}
+
+TEST(ProtoOutput, ABlockThatDoesNotCompressIsStillBundledWithinTheLimit) {
+  // 200 KiB of noise: deflate can only store it, and the stored form (input
+  // plus block headers) must fit the output room and the bundle limit.
+  std::string noise(200 * 1024, '\0');
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (char& c : noise) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    c = static_cast<char>(state >> 56);
+  }
+  const std::string packet = packet_field(as_for_testing(noise));
+  for (const auto compression : {tools::emit::PacketCompression::kDeflate, tools::emit::PacketCompression::kZstd}) {
+    SCOPED_TRACE(compression == tools::emit::PacketCompression::kDeflate ? "deflate" : "zstd");
+    const std::string file = temp_path("noise.pftrace");
+    std::string error;
+    auto out = tools::emit::ProtoOutput::create(file, false, compression, false, &error);
+    ASSERT_NE(out, nullptr) << error;
+    ASSERT_TRUE(out->write(packet));
+    ASSERT_TRUE(out->close()) << out->error();
+    const std::string data = read_file(file);
+    size_t bundles = 0;
+    EXPECT_TRUE(expand_bundles(data, &bundles) == packet) << "the packet differs from what was written";
+    EXPECT_EQ(bundles, 1u) << "the noise was written plain, not bundled";
   }
 }
 
