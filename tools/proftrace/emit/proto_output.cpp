@@ -32,7 +32,10 @@ constexpr int kZstdLevel = -1;
 class ProtoOutput::Compressor {
  public:
   explicit Compressor(PacketCompression kind) : kind_(kind) {
-    if (kind_ == PacketCompression::kDeflate) deflate_hashes_.resize(ISAL_DEF_LVL1_DEFAULT);
+    if (kind_ == PacketCompression::kDeflate) {
+      deflate_stream_ = std::make_unique<isal_zstream>();
+      deflate_hashes_.resize(ISAL_DEF_LVL1_DEFAULT);
+    }
     else zstd_ = ZSTD_createCCtx();
   }
   ~Compressor() {
@@ -81,8 +84,13 @@ class ProtoOutput::Compressor {
 
   // `block` in zlib format at `out`; 0 when it does not fit `capacity`.
   size_t deflate(std::string_view block, uint8_t* out, size_t capacity) {
-    isal_zstream stream;
+    // Every field cleared, not only those isal_deflate_stateless_init sets:
+    // ISA-L 2.30's leaves hist_bits (the window) as it finds it, and a stream
+    // with stale or stack contents compresses differently from run to run.
+    isal_zstream& stream = *deflate_stream_;
+    std::memset(&stream, 0, sizeof stream);
     isal_deflate_stateless_init(&stream);
+    stream.hist_bits = 0;  // the default: the whole 32 KiB window
     stream.level = kDeflateLevel;
     stream.level_buf = deflate_hashes_.data();
     stream.level_buf_size = static_cast<uint32_t>(deflate_hashes_.size());
@@ -98,7 +106,8 @@ class ProtoOutput::Compressor {
   }
 
   PacketCompression kind_;
-  std::vector<uint8_t> deflate_hashes_;  // igzip's level-1 hash table
+  std::unique_ptr<isal_zstream> deflate_stream_;  // ~80 KiB: not on the stack
+  std::vector<uint8_t> deflate_hashes_;           // igzip's level-1 hash table
   ZSTD_CCtx* zstd_ = nullptr;
   std::vector<uint8_t> out_;
 };
