@@ -156,13 +156,12 @@ class TraceReader::Pass {
         return;
       }
       if (delta_coded) reader_.delta_.decode(mutable_content + at, record.bytes);
-      const auto fixed_bytes = minimum_record_bytes(record.kind);
-      if (!fixed_bytes) {
+      const uint16_t fixed_bytes = record.kind < kMinimumRecordBytes.size() ? kMinimumRecordBytes[record.kind] : 0;
+      if (fixed_bytes == 0) {
         ++report_.records_unknown_kind;
-      } else if (record.bytes < *fixed_bytes) {
+      } else if (record.bytes < fixed_bytes) {
         malformed(offset, "record of kind " + std::to_string(record.kind) + " has " +
-                              std::to_string(record.bytes) + " bytes, needs " +
-                              std::to_string(*fixed_bytes));
+                              std::to_string(record.bytes) + " bytes, needs " + std::to_string(fixed_bytes));
       } else {
         view.kind = record.kind;
         view.bytes = record.bytes;

@@ -8,7 +8,6 @@ namespace {
 struct KindInfo {
   std::string_view name;
   uint16_t fixed_bytes = 0;    // 0: not a known kind
-  uint16_t minimum_bytes = 0;  // the first version's size
   bool definition = false;
 };
 
@@ -43,8 +42,7 @@ struct KindTable {
 constexpr KindTable make_kind_table() {
   KindTable table{};
 #define PROFLAUNCH_RECORD_KIND_ROW(name, number, chunk, first_bytes, span)                                      \
-  table.kinds[number] = KindInfo{#name, static_cast<uint16_t>(sizeof(name##Record)),                        \
-                                 static_cast<uint16_t>((first_bytes) != 0 ? (first_bytes) : sizeof(name##Record)), \
+  table.kinds[number] = KindInfo{#name, static_cast<uint16_t>(sizeof(name##Record)), \
                                  ChunkKind::chunk == ChunkKind::kDefinitions};
   PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_ROW)
 #undef PROFLAUNCH_RECORD_KIND_ROW
@@ -65,8 +63,8 @@ std::optional<size_t> fixed_record_bytes(uint16_t kind) {
 }
 
 std::optional<size_t> minimum_record_bytes(uint16_t kind) {
-  if (const KindInfo* info = known(kind)) return info->minimum_bytes;
-  return std::nullopt;
+  if (known(kind) == nullptr) return std::nullopt;
+  return kMinimumRecordBytes[kind];
 }
 
 std::optional<std::string_view> record_kind_name(uint16_t kind) {

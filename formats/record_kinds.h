@@ -3,6 +3,7 @@
 // record from a newer, longer one; tools use the names in their output.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,17 @@ std::optional<std::string_view> record_kind_name(uint16_t kind);
 // long is whole, and RecordView::as<T>() reads the fields added since as 0.
 // Equal to fixed_record_bytes for kinds that never grew.
 std::optional<size_t> minimum_record_bytes(uint16_t kind);
+
+// minimum_record_bytes as a table by kind, 0 for unknown kinds: the reader
+// asks for every record it reads, and this is one load it can inline.
+inline constexpr std::array<uint16_t, 256> kMinimumRecordBytes = [] {
+  std::array<uint16_t, 256> table{};
+#define PROFLAUNCH_RECORD_KIND_MINIMUM(name, number, chunk, first_bytes, span) \
+  table[number] = static_cast<uint16_t>((first_bytes) != 0 ? (first_bytes) : sizeof(name##Record));
+  PROFLAUNCH_RECORD_KINDS(PROFLAUNCH_RECORD_KIND_MINIMUM)
+#undef PROFLAUNCH_RECORD_KIND_MINIMUM
+  return table;
+}();
 
 // True for kinds that belong in Definitions chunks.
 bool is_definition_kind(uint16_t kind);
