@@ -35,8 +35,9 @@ class ProtoOutput::Compressor {
     if (kind_ == PacketCompression::kDeflate) {
       deflate_stream_ = std::make_unique<isal_zstream>();
       deflate_hashes_.resize(ISAL_DEF_LVL1_DEFAULT);
+    } else {
+      zstd_ = ZSTD_createCCtx();
     }
-    else zstd_ = ZSTD_createCCtx();
   }
   ~Compressor() {
     if (zstd_ != nullptr) ZSTD_freeCCtx(zstd_);
@@ -84,6 +85,7 @@ class ProtoOutput::Compressor {
 
   // `block` in zlib format at `out`; 0 when it does not fit `capacity`.
   size_t deflate(std::string_view block, uint8_t* out, size_t capacity) {
+    if (capacity > UINT32_MAX) return 0;  // igzip counts in 32 bits; no bundle is that big
     // Every field cleared, not only those isal_deflate_stateless_init sets:
     // ISA-L 2.30's leaves hist_bits (the window) as it finds it, and a stream
     // with stale or stack contents compresses differently from run to run.
