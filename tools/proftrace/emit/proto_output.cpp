@@ -19,9 +19,12 @@ constexpr size_t kPlainBuffer = 1 << 20;
 constexpr uint8_t kPacketTag = 1 << 3 | 2;  // Trace.packet, length-delimited
 constexpr uint32_t kCompressedPackets = 50;
 constexpr uint32_t kZstdCompressedPackets = 133;
-// ISA-L's igzip at level 1: 7.7x on these packets at ~1.5 GB/s, where
+// ISA-L's igzip at level 0: 6.3x on these packets at ~1.8 GB/s, where
 // libdeflate's fastest level makes 7.8x at ~0.85 GB/s (README, "Why q").
-constexpr int kDeflateLevel = 1;
+// Not levels 1 to 3 (7.7-8.2x): in ISA-L 2.30 their output for the same
+// block now and then differs between calls in one process (valid, but the
+// same trace would not always convert to the same bytes); level 0's does not.
+constexpr int kDeflateLevel = 0;
 // zstd's first fast level: ~15 % faster than level 1 on these packets, at
 // 11x instead of 11.8x.
 constexpr int kZstdLevel = -1;
@@ -34,7 +37,6 @@ class ProtoOutput::Compressor {
   explicit Compressor(PacketCompression kind) : kind_(kind) {
     if (kind_ == PacketCompression::kDeflate) {
       deflate_stream_ = std::make_unique<isal_zstream>();
-      deflate_hashes_.resize(ISAL_DEF_LVL1_DEFAULT);
     } else {
       zstd_ = ZSTD_createCCtx();
     }
@@ -93,9 +95,7 @@ class ProtoOutput::Compressor {
     std::memset(&stream, 0, sizeof stream);
     isal_deflate_stateless_init(&stream);
     stream.hist_bits = 0;  // the default: the whole 32 KiB window
-    stream.level = kDeflateLevel;
-    stream.level_buf = deflate_hashes_.data();
-    stream.level_buf_size = static_cast<uint32_t>(deflate_hashes_.size());
+    stream.level = kDeflateLevel;  // level 0 keeps its hash table in the stream
     stream.gzip_flag = IGZIP_ZLIB;
     stream.end_of_stream = 1;
     stream.flush = NO_FLUSH;
@@ -109,7 +109,6 @@ class ProtoOutput::Compressor {
 
   PacketCompression kind_;
   std::unique_ptr<isal_zstream> deflate_stream_;  // ~80 KiB: not on the stack
-  std::vector<uint8_t> deflate_hashes_;           // igzip's level-1 hash table
   ZSTD_CCtx* zstd_ = nullptr;
   std::vector<uint8_t> out_;
 };
