@@ -602,24 +602,26 @@ std::string as_for_testing(const std::string& bytes) {
   return std::string(packet.view());
 }
 
+// `bytes` of noise that does not compress, the same for the same `seed`.
+std::string noise_bytes(size_t bytes, uint64_t seed) {
+  std::string noise(bytes, '\0');
+  for (char& c : noise) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    c = static_cast<char>(seed >> 56);
+  }
+  return noise;
+}
+
 // A packet stream of `count` packets of varied sizes and content, and one
 // of 700 KB of noise, too big for a bundle even compressed.
 std::vector<std::string> sample_packets(size_t count) {
   std::vector<std::string> packets;
-  uint64_t noise = 0x12345678;
   for (size_t i = 0; i < count; ++i) {
     std::string body;
     const size_t size = 5 + (i * 7919) % 3000;
     for (size_t k = 0; k < size; ++k) body += static_cast<char>(k % 17 == 0 ? i : 'a' + k % 5);
     packets.push_back(packet_field(as_for_testing(body)));
-    if (i == count / 2) {
-      std::string big(700 * 1024, '\0');
-      for (char& c : big) {
-        noise = noise * 6364136223846793005ull + 1442695040888963407ull;
-        c = static_cast<char>(noise >> 56);
-      }
-      packets.push_back(packet_field(as_for_testing(big)));
-    }
+    if (i == count / 2) packets.push_back(packet_field(as_for_testing(noise_bytes(700 * 1024, 0x12345678))));
   }
   return packets;
 }
@@ -670,13 +672,7 @@ TEST(ProtoOutput, BundlesHoldWholePacketsAndExpandToTheSameStream) {
 TEST(ProtoOutput, ABlockThatDoesNotCompressIsStillBundledWithinTheLimit) {
   // 200 KiB of noise: deflate can only store it, and the stored form (input
   // plus block headers) must fit the output room and the bundle limit.
-  std::string noise(200 * 1024, '\0');
-  uint64_t state = 0x9e3779b97f4a7c15ull;
-  for (char& c : noise) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    c = static_cast<char>(state >> 56);
-  }
-  const std::string packet = packet_field(as_for_testing(noise));
+  const std::string packet = packet_field(as_for_testing(noise_bytes(200 * 1024, 0x9e3779b97f4a7c15ull)));
   for (const auto compression : {tools::emit::PacketCompression::kDeflate, tools::emit::PacketCompression::kZstd}) {
     SCOPED_TRACE(compression == tools::emit::PacketCompression::kDeflate ? "deflate" : "zstd");
     const std::string file = temp_path("noise.pftrace");
