@@ -179,6 +179,13 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  // PROFLAUNCH_TEST_KEEP=DIR keeps every test's files (traces and outputs)
+  // in DIR instead of removing them: scripts/compare-proftrace.py converts
+  // them with two builds of proftrace and compares the outputs.
+  if (const char* keep = std::getenv("PROFLAUNCH_TEST_KEEP"); keep != nullptr && *keep != '\0') {
+    const std::string name = path_.substr(path_.rfind('/') + 1);
+    if (rename(path_.c_str(), (std::string(keep) + "/" + name).c_str()) == 0) return;
+  }
   nftw(path_.c_str(),
        [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
        FTW_DEPTH | FTW_PHYS);

@@ -62,7 +62,8 @@ class RunningProcess {
   size_t scanned_ = 0;
 };
 
-// A temporary directory removed (recursively) with the object.
+// A temporary directory removed (recursively) with the object, or moved
+// into $PROFLAUNCH_TEST_KEEP when that names a directory.
 class TempDir {
  public:
   TempDir();
