@@ -46,7 +46,11 @@ def sqlite_digest(path):
         tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
         for table in tables:
             digest.update(table.encode())
-            for row in db.execute(f'SELECT * FROM "{table}" ORDER BY rowid'):
+            try:
+                rows = db.execute(f'SELECT * FROM "{table}" ORDER BY rowid').fetchall()
+            except sqlite3.OperationalError:  # WITHOUT ROWID: in primary key order
+                rows = db.execute(f'SELECT * FROM "{table}"').fetchall()
+            for row in rows:
                 digest.update(repr(row).encode())
     return digest.hexdigest()
 
@@ -79,14 +83,16 @@ def run(proftrace, name, make_args, suffix, inputs, scratch):
 def input_sets(paths):
     sets = []
     for path in paths:
-        if os.path.isdir(path):
-            traces = sorted(glob.glob(os.path.join(path, "**", "*.trace"), recursive=True))
-            traces = [t for t in traces if os.path.isfile(t)]
-            sets.extend([t] for t in traces)
-            if len(traces) > 1:
-                sets.append(traces)
-        else:
+        if not os.path.isdir(path):
             sets.append([path])
+            continue
+        # Each trace alone; the traces of one folder together (the ranks of one job).
+        by_folder = {}
+        for trace in sorted(glob.glob(os.path.join(path, "**", "*.trace"), recursive=True)):
+            if os.path.isfile(trace):
+                sets.append([trace])
+                by_folder.setdefault(os.path.dirname(trace), []).append(trace)
+        sets.extend(traces for traces in by_folder.values() if len(traces) > 1)
     return sets
 
 

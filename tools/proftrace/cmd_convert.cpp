@@ -8,13 +8,13 @@
 #include <cstring>
 #include <memory>
 
-#include "tools/proftrace/capture_windows.h"
+#include "tools/proftrace/interpret/capture_windows.h"
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/emit/json_emitter.h"
 #include "tools/proftrace/emit/protobuf_emitter.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/timeline/converter.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

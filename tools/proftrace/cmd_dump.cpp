@@ -5,7 +5,7 @@
 
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/dump_format.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

@@ -8,7 +8,7 @@
 
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/sql/sqlite_export.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

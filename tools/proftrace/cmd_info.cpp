@@ -8,7 +8,7 @@
 #include "formats/record_kinds.h"
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/record_text.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 #include "tools/proftrace/trace_statistics.h"
 
 namespace proflaunch::tools {

@@ -11,7 +11,7 @@
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/memory/memory_analysis.h"
 #include "tools/proftrace/memory/report_writers.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

@@ -7,13 +7,13 @@
 #include <functional>
 #include <optional>
 
-#include "tools/proftrace/capture_windows.h"
+#include "tools/proftrace/interpret/capture_windows.h"
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/memory/memory_analysis.h"
 #include "tools/proftrace/memory/report_writers.h"
 #include "tools/proftrace/report/report_page.h"
 #include "tools/proftrace/stats/stats_section.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

@@ -7,11 +7,11 @@
 #include <set>
 
 #include "preload/capture/capture_spec.h"
-#include "tools/proftrace/capture_windows.h"
+#include "tools/proftrace/interpret/capture_windows.h"
 #include "tools/proftrace/commands.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/table_output.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

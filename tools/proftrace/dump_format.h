@@ -6,7 +6,7 @@
 #include <string>
 
 #include "formats/reader.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

@@ -2,7 +2,7 @@
 
 #include "formats/reader.h"
 #include "tools/proftrace/commands.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

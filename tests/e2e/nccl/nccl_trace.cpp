@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::e2e {
 

@@ -10,7 +10,7 @@
 #include "tests/unit/memory/memory_events.h"
 #include "tests/unit/tools/tool_fixture.h"
 #include "tools/proftrace/memory/memory_analysis.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::testing {
 

@@ -13,7 +13,7 @@
 #include "tests/unit/tools/tool_fixture.h"
 #include "tools/proftrace/stacks/runtime_modules.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::testing {
 namespace {

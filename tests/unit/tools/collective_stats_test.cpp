@@ -10,9 +10,9 @@
 #include <map>
 #include <sstream>
 
-#include "tools/proftrace/clock_alignment.h"
+#include "tools/proftrace/interpret/clock_alignment.h"
 #include "tools/proftrace/stats/collective_analysis.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 #include "tests/unit/tools/json_value.h"
 #include "tests/unit/tools/tool_fixture.h"
 #include "tests/unit/tools/trace_scenarios.h"

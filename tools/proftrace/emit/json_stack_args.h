@@ -8,7 +8,7 @@
 #include <string>
 #include <tuple>
 
-#include "tools/proftrace/timeline/call_stack_pairing.h"
+#include "tools/proftrace/timeline/timeline_events.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 
 namespace proflaunch::tools::emit {

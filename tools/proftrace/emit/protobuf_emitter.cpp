@@ -7,7 +7,7 @@
 
 #include "tools/proftrace/emit/proto_output.h"
 #include "tools/proftrace/json_writer.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::emit {
 

@@ -1,5 +1,7 @@
 #include "tools/proftrace/memory/analysis_passes.h"
 
+#include "tools/proftrace/interpret/interpreter.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -9,28 +11,18 @@ using format::AllocationKind;
 
 namespace {
 
-class MemoryEventFeeder : public format::RecordVisitor {
+// The memory events of the pass, put into time order and applied to the state.
+class MemoryEventFeeder : public MemoryEventFeed {
  public:
-  MemoryEventFeeder(TimeOrderBuffer& order, MemoryState& state, uint64_t* lost_records)
-      : order_(order), state_(state), lost_records_(lost_records) {}
-
-  void on_record(const format::RecordView& record) override {
-    if (record.record_kind() == format::RecordKind::kLost) {
-      *lost_records_ += record.as<format::LostRecord>().count;
-      return;
-    }
-    if (auto event = decode_memory_event(record))
-      order_.push(*event, [this](const MemoryEvent& ready) { state_.apply(ready); });
-    graphs_.observe(record, [this](const MemoryEvent& event) {
-      order_.push(event, [this](const MemoryEvent& ready) { state_.apply(ready); });
-    });
-  }
+  MemoryEventFeeder(TimeOrderBuffer& order, MemoryState& state) : order_(order), state_(state) {}
 
  private:
-  GraphMemory graphs_;
+  void memory_event(const MemoryEvent& event) override {
+    order_.push(event, [this](const MemoryEvent& ready) { state_.apply(ready); });
+  }
+
   TimeOrderBuffer& order_;
   MemoryState& state_;
-  uint64_t* lost_records_;
 };
 
 // Largest first, at most `limit`.
@@ -77,11 +69,12 @@ AllocationView AllocationNamer::view(const Allocation& a) const {
   return view;
 }
 
-uint64_t replay_events(std::vector<InputTrace>& inputs, MemoryState& state, const TimeOrderBuffer::Options& order,
-                       uint64_t* lost_records) {
+uint64_t replay_events(std::vector<InputTrace>& inputs, const TraceModel& model, MemoryState& state,
+                       const TimeOrderBuffer::Options& order, uint64_t* lost_records) {
   TimeOrderBuffer buffer(order);
-  MemoryEventFeeder feeder(buffer, state, lost_records);
-  for (auto& input : inputs) input.events_report = input.reader->read(feeder, format::ChunkSelection::kEventsOnly);
+  MemoryEventFeeder feeder(buffer, state);
+  interpret::Interpreter(model, {&feeder}).run(inputs);
+  *lost_records += feeder.lost_records();
   buffer.finish([&](const MemoryEvent& ready) { state.apply(ready); });
   return buffer.late_events();
 }

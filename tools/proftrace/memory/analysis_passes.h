@@ -11,15 +11,15 @@
 #include "tools/proftrace/memory/memory_report.h"
 #include "tools/proftrace/memory/memory_state.h"
 #include "tools/proftrace/memory/time_order.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::memory {
 
 // Reads every input's events in file order, puts the memory events into time
 // order per section and applies them to `state`. Returns what the buffer had
 // to apply late; adds LOST counts to `lost_records`.
-uint64_t replay_events(std::vector<InputTrace>& inputs, MemoryState& state, const TimeOrderBuffer::Options& order,
-                       uint64_t* lost_records);
+uint64_t replay_events(std::vector<InputTrace>& inputs, const TraceModel& model, MemoryState& state,
+                       const TimeOrderBuffer::Options& order, uint64_t* lost_records);
 
 // Names for what the outputs show: API and thread names from the definitions.
 class AllocationNamer {

@@ -106,7 +106,7 @@ MemoryReport analyze_memory(std::vector<InputTrace>& inputs, const TraceModel& m
   FirstPass first(namer);
   MemoryState first_state(&first);
   first.attach(&first_state);
-  report.late_events = replay_events(inputs, first_state, options.order, &report.lost_records);
+  report.late_events = replay_events(inputs, model, first_state, options.order, &report.lost_records);
   first.finish();
   report.counters = first_state.counters();
 
@@ -134,7 +134,7 @@ MemoryReport analyze_memory(std::vector<InputTrace>& inputs, const TraceModel& m
   MemoryState second_state(&second);
   second.attach(&second_state);
   uint64_t ignored_lost = 0;
-  replay_events(inputs, second_state, options.order, &ignored_lost);
+  replay_events(inputs, model, second_state, options.order, &ignored_lost);
   second.finish();
 
   for (const SpaceKey& key : ordered_spaces(first.spaces(), model)) {

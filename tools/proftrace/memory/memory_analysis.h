@@ -22,7 +22,7 @@
 #include "tools/proftrace/memory/analysis_passes.h"
 #include "tools/proftrace/memory/memory_report.h"
 #include "tools/proftrace/memory/time_order.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::memory {
 

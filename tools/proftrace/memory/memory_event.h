@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "formats/reader.h"
 #include "formats/records.h"
+#include "tools/proftrace/interpret/events.h"
 
 namespace proflaunch::tools::memory {
 
@@ -38,32 +38,23 @@ struct MemoryEvent {
   bool succeeded() const { return result == 0; }
 };
 
-// The event of a memory record, or nullopt for any other record kind.
-std::optional<MemoryEvent> decode_memory_event(const format::RecordView& record);
+// The event of a memory call (nullopt when it was captured into a graph:
+// then it allocated or freed nothing), and of a cuMemGetInfo.
+std::optional<MemoryEvent> memory_event(uint64_t section_id, uint32_t tid, const format::MemoryOperationRecord& record);
+MemoryEvent memory_event(uint64_t section_id, uint32_t tid, const format::MemoryInfoRecord& record);
 
 // Memory of CUDA graphs (stream-ordered allocations captured into a graph,
 // memory nodes). The calls that were captured allocate nothing
-// (decode_memory_event leaves them out); the graph's memory is what its
-// mem-alloc nodes (GraphNode records at instantiation) say. It is taken when
-// the executable graph is first launched and given back when it is
-// destroyed: a graph's pool keeps it between launches (the memory a graph
-// frees inside itself is reused by its next launch, not returned).
+// (memory_event leaves them out); the graph's memory is what its mem-alloc
+// nodes (GraphNode records at instantiation) say. It is taken when the
+// executable graph is first launched and given back when it is destroyed: a
+// graph's pool keeps it between launches (the memory a graph frees inside
+// itself is reused by its next launch, not returned).
 class GraphMemory {
  public:
-  // Every record in order; `emit` receives the events it implies.
-  template <typename Emit>
-  void observe(const format::RecordView& record, Emit&& emit) {
-    switch (record.record_kind()) {
-      case format::RecordKind::kGraphNode: note_node(record); break;
-      case format::RecordKind::kGraphLaunch:
-        for (const MemoryEvent& event : launched(record)) emit(event);
-        break;
-      case format::RecordKind::kGraphExec:
-        for (const MemoryEvent& event : destroyed(record)) emit(event);
-        break;
-      default: break;
-    }
-  }
+  void note_node(uint64_t section_id, const format::GraphNodeRecord& node);
+  std::vector<MemoryEvent> launched(uint64_t section_id, uint32_t tid, const format::GraphLaunchRecord& launch);
+  std::vector<MemoryEvent> destroyed(uint64_t section_id, uint32_t tid, const format::GraphExecRecord& exec);
 
  private:
   struct Block {
@@ -76,10 +67,30 @@ class GraphMemory {
     bool resident = false;
     bool instantiated = false;
   };
-  void note_node(const format::RecordView& record);
-  std::vector<MemoryEvent> launched(const format::RecordView& record);
-  std::vector<MemoryEvent> destroyed(const format::RecordView& record);
   std::map<std::pair<uint64_t, uint64_t>, Exec> execs_;  // (section, graph exec)
+};
+
+// The memory events of the interpretation pass, in the order they come:
+// memory calls, cuMemGetInfo, and a graph's memory at its first launch and
+// its destruction. A subclass takes each in memory_event(); LOST counts add
+// up in lost_records().
+class MemoryEventFeed : public interpret::Consumer {
+ public:
+  void on_memory_operation(const interpret::Event<format::MemoryOperationRecord>& e) override;
+  void on_memory_info(const interpret::Event<format::MemoryInfoRecord>& e) override;
+  void on_graph_node(const interpret::Event<format::GraphNodeRecord>& e) override;
+  void on_graph_exec(const interpret::Event<format::GraphExecRecord>& e) override;
+  void on_operation_read(const interpret::Operation& op) override;
+  void on_lost(const interpret::Event<format::LostRecord>& e) override { lost_records_ += e.record.count; }
+
+  uint64_t lost_records() const { return lost_records_; }
+
+ protected:
+  virtual void memory_event(const MemoryEvent& event) = 0;
+
+ private:
+  GraphMemory graphs_;
+  uint64_t lost_records_ = 0;
 };
 
 }  // namespace proflaunch::tools::memory

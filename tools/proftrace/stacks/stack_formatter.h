@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 #include "tools/symbols/symbolizer.h"
 
 namespace proflaunch::tools {

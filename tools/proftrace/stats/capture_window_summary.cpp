@@ -1,6 +1,6 @@
 // `stats` capture-windows: the windows the trace covers (one row each), so
 // that every table below it is read as "during these windows".
-#include "tools/proftrace/capture_windows.h"
+#include "tools/proftrace/interpret/capture_windows.h"
 #include "tools/proftrace/record_text.h"
 #include "tools/proftrace/stats/stats_section.h"
 

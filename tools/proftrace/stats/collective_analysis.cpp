@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "tools/proftrace/clock_alignment.h"
+#include "tools/proftrace/interpret/clock_alignment.h"
 
 namespace proflaunch::tools::stats {
 

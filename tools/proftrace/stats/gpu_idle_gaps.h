@@ -26,7 +26,7 @@
 
 #include "formats/reader.h"
 #include "tools/proftrace/stats/stack_joins.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::stats {
 

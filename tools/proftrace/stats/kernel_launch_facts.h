@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "formats/records.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::stats {
 

@@ -16,7 +16,7 @@
 #include "formats/reader.h"
 #include "formats/records.h"
 #include "tools/proftrace/record_text.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::stats {
 

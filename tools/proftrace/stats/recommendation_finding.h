@@ -11,7 +11,7 @@
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/stats/stack_joins.h"
 #include "tools/proftrace/stats/step_detection.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::stats {
 

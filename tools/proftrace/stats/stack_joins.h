@@ -13,7 +13,7 @@
 
 #include "formats/reader.h"
 #include "tools/proftrace/stats/gpu_time_join.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::stats {
 

@@ -22,7 +22,7 @@
 
 #include "formats/reader.h"
 #include "tools/proftrace/stats/step_periodicity.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::stats {
 

@@ -8,37 +8,11 @@ namespace proflaunch::tools::timeline {
 
 using namespace proflaunch::format;
 
-namespace {
-
-constexpr size_t kMaxCollectiveLabels = size_t{1} << 16;
-
-uint64_t label_key(const SectionContext& section, uint64_t correlation_id) {
-  const uint64_t section_id = section.model != nullptr ? section.model->section_id : section.pid;
-  return (section_id * 0x9E3779B97F4A7C15ull) ^ correlation_id;
-}
-
 std::string instance_label(uint64_t comm_id, uint64_t sequence) { return hex(comm_id) + "/" + std::to_string(sequence); }
 
-}  // namespace
-
-void SliceWriter::remember_collective_label(uint64_t key, std::string label) {
-  if (collective_label_order_.size() >= kMaxCollectiveLabels) {
-    // Drop the older half: their kernels' slices were written long ago.
-    for (size_t i = 0; i < kMaxCollectiveLabels / 2; ++i) collective_labels_.erase(collective_label_order_[i]);
-    collective_label_order_.erase(collective_label_order_.begin(),
-                                  collective_label_order_.begin() + kMaxCollectiveLabels / 2);
-  }
-  collective_labels_[key] = std::move(label);
-  collective_label_order_.push_back(key);
-}
-
-const std::string* SliceWriter::collective_label(uint64_t key) const {
-  auto found = collective_labels_.find(key);
-  return found != collective_labels_.end() ? &found->second : nullptr;
-}
-
-const std::string* SliceWriter::collective_label_for(const SectionContext& section, uint64_t correlation_id) const {
-  return collective_label(label_key(section, correlation_id));
+std::string instance_label(const interpret::CollectiveInstance& instance) {
+  return instance.group ? "group " + std::to_string(instance.group_id)
+                        : instance_label(instance.comm_id, instance.sequence);
 }
 
 void SliceWriter::collective(SectionContext& section, uint32_t tid, const CollectiveRecord& record,
@@ -87,20 +61,6 @@ void SliceWriter::collective_group(SectionContext& section, uint32_t tid, const 
   args_.add_number("members", record.members);
   if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));
   emit();
-}
-
-void SliceWriter::note_collective_label(SectionContext& section, const RecordView& view) {
-  if (view.record_kind() == RecordKind::kCollective) {
-    const auto record = view.as<CollectiveRecord>();
-    // Members of a group share the group's kernel; the group labels it.
-    if (record.sequence != 0 && record.group_id == 0)
-      remember_collective_label(label_key(section, record.span.correlation_id),
-                                instance_label(record.comm_id, record.sequence));
-  } else if (view.record_kind() == RecordKind::kCollectiveGroup) {
-    const auto record = view.as<CollectiveGroupRecord>();
-    remember_collective_label(label_key(section, record.span.correlation_id),
-                              "group " + std::to_string(record.group_id));
-  }
 }
 
 }  // namespace proflaunch::tools::timeline

@@ -1,6 +1,6 @@
 #include "tools/proftrace/timeline/converter.h"
 
-#include "tools/proftrace/timeline/call_stack_pairing.h"
+#include "tools/proftrace/interpret/interpreter.h"
 #include "tools/proftrace/timeline/memory_counters.h"
 #include "tools/proftrace/timeline/string_table.h"
 #include "tools/proftrace/timeline/threaded_sink.h"
@@ -16,169 +16,106 @@ using namespace proflaunch::format;
 
 namespace {
 
-class SliceSink : public JoinSink {
+CallStackRef stack_of(interpret::Stacks stacks) { return CallStackRef{stacks.native, stacks.python}; }
+
+// The timeline's side of the interpretation pass: each event to the slice
+// writer, the track layout and the memory counters, with its section's
+// timeline context.
+class TimelineConsumer final : public interpret::Consumer {
  public:
-  explicit SliceSink(SliceWriter& slices) : slices_(slices) {}
-  void joined(const HostOperation& operation, const DeviceActivity& activity) override {
-    slices_.joined(operation, activity);
-  }
-  void operation_alone(const HostOperation& operation) override { slices_.operation_alone(operation); }
-  void activity_alone(const DeviceActivity& activity) override { slices_.gpu_work_alone(activity); }
-
- private:
-  SliceWriter& slices_;
-};
-
-HostOperation with_stack(HostOperation op, CallStackRef stack) {
-  op.native_stack = stack.native;
-  op.python_stack = stack.python;
-  return op;
-}
-
-class EventsVisitor : public RecordVisitor {
- public:
-  EventsVisitor(TrackLayout& layout, SliceWriter& slices, CorrelationJoin& join,
-                MemoryCounters& memory, Progress& progress, TimelineSink& sink,
-                uint64_t bytes_before)
-      : layout_(layout), slices_(slices), join_(join), memory_(memory), progress_(progress), sink_(sink),
-        bytes_before_(bytes_before),
-        pairing_([this](SectionContext& section, const RecordView& record, CallStackRef stack) {
-          dispatch(section, record, stack);
-        }) {}
-
-  void on_chunk(const ChunkInfo& chunk) override {
-    section_ = &layout_.section(chunk.section_id);
-    progress_.update(bytes_before_ + chunk.file_offset, records_);
-  }
+  TimelineConsumer(TrackLayout& layout, SliceWriter& slices, TimelineSink& sink)
+      : layout_(layout), slices_(slices), sink_(sink) {}
 
   bool keep_going() override { return !sink_.failed(); }
 
-  void on_record(const RecordView& record) override {
-    ++records_;
-    slices_.note_collective_label(*section_, record);
-    if (pairing_.offer(*section_, record)) return;
-    dispatch(*section_, record, {});
+  void on_call(const interpret::Event<ApiCallRecord>& e) override {
+    slices_.api_call(context(e.section), e.tid, e.record, stack_of(e.stacks));
   }
-
-  // End of an input: records still waiting for a possible CallStack.
-  void finish() { pairing_.flush(); }
-
-  // Every record (a held one when its stack is known, or known to be none).
-  void dispatch(SectionContext& section, const RecordView& record, CallStackRef stack) {
-    switch (record.record_kind()) {
-      case RecordKind::kApiCall:
-        slices_.api_call(section, record.tid, record.as<ApiCallRecord>(), stack);
-        break;
-      case RecordKind::kSynchronize:
-        slices_.synchronize(section, record.tid, record.as<SynchronizeRecord>(), stack);
-        break;
-      case RecordKind::kObjectLifecycle: {
-        const auto lifecycle = record.as<ObjectLifecycleRecord>();
-        if (lifecycle.object == static_cast<uint8_t>(ObjectKind::kStream) &&
-            lifecycle.action == static_cast<uint8_t>(LifecycleAction::kCreate))
-          layout_.note_stream_id(section, lifecycle.handle, lifecycle.id);
-        slices_.lifecycle(section, record.tid, lifecycle, stack);
-        break;
-      }
-      case RecordKind::kLost: slices_.lost(section, record.tid, record.as<LostRecord>()); break;
-      case RecordKind::kKernelLaunch: {
-        HostOperation op{&section, record.tid, RecordKind::kKernelLaunch, {}};
-        op.launch = record.as<KernelLaunchRecord>();
-        add_operation(with_stack(op, stack));
-        break;
-      }
-      case RecordKind::kMemoryCopy: {
-        HostOperation op{&section, record.tid, RecordKind::kMemoryCopy, {}};
-        op.copy = record.as<MemoryCopyRecord>();
-        add_operation(with_stack(op, stack));
-        break;
-      }
-      case RecordKind::kMemorySet: {
-        HostOperation op{&section, record.tid, RecordKind::kMemorySet, {}};
-        op.set = record.as<MemorySetRecord>();
-        add_operation(with_stack(op, stack));
-        break;
-      }
-      case RecordKind::kGraphLaunch: {
-        HostOperation op{&section, record.tid, RecordKind::kGraphLaunch, {}};
-        op.graph_launch = record.as<GraphLaunchRecord>();
-        add_operation(with_stack(op, stack));
-        memory_.on_record(record);  // a graph's memory is taken at its first launch
-        break;
-      }
-      case RecordKind::kGraphNode:
-        slices_.graph_node(section, record.as<GraphNodeRecord>());
-        memory_.on_record(record);
-        break;
-      case RecordKind::kGraphExec:
-        slices_.graph_exec(section, record.tid, record.as<GraphExecRecord>(), stack);
-        memory_.on_record(record);
-        break;
-      case RecordKind::kStreamCapture:
-        slices_.stream_capture(section, record.tid, record.as<StreamCaptureRecord>(), stack);
-        break;
-      case RecordKind::kCollective:
-        slices_.collective(section, record.tid, record.as<CollectiveRecord>(), stack);
-        break;
-      case RecordKind::kCollectiveComm: {
-        const auto comm = record.as<CollectiveCommRecord>();
-        if ((comm.span.flags & kApiCarried) == 0) slices_.collective_comm(section, record.tid, comm, stack);
-        break;
-      }
-      case RecordKind::kCollectiveGroup:
-        slices_.collective_group(section, record.tid, record.as<CollectiveGroupRecord>(), stack);
-        break;
-      case RecordKind::kUnattributedGpuWork:
-        slices_.unattributed_gpu_work(section, record.tid, record.as<UnattributedGpuWorkRecord>());
-        break;
-      case RecordKind::kGpuActivity:
-        join_.add(DeviceActivity{&section, record.tid, record.as<GpuActivityRecord>()});
-        break;
-      case RecordKind::kMemoryOperation: {
-        // A block carried into a capture window is live memory, not a call.
-        const auto operation = record.as<MemoryOperationRecord>();
-        if ((operation.span.flags & kApiCarried) == 0)
-          slices_.memory_operation(section, record.tid, operation, stack);
-        memory_.on_record(record);
-        break;
-      }
-      case RecordKind::kCaptureWindow:
-        if (section.model != nullptr) windows_.on_record(*section.model, record);
-        break;
-      case RecordKind::kMemoryInfo:
-        slices_.memory_info(section, record.tid, record.as<MemoryInfoRecord>(), stack);
-        memory_.on_record(record);
-        break;
-      case RecordKind::kNvtxEvent:
-        slices_.nvtx_event(section, record.tid, record.as<NvtxEventRecord>(),
-                           nvtx_inline_message(record.data, record.bytes));
-        break;
-      default: break;  // definitions, ThreadBatch
-    }
+  void on_synchronize(const interpret::Event<SynchronizeRecord>& e) override {
+    slices_.synchronize(context(e.section), e.tid, e.record, stack_of(e.stacks));
   }
-
-  uint64_t records() const { return records_; }
-  const CaptureWindowCollector& windows() const { return windows_; }
+  void on_lifecycle(const interpret::Event<ObjectLifecycleRecord>& e) override {
+    SectionContext& section = context(e.section);
+    if (e.record.object == static_cast<uint8_t>(ObjectKind::kStream) &&
+        e.record.action == static_cast<uint8_t>(LifecycleAction::kCreate))
+      layout_.note_stream_id(section, e.record.handle, e.record.id);
+    slices_.lifecycle(section, e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_lost(const interpret::Event<LostRecord>& e) override { slices_.lost(context(e.section), e.tid, e.record); }
+  void on_graph_node(const interpret::Event<GraphNodeRecord>& e) override {
+    slices_.graph_node(context(e.section), e.record);
+  }
+  void on_graph_exec(const interpret::Event<GraphExecRecord>& e) override {
+    slices_.graph_exec(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_stream_capture(const interpret::Event<StreamCaptureRecord>& e) override {
+    slices_.stream_capture(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_collective(const interpret::Event<CollectiveRecord>& e) override {
+    slices_.collective(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_collective_comm(const interpret::Event<CollectiveCommRecord>& e) override {
+    if ((e.record.span.flags & kApiCarried) == 0)
+      slices_.collective_comm(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_collective_group(const interpret::Event<CollectiveGroupRecord>& e) override {
+    slices_.collective_group(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_unattributed_gpu_work(const interpret::Event<UnattributedGpuWorkRecord>& e) override {
+    slices_.unattributed_gpu_work(context(e.section), e.tid, e.record);
+  }
+  void on_memory_operation(const interpret::Event<MemoryOperationRecord>& e) override {
+    // A block carried into a capture window is live memory, not a call.
+    if ((e.record.span.flags & kApiCarried) == 0)
+      slices_.memory_operation(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_memory_info(const interpret::Event<MemoryInfoRecord>& e) override {
+    slices_.memory_info(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_nvtx(const interpret::NvtxEvent& e) override {
+    slices_.nvtx_event(context(e.section), e.tid, e.record, e.inline_message);
+  }
+  void on_operation_read(const interpret::Operation& op) override {
+    slices_.nvtx_note_operation(context(op.section), op.tid, op.span());
+  }
+  void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
+    const HostOperation host = host_operation(op);
+    if (gpu == nullptr) slices_.operation_alone(host);
+    else slices_.joined(host, device_activity(*gpu));
+  }
+  void on_gpu_work_alone(const interpret::GpuWork& gpu) override { slices_.gpu_work_alone(device_activity(gpu)); }
+  void on_input_end(const std::vector<CaptureWindow>& windows) override { slices_.capture_windows(layout_, windows); }
 
  private:
-  // Captured work did not run: it has no GPU side to wait for.
-  void add_operation(const HostOperation& op) {
-    slices_.nvtx_note_operation(*op.section, op.tid, op.span());
-    if (op.span().flags & kApiCaptured) slices_.operation_alone(op);
-    else join_.add(op);
+  SectionContext& context(const interpret::Section* section) {
+    if (section->index >= contexts_.size()) contexts_.resize(section->index + 1, nullptr);
+    SectionContext*& context = contexts_[section->index];
+    if (context == nullptr) context = &layout_.section(section->id);
+    return *context;
+  }
+  HostOperation host_operation(const interpret::Operation& op) {
+    HostOperation host{&context(op.section), op.tid, RecordKind::kKernelLaunch, {}};
+    switch (op.kind) {
+      case interpret::OperationKind::kKernel: host.launch = op.launch; break;
+      case interpret::OperationKind::kCopy: host.kind = RecordKind::kMemoryCopy; host.copy = op.copy; break;
+      case interpret::OperationKind::kMemset: host.kind = RecordKind::kMemorySet; host.set = op.set; break;
+      case interpret::OperationKind::kGraphLaunch:
+        host.kind = RecordKind::kGraphLaunch;
+        host.graph_launch = op.graph_launch;
+        break;
+    }
+    host.native_stack = op.stacks.native;
+    host.python_stack = op.stacks.python;
+    return host;
+  }
+  DeviceActivity device_activity(const interpret::GpuWork& gpu) {
+    return DeviceActivity{&context(gpu.section), gpu.tid, gpu.activity, gpu.collective};
   }
 
   TrackLayout& layout_;
   SliceWriter& slices_;
-  CorrelationJoin& join_;
-  MemoryCounters& memory_;
-  Progress& progress_;
   TimelineSink& sink_;
-  uint64_t bytes_before_;
-  SectionContext* section_ = nullptr;
-  uint64_t records_ = 0;
-  CallStackPairing pairing_;
-  CaptureWindowCollector windows_;
+  std::vector<SectionContext*> contexts_;  // by interpret::Section::index
 };
 
 }  // namespace
@@ -203,26 +140,20 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   layout.write_host_metadata();
   SliceWriter slices(layout);
   slices.set_stacks(options.stacks);
-  SliceSink join_sink(slices);
-  CorrelationJoin join(join_sink, options.join_window);
   MemoryCounters memory(layout);
 
   uint64_t total_bytes = 0;
   for (const auto& input : inputs) total_bytes += input.reader->file_bytes();
   Progress progress(options.show_progress, "converting", total_bytes);
 
-  uint64_t bytes_before = 0;
-  for (auto& input : inputs) {
-    EventsVisitor visitor(layout, slices, join, memory, progress, sink, bytes_before);
-    input.events_report = input.reader->read(visitor, ChunkSelection::kEventsOnly);
-    visitor.finish();
-    const std::vector<CaptureWindow> windows = visitor.windows().finish(model);
-    slices.capture_windows(layout, windows);
-    result->windows.insert(result->windows.end(), windows.begin(), windows.end());
-    result->records_read += visitor.records();
-    bytes_before += input.reader->file_bytes();
-  }
-  join.finish();
+  TimelineConsumer timeline(layout, slices, sink);
+  interpret::InterpretOptions interpret_options;
+  interpret_options.join_window = options.join_window;
+  interpret_options.on_chunk = [&](uint64_t bytes, uint64_t records) { progress.update(bytes, records); };
+  interpret::Interpreter interpreter(model, {&timeline, &memory}, interpret_options);
+  const interpret::InterpretResult interpreted = interpreter.run(inputs);
+  result->windows = interpreted.windows;
+  result->records_read = interpreted.records_read;
   slices.finish_nvtx();
   memory.finish();
   progress.finish();
@@ -232,7 +163,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   result->output_bytes = sink.bytes();
   result->gpu_processes = layout.gpu_process_count();
   result->slices = slices.stats();
-  result->join = join.stats();
+  result->join = interpreted.join;
   result->memory_counter_events = memory.counter_events();
   return finished;
 }

@@ -4,7 +4,7 @@
 //
 // Streams: the definitions pass has already filled the TraceModel; the
 // events pass then puts each record on the timeline as it comes, holding
-// only the bounded correlation window (see correlation_join.h). Event order
+// only the bounded correlation window (interpret/gpu_join.h). Event order
 // is not time order: the Perfetto importer sorts (the protobuf emitter
 // orders what the importer cannot).
 #pragma once
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "tools/proftrace/capture_windows.h"
-#include "tools/proftrace/timeline/correlation_join.h"
+#include "tools/proftrace/interpret/capture_windows.h"
+#include "tools/proftrace/interpret/gpu_join.h"
 #include "tools/proftrace/timeline/slice_writer.h"
 #include "tools/proftrace/timeline/timeline_events.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::timeline {
 
@@ -39,7 +39,7 @@ struct ConvertResult {
   size_t gpu_processes = 0;
   uint64_t memory_counter_events = 0;  // memory counter values written
   SliceStats slices;
-  JoinStats join;
+  interpret::JoinStats join;
   // The capture windows the trace covers (empty: the whole run was recorded).
   std::vector<CaptureWindow> windows;
 };

@@ -104,8 +104,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   args_.add_uint("correlation", activity.correlation_id);
   args_.add_uint("pid", section.model != nullptr ? section.model->pid() : section.pid);
   args_.add_uint("tid", work.launching_tid);
-  if (const std::string* label = collective_label_for(section, activity.correlation_id))
-    args_.add_string("collective", Str{*label, 0});
+  if (device_activity.collective != nullptr) args_.add_text("collective", instance_label(*device_activity.collective));
   if (op != nullptr && op->kind == RecordKind::kKernelLaunch && (op->launch.launch_flags & kLaunchHostFunction) != 0) {
     args_.add_bool("host_function", true);
   } else if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {

@@ -12,14 +12,8 @@ using memory::MemoryEvent;
 using memory::SpaceKey;
 using memory::SpaceTotals;
 
-void MemoryCounters::on_record(const format::RecordView& record) {
-  graphs_.observe(record, [this](const MemoryEvent& event) {
-    order_.push(event, [this](const MemoryEvent& ready) { state_.apply(ready); });
-  });
-  const auto kind = record.record_kind();
-  if (kind != format::RecordKind::kMemoryOperation && kind != format::RecordKind::kMemoryInfo) return;
-  if (auto event = memory::decode_memory_event(record))
-    order_.push(*event, [this](const MemoryEvent& ready) { state_.apply(ready); });
+void MemoryCounters::memory_event(const MemoryEvent& event) {
+  order_.push(event, [this](const MemoryEvent& ready) { state_.apply(ready); });
 }
 
 void MemoryCounters::finish() {

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <map>
 
-#include "formats/reader.h"
 #include "tools/proftrace/memory/memory_event.h"
 #include "tools/proftrace/memory/memory_state.h"
 #include "tools/proftrace/memory/time_order.h"
@@ -22,12 +21,12 @@
 
 namespace proflaunch::tools::timeline {
 
-class MemoryCounters : private memory::MemoryObserver {
+// A consumer of the interpretation pass, after the slice writer's (so that
+// each counter follows the slice of the call that changed it).
+class MemoryCounters : public memory::MemoryEventFeed, private memory::MemoryObserver {
  public:
   explicit MemoryCounters(TrackLayout& layout) : layout_(layout), state_(this) {}
 
-  // Every event record of the convert pass; ignores all but memory records.
-  void on_record(const format::RecordView& record);
   // After the last input: applies what still waits for time order.
   void finish();
 
@@ -41,12 +40,12 @@ class MemoryCounters : private memory::MemoryObserver {
     uint64_t pinned = UINT64_MAX;
     bool any_managed = false;
   };
+  void memory_event(const memory::MemoryEvent& event) override;
   void on_event(const memory::MemoryEvent& event, const memory::SpaceKey& space,
                 const memory::SpaceTotals& totals) override;
 
   TrackLayout& layout_;
   memory::MemoryState state_;
-  memory::GraphMemory graphs_;  // CUDA graph memory (memory_event.h)
   memory::TimeOrderBuffer order_;
   std::map<memory::SpaceKey, Written> written_;
   uint64_t counter_events_ = 0;

@@ -16,13 +16,52 @@
 #include <vector>
 
 #include "formats/records.h"
-#include "tools/proftrace/capture_windows.h"
-#include "tools/proftrace/timeline/call_stack_pairing.h"
-#include "tools/proftrace/timeline/correlation_join.h"
+#include "tools/proftrace/interpret/capture_windows.h"
+#include "tools/proftrace/interpret/events.h"
 #include "tools/proftrace/timeline/timeline_events.h"
 #include "tools/proftrace/timeline/track_layout.h"
 
 namespace proflaunch::tools::timeline {
+
+// A launch, copy, memset or graph launch with its section's context.
+struct HostOperation {
+  SectionContext* section;
+  uint32_t tid;
+  format::RecordKind kind;  // kKernelLaunch, kMemoryCopy, kMemorySet or kGraphLaunch
+  union {
+    // Aligns the (packed, alignment 1) records on 8 bytes: their 8-byte
+    // fields are naturally aligned within a record, so they become aligned
+    // and can be bound to references.
+    uint64_t alignment_;
+    format::KernelLaunchRecord launch;
+    format::MemoryCopyRecord copy;
+    format::MemorySetRecord set;
+    format::GraphLaunchRecord graph_launch;
+  };
+  uint32_t native_stack = 0;  // CallStack ids, 0 when none
+  uint32_t python_stack = 0;
+  const format::ApiSpan& span() const {
+    switch (kind) {
+      case format::RecordKind::kMemoryCopy: return copy.span;
+      case format::RecordKind::kMemorySet: return set.span;
+      case format::RecordKind::kGraphLaunch: return graph_launch.span;
+      default: return launch.span;
+    }
+  }
+};
+
+// GPU work with its section's context.
+struct DeviceActivity {
+  SectionContext* section;
+  uint32_t tid;  // thread batch the activity record was in (the backend's thread)
+  alignas(8) format::GpuActivityRecord activity;
+  const interpret::CollectiveInstance* collective;  // the collective it is the kernel of, or null
+};
+
+// A collective instance as its slices name it: "<comm_id>/<sequence>" (the
+// same on every rank), or "group <id>".
+std::string instance_label(uint64_t comm_id, uint64_t sequence);
+std::string instance_label(const interpret::CollectiveInstance& instance);
 
 struct SliceStats {
   uint64_t api_slices = 0;
@@ -68,10 +107,6 @@ class SliceWriter {
                        CallStackRef stack);
   void collective_group(SectionContext& section, uint32_t tid, const format::CollectiveGroupRecord& record,
                         CallStackRef stack);
-  // Learns the instance label of a Collective or CollectiveGroup record as
-  // soon as it is read: the record itself may be held back (waiting for its
-  // call stack) while its kernel's GPU work is written.
-  void note_collective_label(SectionContext& section, const format::RecordView& record);
 
   // CUDA graphs and stream capture. A GraphNode only feeds the summary of
   // its executable graph (the args of its launches); capture begin and end
@@ -168,14 +203,6 @@ class SliceWriter {
   };
   std::unordered_map<uint64_t, LastSlice> last_on_thread_;
 
-  // Collective instance labels by (section, correlation id), for the GPU
-  // slice of the collective's kernel (usually written after the call's
-  // record arrived). Bounded: the oldest leave first.
-  std::unordered_map<uint64_t, std::string> collective_labels_;
-  std::vector<uint64_t> collective_label_order_;
-  void remember_collective_label(uint64_t key, std::string label);
-  const std::string* collective_label(uint64_t key) const;
-  const std::string* collective_label_for(const SectionContext& section, uint64_t correlation_id) const;
 
   struct OpenNvtxRange {
     SectionContext* section;

@@ -17,7 +17,6 @@
 #include <type_traits>
 
 #include "formats/records.h"
-#include "tools/proftrace/timeline/call_stack_pairing.h"
 #include "tools/proftrace/timeline/trace_metadata.h"
 
 namespace proflaunch::tools {
@@ -154,6 +153,13 @@ class Args {
   std::string owned_[kCapacity];
   const Arg* view_ = nullptr;  // set: the args are there, not in args_
   size_t size_ = 0;
+};
+
+// A call's stacks: CallStack ids of its section, 0 when none.
+struct CallStackRef {
+  uint32_t native = 0;
+  uint32_t python = 0;
+  bool empty() const { return native == 0 && python == 0; }
 };
 
 // The call stack of an API slice (the kStack arg).

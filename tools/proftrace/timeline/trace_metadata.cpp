@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::timeline {
 

@@ -17,8 +17,8 @@
 #include "tools/proftrace/timeline/string_table.h"
 #include "tools/proftrace/timeline/time_math.h"
 #include "tools/proftrace/timeline/timeline_events.h"
-#include "tools/proftrace/clock_alignment.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/clock_alignment.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::timeline {
 

@@ -12,27 +12,20 @@
 
 #include "formats/reader.h"
 #include "formats/records.h"
+#include "tools/proftrace/interpret/events.h"
 
-namespace proflaunch::tools::timeline {
-
-struct SectionContext;
-
-struct CallStackRef {
-  uint32_t native = 0;
-  uint32_t python = 0;
-  bool empty() const { return native == 0 && python == 0; }
-};
+namespace proflaunch::tools::interpret {
 
 class CallStackPairing {
  public:
   // Receives every record the pairing took, once, with its stack or none.
-  using Release = std::function<void(SectionContext& section, const format::RecordView& record,
-                                     CallStackRef stack)>;
+  using Release = std::function<void(const Section& section, const format::RecordView& record,
+                                     Stacks stack)>;
   explicit CallStackPairing(Release release) : release_(std::move(release)) {}
 
   // True when the pairing took `record` (it will be released later, or it was
   // a CallStack); false when the caller should handle it now.
-  bool offer(SectionContext& section, const format::RecordView& record);
+  bool offer(const Section& section, const format::RecordView& record);
 
   // End of an input: releases every held record without a stack.
   void flush();
@@ -42,16 +35,16 @@ class CallStackPairing {
  private:
   static constexpr uint16_t kMaxHeldBytes = 256;
   struct Held {
-    SectionContext* section = nullptr;
+    const Section* section = nullptr;
     format::RecordView view{};
     alignas(8) uint8_t data[kMaxHeldBytes];
   };
 
-  void release(Held& held, CallStackRef stack);
+  void release(Held& held, Stacks stack);
 
   Release release_;
   std::unordered_map<uint64_t, Held> held_;  // key: section id and tid
   uint64_t unpaired_stacks_ = 0;
 };
 
-}  // namespace proflaunch::tools::timeline
+}  // namespace proflaunch::tools::interpret

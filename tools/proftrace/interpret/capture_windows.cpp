@@ -1,4 +1,4 @@
-#include "tools/proftrace/capture_windows.h"
+#include "tools/proftrace/interpret/capture_windows.h"
 
 #include <algorithm>
 #include <cstdio>

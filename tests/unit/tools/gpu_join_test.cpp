@@ -7,40 +7,42 @@
 #include <string>
 #include <vector>
 
-#include "tools/proftrace/timeline/correlation_join.h"
-#include "tools/proftrace/timeline/track_layout.h"
+#include "tools/proftrace/interpret/gpu_join.h"
 
-namespace proflaunch::tools::timeline {
+namespace proflaunch::tools::interpret {
 namespace {
 
 using namespace proflaunch::format;
 
 struct RecordingSink : JoinSink {
-  void joined(const HostOperation& op, const DeviceActivity& activity) override {
+  void joined(const Operation& op, const GpuWork& activity) override {
     EXPECT_EQ(op.span().correlation_id, activity.activity.correlation_id);
     EXPECT_EQ(op.section, activity.section);
     pairs.push_back(op.span().correlation_id);
   }
-  void operation_alone(const HostOperation& op) override { lone_operations.push_back(op.span().correlation_id); }
-  void activity_alone(const DeviceActivity& a) override { lone_activities.push_back(a.activity.correlation_id); }
+  void operation_alone(const Operation& op) override { lone_operations.push_back(op.span().correlation_id); }
+  void activity_alone(const GpuWork& a) override { lone_activities.push_back(a.activity.correlation_id); }
   std::vector<uint64_t> pairs, lone_operations, lone_activities;
 };
 
-HostOperation operation(SectionContext* section, uint64_t id) {
-  HostOperation op{section, 1, RecordKind::kKernelLaunch, {}};
+Operation operation(Section* section, uint64_t id) {
+  Operation op{};
+  op.section = section;
+  op.tid = 1;
+  op.kind = OperationKind::kKernel;
   op.launch = KernelLaunchRecord{};
   op.launch.span.correlation_id = id;
   return op;
 }
 
-DeviceActivity device_activity(SectionContext* section, uint64_t id) {
-  DeviceActivity a{section, 2, GpuActivityRecord{}};
+GpuWork device_activity(Section* section, uint64_t id) {
+  GpuWork a{section, 2, GpuActivityRecord{}, nullptr};
   a.activity.correlation_id = id;
   return a;
 }
 
 TEST(CorrelationJoin, JoinsEitherOrderWithinASection) {
-  SectionContext a, b;
+  Section a, b;
   RecordingSink sink;
   CorrelationJoin join(sink, 100);
   join.add(operation(&a, 1));
@@ -58,7 +60,7 @@ TEST(CorrelationJoin, JoinsEitherOrderWithinASection) {
 
 TEST(CorrelationJoin, WindowStaysBoundedWhenNothingEverJoins) {
   // GPU timing off: every launch waits in vain. The window must not grow.
-  SectionContext section;
+  Section section;
   RecordingSink sink;
   CorrelationJoin join(sink, 64);
   for (uint64_t id = 1; id <= 100000; ++id) {
@@ -75,7 +77,7 @@ TEST(CorrelationJoin, WindowStaysBoundedWhenNothingEverJoins) {
 TEST(CorrelationJoin, MatchedEntriesDoNotPinTheWindowOpen) {
   // One launch never matches while many others do: the window is bounded in
   // entries (matched ones included), so the stale one is evicted eventually.
-  SectionContext section;
+  Section section;
   RecordingSink sink;
   CorrelationJoin join(sink, 8);
   join.add(operation(&section, 999999));
@@ -88,7 +90,7 @@ TEST(CorrelationJoin, MatchedEntriesDoNotPinTheWindowOpen) {
 }
 
 TEST(CorrelationJoin, ZeroAndDuplicateIdsAreNotJoinedWrongly) {
-  SectionContext section;
+  Section section;
   RecordingSink sink;
   CorrelationJoin join(sink, 16);
   join.add(operation(&section, 0));
@@ -109,10 +111,10 @@ TEST(CorrelationJoin, ZeroAndDuplicateIdsAreNotJoinedWrongly) {
 // by eviction while others wait), windows small and large. Every call to the
 // sink must come in the model's order.
 struct EventLog : JoinSink {
-  void joined(const HostOperation& op, const DeviceActivity&) override { log.push_back("J" + text(op.section, op.span().correlation_id)); }
-  void operation_alone(const HostOperation& op) override { log.push_back("O" + text(op.section, op.span().correlation_id)); }
-  void activity_alone(const DeviceActivity& a) override { log.push_back("A" + text(a.section, a.activity.correlation_id)); }
-  static std::string text(const SectionContext* section, uint64_t id) {
+  void joined(const Operation& op, const GpuWork&) override { log.push_back("J" + text(op.section, op.span().correlation_id)); }
+  void operation_alone(const Operation& op) override { log.push_back("O" + text(op.section, op.span().correlation_id)); }
+  void activity_alone(const GpuWork& a) override { log.push_back("A" + text(a.section, a.activity.correlation_id)); }
+  static std::string text(const Section* section, uint64_t id) {
     return std::to_string(reinterpret_cast<uintptr_t>(section) % 4096) + ":" + std::to_string(id);
   }
   std::vector<std::string> log;
@@ -121,12 +123,12 @@ struct EventLog : JoinSink {
 struct ModelJoin {
   struct Item {
     bool operation;
-    const SectionContext* section;
+    const Section* section;
     uint64_t id;
     bool done = false;
   };
   explicit ModelJoin(size_t window) : window(window) {}
-  void add(bool is_operation, const SectionContext* section, uint64_t id) {
+  void add(bool is_operation, const Section* section, uint64_t id) {
     const std::string kind = is_operation ? "O" : "A";
     if (id == 0) {
       log.push_back(kind + EventLog::text(section, id));
@@ -168,12 +170,12 @@ struct ModelJoin {
   size_t window;
   std::deque<Item> fifo;
   uint64_t first = 0;
-  std::map<std::pair<const SectionContext*, uint64_t>, uint64_t> waiting;
+  std::map<std::pair<const Section*, uint64_t>, uint64_t> waiting;
   std::vector<std::string> log;
 };
 
 TEST(CorrelationJoin, MatchesAPlainModelOnRandomInput) {
-  std::vector<SectionContext> sections(5);
+  std::vector<Section> sections(5);
   for (const size_t window : {1u, 3u, 64u, 5000u}) {
     for (const uint64_t ids : {8u, 300u, 100000u}) {
       std::mt19937_64 random(window * 1000003 + ids);
@@ -181,7 +183,7 @@ TEST(CorrelationJoin, MatchesAPlainModelOnRandomInput) {
       CorrelationJoin join(sink, window);
       ModelJoin model(window);
       for (int i = 0; i < 30000; ++i) {
-        SectionContext* section = &sections[random() % sections.size()];
+        Section* section = &sections[random() % sections.size()];
         const uint64_t id = random() % ids;
         if (random() % 2 == 0) {
           join.add(operation(section, id));
@@ -201,4 +203,4 @@ TEST(CorrelationJoin, MatchesAPlainModelOnRandomInput) {
 }
 
 }  // namespace
-}  // namespace proflaunch::tools::timeline
+}  // namespace proflaunch::tools::interpret

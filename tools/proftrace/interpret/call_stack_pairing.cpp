@@ -1,10 +1,9 @@
-#include "tools/proftrace/timeline/call_stack_pairing.h"
+#include "tools/proftrace/interpret/call_stack_pairing.h"
 
 #include <cstring>
 
-#include "tools/proftrace/timeline/track_layout.h"
 
-namespace proflaunch::tools::timeline {
+namespace proflaunch::tools::interpret {
 
 using namespace format;
 
@@ -22,19 +21,19 @@ uint64_t correlation_of(const RecordView& record) {
 
 }  // namespace
 
-void CallStackPairing::release(Held& held, CallStackRef stack) {
-  SectionContext* section = held.section;
+void CallStackPairing::release(Held& held, Stacks stack) {
+  const Section* section = held.section;
   held.section = nullptr;
   release_(*section, held.view, stack);
 }
 
-bool CallStackPairing::offer(SectionContext& section, const RecordView& record) {
+bool CallStackPairing::offer(const Section& section, const RecordView& record) {
   if (record.record_kind() == RecordKind::kCallStack) {
     const auto call_stack = record.as<CallStackRecord>();
     auto found = held_.find(thread_key(record));
     if (found != held_.end() && found->second.section != nullptr &&
         correlation_of(found->second.view) == call_stack.correlation_id) {
-      release(found->second, CallStackRef{call_stack.native_stack, call_stack.python_stack});
+      release(found->second, Stacks{call_stack.native_stack, call_stack.python_stack});
     } else {
       ++unpaired_stacks_;
     }
@@ -58,4 +57,4 @@ void CallStackPairing::flush() {
   held_.clear();
 }
 
-}  // namespace proflaunch::tools::timeline
+}  // namespace proflaunch::tools::interpret

@@ -1,19 +1,17 @@
-#include "tools/proftrace/timeline/correlation_join.h"
+#include "tools/proftrace/interpret/gpu_join.h"
 
-#include "tools/proftrace/timeline/track_layout.h"
-
-namespace proflaunch::tools::timeline {
+namespace proflaunch::tools::interpret {
 
 CorrelationJoin::CorrelationJoin(JoinSink& sink, size_t window_entries)
     : sink_(sink), window_entries_(window_entries > 0 ? window_entries : 1) {}
 
-CorrelationJoin::Key CorrelationJoin::key_of(const SectionContext* section,
+CorrelationJoin::Key CorrelationJoin::key_of(const Section* section,
                                              uint64_t correlation_id) const {
   // The section pointer is stable and unique per section.
   return Key{reinterpret_cast<uintptr_t>(section), correlation_id};
 }
 
-void CorrelationJoin::add(const HostOperation& operation) {
+void CorrelationJoin::add(const Operation& operation) {
   const uint64_t id = operation.span().correlation_id;
   if (id == 0) {  // the writer gave it no id: nothing can join it
     ++stats_.operations_without_activity;
@@ -32,7 +30,7 @@ void CorrelationJoin::add(const HostOperation& operation) {
   insert(key, entry);
 }
 
-void CorrelationJoin::add(const DeviceActivity& activity) {
+void CorrelationJoin::add(const GpuWork& activity) {
   const uint64_t id = activity.activity.correlation_id;
   if (id == 0) {
     ++stats_.activities_without_operation;
@@ -99,7 +97,7 @@ void CorrelationJoin::trim() {
     if (!front.done) {
       const uint64_t id = front.is_operation ? front.operation.span().correlation_id
                                              : front.activity.activity.correlation_id;
-      const SectionContext* section =
+      const Section* section =
           front.is_operation ? front.operation.section : front.activity.section;
       waiting_.take(key_of(section, id));
       release(front, true);
@@ -169,4 +167,4 @@ void CorrelationJoin::WaitingTable::clear() {
   size_ = 0;
 }
 
-}  // namespace proflaunch::tools::timeline
+}  // namespace proflaunch::tools::interpret

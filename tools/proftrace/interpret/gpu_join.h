@@ -1,5 +1,5 @@
-// Joins GPU activity to the launch, copy or memset it belongs to, by
-// (section, correlation_id), while streaming. Either side may arrive first;
+// Joins GPU work to the launch, copy, memset or graph launch it belongs to,
+// by (section, correlation_id), while streaming. Either side may arrive first;
 // it waits in a FIFO window of bounded length. When the window is full its
 // oldest entry leaves unmatched, so memory stays constant however long the
 // trace is, and every unmatched entry is counted.
@@ -10,50 +10,16 @@
 #include <vector>
 
 #include "formats/records.h"
+#include "tools/proftrace/interpret/events.h"
 
-namespace proflaunch::tools::timeline {
-
-struct SectionContext;
-
-// A launch, copy or memset with the thread that issued it.
-struct HostOperation {
-  SectionContext* section;
-  uint32_t tid;
-  format::RecordKind kind;  // kKernelLaunch, kMemoryCopy, kMemorySet or kGraphLaunch
-  union {
-    // Aligns the (packed, alignment 1) records on 8 bytes: their 8-byte
-    // fields are naturally aligned within a record, so they become aligned
-    // and can be bound to references.
-    uint64_t alignment_;
-    format::KernelLaunchRecord launch;
-    format::MemoryCopyRecord copy;
-    format::MemorySetRecord set;
-    format::GraphLaunchRecord graph_launch;
-  };
-  uint32_t native_stack = 0;  // CallStack ids, 0 when none (call_stack_pairing.h)
-  uint32_t python_stack = 0;
-  const format::ApiSpan& span() const {
-    switch (kind) {
-      case format::RecordKind::kMemoryCopy: return copy.span;
-      case format::RecordKind::kMemorySet: return set.span;
-      case format::RecordKind::kGraphLaunch: return graph_launch.span;
-      default: return launch.span;
-    }
-  }
-};
-
-struct DeviceActivity {
-  SectionContext* section;
-  uint32_t tid;  // thread batch the activity record was in (the backend's thread)
-  alignas(8) format::GpuActivityRecord activity;
-};
+namespace proflaunch::tools::interpret {
 
 class JoinSink {
  public:
   virtual ~JoinSink() = default;
-  virtual void joined(const HostOperation& operation, const DeviceActivity& activity) = 0;
-  virtual void operation_alone(const HostOperation& operation) = 0;
-  virtual void activity_alone(const DeviceActivity& activity) = 0;
+  virtual void joined(const Operation& operation, const GpuWork& activity) = 0;
+  virtual void operation_alone(const Operation& operation) = 0;
+  virtual void activity_alone(const GpuWork& activity) = 0;
 };
 
 struct JoinStats {
@@ -70,8 +36,8 @@ class CorrelationJoin {
   // ones still count until they reach the front of the FIFO).
   CorrelationJoin(JoinSink& sink, size_t window_entries);
 
-  void add(const HostOperation& operation);
-  void add(const DeviceActivity& activity);
+  void add(const Operation& operation);
+  void add(const GpuWork& activity);
   // End of input: everything still waiting leaves unmatched.
   void finish();
 
@@ -88,8 +54,8 @@ class CorrelationJoin {
     bool is_operation;
     bool done;  // matched or emitted; waiting to be popped from the front
     union {
-      HostOperation operation{};
-      DeviceActivity activity;
+      Operation operation{};
+      GpuWork activity;
     };
   };
 
@@ -118,7 +84,7 @@ class CorrelationJoin {
     size_t size_ = 0;
   };
 
-  Key key_of(const SectionContext* section, uint64_t correlation_id) const;
+  Key key_of(const Section* section, uint64_t correlation_id) const;
   // The entry waiting under `key` if it is the other half of an entry of
   // kind `is_operation` (counted as joined, marked done), else nullptr; a
   // waiting entry of the same kind is a reused id and is released alone.
@@ -139,4 +105,4 @@ class CorrelationJoin {
   JoinStats stats_;
 };
 
-}  // namespace proflaunch::tools::timeline
+}  // namespace proflaunch::tools::interpret

@@ -1,4 +1,4 @@
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 #include <algorithm>
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "formats/reader.h"
-#include "tools/proftrace/trace_model.h"
+#include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools {
 

@@ -1,4 +1,4 @@
-#include "tools/proftrace/clock_alignment.h"
+#include "tools/proftrace/interpret/clock_alignment.h"
 
 #include <algorithm>
 #include <tuple>
