@@ -56,7 +56,7 @@ int run_memory(const MemoryCommand& command, std::FILE* out, std::FILE* err) {
     options.timeline_buckets = command.timeline_points / 2;
     options.order.horizon_ns = command.reorder_window_ms * 1'000'000;
     memory::MemoryReport report = memory::analyze_memory(inputs, model, options);
-    memory::attach_call_stacks(inputs, model, report);
+    memory::attach_call_stacks(model, report);
     const bool damaged = report_recovery(inputs, true, err);
     const std::string title = title_of(command.inputs);
 

@@ -98,23 +98,19 @@ int run_report(const ReportCommand& command, std::FILE* err) {
         names.push_back(std::string("code-") + by);
       }
     }
-    CaptureWindowCollector windows;
-    stats::feed_sections(inputs, model, sections,
-                         [&](const SectionModel& section, const format::RecordView& record) {
-                           windows.on_record(section, record);
-                         });
+    const interpret::InterpretResult interpreted = stats::feed_sections(inputs, model, sections);
     report::ReportData data;
     data.inputs = command.inputs;
     for (const auto& input : command.inputs) data.title += (data.title.empty() ? "" : ", ") + input;
     for (size_t i = 0; i < sections.size(); ++i)
       for (stats::Table& table : sections[i]->finish_tables(model))
         if (!table.rows.empty()) data.tables.push_back({names[i], std::move(table)});
-    if (const std::string covered = describe_windows(windows.finish(model)); !covered.empty())
+    if (const std::string covered = describe_windows(interpreted.windows); !covered.empty())
       data.notes.push_back("the trace covers " + covered);
 
     // The memory page's analysis (its own passes).
     memory::MemoryReport memory_report = memory::analyze_memory(inputs, model, memory::AnalysisOptions{});
-    memory::attach_call_stacks(inputs, model, memory_report);
+    memory::attach_call_stacks(model, memory_report);
     if (!memory::report_as_json(memory_report, data.title, &data.memory_json)) {
       std::fprintf(err, "proftrace report: the memory analysis could not be written\n");
       return kExitError;

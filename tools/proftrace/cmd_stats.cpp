@@ -119,13 +119,11 @@ int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err) {
     TraceModel model;
     load_definitions(inputs, model);
     // What the trace covers is said even when the capture-windows table is not asked for.
-    CaptureWindowCollector windows;
-    stats::feed_sections(inputs, model, sections,
-                         [&](const SectionModel& section, const RecordView& record) { windows.on_record(section, record); });
+    const interpret::InterpretResult interpreted = stats::feed_sections(inputs, model, sections);
     const bool damaged = report_recovery(inputs, /*combine_two_passes=*/true, err);
     const bool windows_table = std::any_of(sections.begin(), sections.end(),
                                            [](const auto& s) { return s->name() == "capture-windows"; });
-    if (const std::string covered = describe_windows(windows.finish(model)); !covered.empty() && !windows_table)
+    if (const std::string covered = describe_windows(interpreted.windows); !covered.empty() && !windows_table)
       std::fprintf(err, "proftrace: note: the trace covers %s\n", covered.c_str());
 
     std::vector<stats::NamedTable> json_tables;

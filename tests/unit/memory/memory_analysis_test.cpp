@@ -215,24 +215,32 @@ TEST(MemoryAnalysis, EachProcessHasItsOwnSpaces) {
   EXPECT_EQ(device_space(report, 0, 0x222)->pid, 200u);
 }
 
+// The stack the pass paired with an allocating call is the one listed with
+// it (formatted root first); a call without one lists none.
 TEST(MemoryAnalysis, AStackRecordedForTheAllocatingCallIsShown) {
   MemoryScenario s;
-  peak_scenario(s);
-  MemoryReport report = analyze(s);
-  // Every listed allocation can be asked for: the four allocations of the scenario.
-  const auto wanted = tools::memory::listed_correlations(report);
-  ASSERT_EQ(wanted.size(), 1u);
-  EXPECT_EQ(wanted.at(kSection).size(), 4u);
-  const uint64_t with_stack = kStartNs + 5 * kSecond;  // memory_record's correlation id is its end time
-  tools::memory::attach_stacks(report, [&](uint64_t section, uint64_t correlation) -> std::optional<std::string> {
-    if (section == kSection && correlation == with_stack) return "train_step\nmain";
-    return std::nullopt;
-  });
+  s.alloc(1 * kSecond, 0xA0000, 100 * kMiB);
+  s.alloc(2 * kSecond, 0xB0000, 200 * kMiB, kWorkerTid);
+  s.free(3 * kSecond, 0xA0000);
+  s.alloc(4 * kSecond, 0xC0000, 50 * kMiB);
+  s.alloc(5 * kSecond, 0xD0000, 300 * kMiB);
+  s.stack_of_last(kStartNs + 5 * kSecond);  // memory_record's correlation id is its end time
+  s.free(6 * kSecond, 0xD0000);
+  s.end(7 * kSecond);
+  std::vector<tools::InputTrace> inputs;
+  std::string error;
+  ASSERT_TRUE(tools::open_inputs({write_trace(s.builder(), "stacks.trace")}, &inputs, &error)) << error;
+  tools::TraceModel model;
+  tools::load_definitions(inputs, model);
+  MemoryReport report = tools::memory::analyze_memory(inputs, model, {});
+  tools::memory::attach_call_stacks(model, report);
   const SpaceReport* space = device_space(report);
   ASSERT_EQ(space->live_at_peak.size(), 3u);
-  EXPECT_EQ(space->live_at_peak[0].stack, std::optional<std::string>("train_step\nmain"));
+  ASSERT_EQ(space->live_at_peak[0].bytes, 300 * kMiB);
+  ASSERT_TRUE(space->live_at_peak[0].stack.has_value());
+  EXPECT_EQ(*space->live_at_peak[0].stack, "main (train.cpp:7)\ntrain_step (train.cpp:42)");
   EXPECT_FALSE(space->live_at_peak[1].stack.has_value());
-  EXPECT_GE(report.stacks_found, 1u);
+  EXPECT_EQ(report.stacks_found, 2u) << "the 300 MiB block is listed at the peak and among the intervals";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,16 @@ class MemoryScenario {
     r.span.api = free_api_;
     trace_.event(section_, tid, r);
   }
+  // The allocating call before this one gets a memory-point stack of two
+  // frames, "train_step (train.cpp:42)" called from "main (train.cpp:7)".
+  void stack_of_last(uint64_t correlation_id, uint32_t tid = kMainTid) {
+    if (!stack_defined_) define_stack();
+    format::CallStackRecord stack{};
+    stack.point = static_cast<uint8_t>(format::StackPoint::kMemory);
+    stack.correlation_id = correlation_id;
+    stack.native_stack = 1;
+    trace_.event(section_, tid, stack);
+  }
   void record(uint32_t tid, format::MemoryOperationRecord r) {
     r.span.api = malloc_api_;
     trace_.event(section_, tid, r);
@@ -62,8 +73,33 @@ class MemoryScenario {
   void end(uint64_t at_ns) { trace_.section_end(section_, kStartNs + at_ns, 0, 0); }
 
  private:
+  void define_stack() {
+    stack_defined_ = true;
+    format::NativeStackDefRecord stack{};
+    stack.header = format::header_for<format::NativeStackDefRecord>();
+    stack.header.bytes = static_cast<uint16_t>(sizeof stack + 16);
+    stack.id = 1;
+    stack.frame_count = 2;
+    std::vector<uint8_t> bytes(sizeof stack + 16, 0);
+    std::memcpy(bytes.data(), &stack, sizeof stack);
+    const uint64_t pcs[2] = {0x401000, 0x402000};  // innermost first
+    std::memcpy(bytes.data() + sizeof stack, pcs, sizeof pcs);
+    trace_.raw_record(section_, format::ChunkKind::kDefinitions, bytes);
+    format::SymbolDefRecord symbol{};
+    symbol.function_string = trace_.string(section_, "train_step");
+    symbol.address = 0x401000;
+    symbol.file_string = trace_.string(section_, "train.cpp");
+    symbol.line = 42;
+    trace_.define(section_, symbol);
+    symbol.function_string = trace_.string(section_, "main");
+    symbol.address = 0x402000;
+    symbol.line = 7;
+    trace_.define(section_, symbol);
+  }
+
   format::TraceBuilder trace_;
   uint64_t section_;
+  bool stack_defined_ = false;
   uint16_t malloc_api_ = 0;
   uint16_t free_api_ = 0;
 };

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tools/proftrace/interpret/clock_alignment.h"
+#include "tools/proftrace/interpret/interpreter.h"
 #include "tools/proftrace/stats/collective_analysis.h"
 #include "tools/proftrace/interpret/trace_model.h"
 #include "tests/unit/tools/json_value.h"
@@ -365,16 +366,7 @@ TEST(NcclStats, SealingAsItReadsGivesTheNumbersOfOnePass) {
     ASSERT_TRUE(open_inputs({path}, &inputs, &error)) << error;
     TraceModel model;
     load_definitions(inputs, model);
-    struct Feed : RecordVisitor {
-      const TraceModel* model;
-      stats::CollectiveAnalysis* analysis;
-      void on_record(const RecordView& record) override {
-        if (const SectionModel* section = model->find(record.section_id)) analysis->on_record(*section, record);
-      }
-    } feed;
-    feed.model = &model;
-    feed.analysis = &analysis;
-    inputs[0].reader->read(feed, ChunkSelection::kEventsOnly);
+    interpret::Interpreter(model, {&analysis}).run(inputs);
     analysis.finish(model);
   };
   stats::CollectiveAnalysis one_pass, sealed(/*window=*/4, /*seal_at=*/8);

@@ -22,7 +22,11 @@ struct RecordingSink : JoinSink {
   }
   void operation_alone(const Operation& op) override { lone_operations.push_back(op.span().correlation_id); }
   void activity_alone(const GpuWork& a) override { lone_activities.push_back(a.activity.correlation_id); }
-  std::vector<uint64_t> pairs, lone_operations, lone_activities;
+  void more_node_work(const Operation& op, const GpuWork& a) override {
+    EXPECT_EQ(op.span().correlation_id, a.activity.correlation_id);
+    more_nodes.push_back(a.activity.graph_node);
+  }
+  std::vector<uint64_t> pairs, lone_operations, lone_activities, more_nodes;
 };
 
 Operation operation(Section* section, uint64_t id) {
@@ -105,6 +109,77 @@ TEST(CorrelationJoin, ZeroAndDuplicateIdsAreNotJoinedWrongly) {
   EXPECT_EQ(join.stats().duplicate_ids, 1u);
 }
 
+Operation graph_launch(Section* section, uint64_t id) {
+  Operation op = operation(section, id);
+  op.kind = OperationKind::kGraphLaunch;
+  op.graph_launch = GraphLaunchRecord{};
+  op.graph_launch.span.correlation_id = id;
+  return op;
+}
+
+GpuWork node_work(Section* section, uint64_t id, uint64_t node) {
+  GpuWork a = device_activity(section, id);
+  a.activity.graph_node = node;
+  return a;
+}
+
+// A graph launch timed node by node (CUPTI): every node has the launch's
+// correlation id. The first is joined, each later one is more work of the
+// same launch, and the launch leaves the window without being counted as
+// an operation without GPU work.
+TEST(CorrelationJoin, EveryNodeOfAGraphLaunchJoinsItsLaunch) {
+  Section section;
+  RecordingSink sink;
+  CorrelationJoin join(sink, 100);
+  join.add(graph_launch(&section, 7));
+  join.add(node_work(&section, 7, 0xA));
+  join.add(node_work(&section, 7, 0xB));
+  join.add(operation(&section, 8));
+  join.add(node_work(&section, 7, 0xC));
+  join.add(device_activity(&section, 8));
+  join.finish();
+  EXPECT_EQ(sink.pairs, (std::vector<uint64_t>{7, 8}));
+  EXPECT_EQ(sink.more_nodes, (std::vector<uint64_t>{0xB, 0xC}));
+  EXPECT_TRUE(sink.lone_operations.empty());
+  EXPECT_TRUE(sink.lone_activities.empty());
+  EXPECT_EQ(join.stats().more_node_work, 2u);
+  EXPECT_EQ(join.stats().operations_without_activity, 0u);
+}
+
+// The first node read before its launch (the launch's record was late):
+// joined when the launch comes, and the later nodes still find it.
+TEST(CorrelationJoin, AGraphLaunchAfterItsFirstNodeStillTakesTheOthers) {
+  Section section;
+  RecordingSink sink;
+  CorrelationJoin join(sink, 100);
+  join.add(node_work(&section, 3, 0xA));
+  join.add(graph_launch(&section, 3));
+  join.add(node_work(&section, 3, 0xB));
+  join.finish();
+  EXPECT_EQ(sink.pairs, (std::vector<uint64_t>{3}));
+  EXPECT_EQ(sink.more_nodes, (std::vector<uint64_t>{0xB}));
+  EXPECT_TRUE(sink.lone_operations.empty());
+}
+
+// A node-timed launch keeps its place in the window only as long as the
+// window allows: pushed out, it leaves silently and a late node is alone.
+TEST(CorrelationJoin, ANodeTimedLaunchLeavesTheWindowLikeAnyEntry) {
+  Section section;
+  RecordingSink sink;
+  CorrelationJoin join(sink, 2);
+  join.add(graph_launch(&section, 1));
+  join.add(node_work(&section, 1, 0xA));
+  join.add(operation(&section, 2));
+  join.add(operation(&section, 3));  // pushes the launch out
+  join.add(node_work(&section, 1, 0xB));
+  join.finish();
+  EXPECT_EQ(sink.pairs, (std::vector<uint64_t>{1}));
+  EXPECT_TRUE(sink.more_nodes.empty());
+  EXPECT_EQ(sink.lone_activities, (std::vector<uint64_t>{1})) << "the node that came after its launch left";
+  EXPECT_EQ(sink.lone_operations, (std::vector<uint64_t>{2, 3}));
+  EXPECT_LE(join.waiting(), 2u);
+}
+
 // The join against a plain model of its rules (a FIFO of at most `window`
 // entries, a map of the waiting ones) on random input: many sections, ids
 // from a small range (so that keys collide in the table, repeat, and leave
@@ -114,6 +189,9 @@ struct EventLog : JoinSink {
   void joined(const Operation& op, const GpuWork&) override { log.push_back("J" + text(op.section, op.span().correlation_id)); }
   void operation_alone(const Operation& op) override { log.push_back("O" + text(op.section, op.span().correlation_id)); }
   void activity_alone(const GpuWork& a) override { log.push_back("A" + text(a.section, a.activity.correlation_id)); }
+  void more_node_work(const Operation& op, const GpuWork&) override {
+    log.push_back("M" + text(op.section, op.span().correlation_id));
+  }
   static std::string text(const Section* section, uint64_t id) {
     return std::to_string(reinterpret_cast<uintptr_t>(section) % 4096) + ":" + std::to_string(id);
   }

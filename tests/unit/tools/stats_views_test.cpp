@@ -9,7 +9,6 @@
 
 #include "tests/unit/tools/tool_fixture.h"
 #include "tests/unit/tools/trace_scenarios.h"
-#include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/stats/tensor_core_kernels.h"
 
 namespace proflaunch::testing {
@@ -358,26 +357,6 @@ TEST(StatsJson, EveryTableIsOneDocumentWithNumbersAsNumbers) {
   EXPECT_EQ(rows[3]["Operation"].str(), "Memset device");
   EXPECT_EQ(memory["notes"].items.size(), 2u) << result.out;
   EXPECT_EQ(tables[1]["section"].str(), "api");
-}
-
-// The window of the join: a full window lets its oldest operation go without
-// GPU time, and an activity whose call left (or never came) is counted.
-TEST(GpuTimeJoin, AFullWindowReleasesItsOldestOperationUntimed) {
-  std::vector<std::pair<int, uint64_t>> joined;
-  std::vector<int> alone;
-  tools::stats::GpuTimeJoin<int> join([&](const int& op, uint64_t ns) { joined.emplace_back(op, ns); },
-                                      [&](const int& op) { alone.push_back(op); }, /*window=*/2);
-  join.add_operation(1, 10, 100);
-  join.add_operation(1, 11, 101);
-  join.add_activity(2, 10, 5);        // another section: not operation 100's
-  EXPECT_EQ(alone, std::vector<int>{100}) << "pushed out by the third entry";
-  join.add_activity(1, 11, 7);
-  join.add_activity(1, 10, 9);        // its call already left
-  join.add_operation(1, 12, 102);     // no GPU time by the end
-  join.finish();
-  EXPECT_EQ(joined, (std::vector<std::pair<int, uint64_t>>{{101, 7}}));
-  EXPECT_EQ(alone, (std::vector<int>{100, 102}));
-  EXPECT_EQ(join.activities_without_operation(), 2u);
 }
 
 }  // namespace

@@ -24,16 +24,16 @@ uint64_t correlation_of(const RecordView& record) {
 void CallStackPairing::release(Held& held, Stacks stack) {
   const Section* section = held.section;
   held.section = nullptr;
-  release_(*section, held.view, stack);
+  release_(*section, held.view, stack, held.ordinal);
 }
 
-bool CallStackPairing::offer(const Section& section, const RecordView& record) {
+bool CallStackPairing::offer(const Section& section, const RecordView& record, uint64_t ordinal) {
   if (record.record_kind() == RecordKind::kCallStack) {
     const auto call_stack = record.as<CallStackRecord>();
     auto found = held_.find(thread_key(record));
     if (found != held_.end() && found->second.section != nullptr &&
         correlation_of(found->second.view) == call_stack.correlation_id) {
-      release(found->second, Stacks{call_stack.native_stack, call_stack.python_stack});
+      release(found->second, Stacks{call_stack.native_stack, call_stack.python_stack, call_stack.point});
     } else {
       ++unpaired_stacks_;
     }
@@ -48,6 +48,7 @@ bool CallStackPairing::offer(const Section& section, const RecordView& record) {
   std::memcpy(held.data, record.data, record.bytes);
   held.view = record;
   held.view.data = held.data;
+  held.ordinal = ordinal;
   return true;
 }
 

@@ -19,13 +19,14 @@ namespace proflaunch::tools::interpret {
 class CallStackPairing {
  public:
   // Receives every record the pairing took, once, with its stack or none.
+  // `ordinal`: what offer() was given with the record.
   using Release = std::function<void(const Section& section, const format::RecordView& record,
-                                     Stacks stack)>;
+                                     Stacks stack, uint64_t ordinal)>;
   explicit CallStackPairing(Release release) : release_(std::move(release)) {}
 
   // True when the pairing took `record` (it will be released later, or it was
   // a CallStack); false when the caller should handle it now.
-  bool offer(const Section& section, const format::RecordView& record);
+  bool offer(const Section& section, const format::RecordView& record, uint64_t ordinal = 0);
 
   // End of an input: releases every held record without a stack.
   void flush();
@@ -37,6 +38,7 @@ class CallStackPairing {
   struct Held {
     const Section* section = nullptr;
     format::RecordView view{};
+    uint64_t ordinal = 0;
     alignas(8) uint8_t data[kMaxHeldBytes];
   };
 

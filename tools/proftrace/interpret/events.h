@@ -33,7 +33,26 @@ struct Section {
 struct Stacks {
   uint32_t native = 0;
   uint32_t python = 0;
+  uint8_t point = 0;  // format::StackPoint: where the shim took them (launch, memory, sync)
   bool empty() const { return native == 0 && python == 0; }
+  bool at(format::StackPoint p) const { return point == static_cast<uint8_t>(p); }
+};
+
+// What kind of call a record kind holds, as the SQL export names it:
+// "call", "kernel_launch", "memcpy", "memset", "synchronize", "object",
+// "memory", "memory_info", "communicator", "collective",
+// "collective_group", "nvtx", "stream_capture", "graph_exec",
+// "graph_launch", else "other".
+const char* call_kind_name(format::RecordKind kind);
+
+// Any call, whatever its record kind: what every call has.
+struct Call {
+  const Section* section;
+  uint32_t tid;
+  format::RecordKind kind;  // the record that holds it (ApiCall, KernelLaunch, ...)
+  format::ApiSpan span;
+  Stacks stacks;
+  uint64_t ordinal;  // 0, 1, 2... the calls of the pass in the order they were read
 };
 
 // One event of a thread: its record, and the stacks of the call (for kinds
@@ -103,6 +122,7 @@ struct Operation {
 // every rank ("<comm id>/<sequence>"), or the group that launched it.
 struct CollectiveInstance {
   bool group = false;
+  bool succeeded = true;  // the call returned success
   uint64_t comm_id = 0;
   uint64_t sequence = 0;
   uint64_t group_id = 0;
@@ -113,7 +133,10 @@ struct GpuWork {
   const Section* section;
   uint32_t tid;  // the thread batch it came in (the timing backend's)
   alignas(8) format::GpuActivityRecord activity;
-  const CollectiveInstance* collective;  // null: not a collective's kernel (or not known)
+  // Resolved when the work is handed over; null when not known then.
+  const CollectiveInstance* collective;  // the collective it is the kernel of
+  const format::GraphNodeRecord* node;   // the graph node it ran (activity.graph_node)
+  const Operation* operation;            // on_gpu_work_read: its operation, when joined by then
   uint64_t duration_ns() const { return activity.end_ns > activity.start_ns ? activity.end_ns - activity.start_ns : 0; }
 };
 
@@ -124,6 +147,13 @@ struct GpuWork {
 class Consumer {
  public:
   virtual ~Consumer() = default;
+
+  // Every call (every record with an ApiSpan), right before the callback
+  // of its kind below.
+  virtual void on_any_call(const Call&) {}
+  // InterpretOptions::calls_in_file_order only: the stacks of a call handed
+  // over earlier (the same ordinal), once they are read.
+  virtual void on_call_stacks(const Call&) {}
 
   // Host calls (a record kind each).
   virtual void on_call(const Event<format::ApiCallRecord>&) {}
@@ -145,8 +175,14 @@ class Consumer {
   // captured into a graph and ran only when the graph was launched).
   virtual void on_operation_read(const Operation&) {}
   virtual void on_operation(const Operation&, const GpuWork* /*gpu*/) {}
+  // A graph launch timed node by node (CUPTI): each node after the first,
+  // which came with the launch in on_operation.
+  virtual void on_more_gpu_work(const Operation&, const GpuWork&) {}
   // GPU work whose call is not in the trace.
   virtual void on_gpu_work_alone(const GpuWork&) {}
+  // Every piece of GPU work once more, in the order it was read (which is
+  // close to the order it ended), after the join it may have completed.
+  virtual void on_gpu_work_read(const GpuWork&) {}
   // GPU work the timing backend saw that no hooked call submitted.
   virtual void on_unattributed_gpu_work(const Event<format::UnattributedGpuWorkRecord>&) {}
 
@@ -157,6 +193,9 @@ class Consumer {
 
   // The end of one input file, with the capture windows its sections had.
   virtual void on_input_end(const std::vector<CaptureWindow>& /*windows*/) {}
+  // The end of the pass, with the capture windows of every input by begin
+  // time (InterpretResult::windows).
+  virtual void on_pass_end(const std::vector<CaptureWindow>& /*windows*/) {}
   // False stops the pass early (a failed output).
   virtual bool keep_going() { return true; }
 };

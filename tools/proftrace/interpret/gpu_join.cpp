@@ -19,14 +19,20 @@ void CorrelationJoin::add(const Operation& operation) {
     return;
   }
   const Key key = key_of(operation.section, id);
-  if (const Entry* activity = take_partner(key, /*is_operation=*/true)) {
-    sink_.joined(operation, activity->activity);
-    trim();
-    return;
-  }
+  uint64_t sequence = 0;
   Entry entry{};
   entry.is_operation = true;
   entry.operation = operation;
+  if (Entry* activity = take_partner(key, /*is_operation=*/true, &sequence)) {
+    ++stats_.joined;
+    activity->done = true;
+    sink_.joined(operation, activity->activity);
+    if (!is_graph_node_of(activity->activity, operation)) {
+      trim();
+      return;
+    }
+    entry.has_work = true;  // its other nodes may come
+  }
   insert(key, entry);
 }
 
@@ -38,7 +44,23 @@ void CorrelationJoin::add(const GpuWork& activity) {
     return;
   }
   const Key key = key_of(activity.section, id);
-  if (const Entry* operation = take_partner(key, /*is_operation=*/false)) {
+  uint64_t sequence = 0;
+  if (Entry* operation = take_partner(key, /*is_operation=*/false, &sequence)) {
+    if (is_graph_node_of(activity, operation->operation)) {
+      // It stays for the graph's other nodes.
+      waiting_.put(key, sequence);
+      if (operation->has_work) {
+        ++stats_.more_node_work;
+        sink_.more_node_work(operation->operation, activity);
+      } else {
+        operation->has_work = true;
+        ++stats_.joined;
+        sink_.joined(operation->operation, activity);
+      }
+      return;
+    }
+    ++stats_.joined;
+    operation->done = true;  // popped by trim(), after it has been used
     sink_.joined(operation->operation, activity);
     trim();
     return;
@@ -49,15 +71,11 @@ void CorrelationJoin::add(const GpuWork& activity) {
   insert(key, entry);
 }
 
-const CorrelationJoin::Entry* CorrelationJoin::take_partner(const Key& key, bool is_operation) {
-  const uint64_t sequence = waiting_.take(key);
-  if (sequence == WaitingTable::kAbsent) return nullptr;
-  Entry& other = at(sequence);
-  if (other.is_operation != is_operation) {
-    ++stats_.joined;
-    other.done = true;  // popped by the caller's trim(), after it has been used
-    return &other;
-  }
+CorrelationJoin::Entry* CorrelationJoin::take_partner(const Key& key, bool is_operation, uint64_t* sequence) {
+  *sequence = waiting_.take(key);
+  if (*sequence == WaitingTable::kAbsent) return nullptr;
+  Entry& other = at(*sequence);
+  if (other.is_operation != is_operation) return &other;
   // The same kind under the same id: the writer reused it. The older one
   // goes out alone; the newer one waits instead.
   ++stats_.duplicate_ids;
@@ -81,6 +99,7 @@ void CorrelationJoin::insert(const Key& key, const Entry& entry) {
 void CorrelationJoin::release(Entry& entry, bool evicted) {
   if (entry.done) return;
   entry.done = true;
+  if (entry.has_work) return;  // a graph launch done with its nodes
   if (evicted) ++stats_.evicted_by_window;
   if (entry.is_operation) {
     ++stats_.operations_without_activity;

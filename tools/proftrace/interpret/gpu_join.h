@@ -3,6 +3,11 @@
 // it waits in a FIFO window of bounded length. When the window is full its
 // oldest entry leaves unmatched, so memory stays constant however long the
 // trace is, and every unmatched entry is counted.
+//
+// A graph launch timed node by node (CUPTI) has a piece of GPU work per node,
+// each with the launch's correlation id and its node: the first is joined,
+// the others follow as more work of the same launch, which stays in the
+// window for them until it leaves it (silently: it had its GPU work).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +25,8 @@ class JoinSink {
   virtual void joined(const Operation& operation, const GpuWork& activity) = 0;
   virtual void operation_alone(const Operation& operation) = 0;
   virtual void activity_alone(const GpuWork& activity) = 0;
+  // A graph launch's node after its first (already joined).
+  virtual void more_node_work(const Operation& operation, const GpuWork& activity) = 0;
 };
 
 struct JoinStats {
@@ -28,6 +35,7 @@ struct JoinStats {
   uint64_t activities_without_operation = 0;
   uint64_t evicted_by_window = 0;  // of the above, pushed out of a full window
   uint64_t duplicate_ids = 0;      // a second entry with a pending entry's key
+  uint64_t more_node_work = 0;     // graph nodes joined after their launch's first
 };
 
 class CorrelationJoin {
@@ -53,6 +61,7 @@ class CorrelationJoin {
   struct Entry {
     bool is_operation;
     bool done;  // matched or emitted; waiting to be popped from the front
+    bool has_work;  // a graph launch joined with its first node: waits for the others
     union {
       Operation operation{};
       GpuWork activity;
@@ -86,9 +95,12 @@ class CorrelationJoin {
 
   Key key_of(const Section* section, uint64_t correlation_id) const;
   // The entry waiting under `key` if it is the other half of an entry of
-  // kind `is_operation` (counted as joined, marked done), else nullptr; a
+  // kind `is_operation` (its sequence number in *sequence), else nullptr; a
   // waiting entry of the same kind is a reused id and is released alone.
-  const Entry* take_partner(const Key& key, bool is_operation);
+  Entry* take_partner(const Key& key, bool is_operation, uint64_t* sequence);
+  static bool is_graph_node_of(const GpuWork& work, const Operation& operation) {
+    return work.activity.graph_node != 0 && operation.kind == OperationKind::kGraphLaunch;
+  }
   void insert(const Key& key, const Entry& entry);
   void release(Entry& entry, bool evicted);
   void trim();

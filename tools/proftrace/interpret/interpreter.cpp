@@ -1,6 +1,9 @@
 #include "tools/proftrace/interpret/interpreter.h"
 
+#include <map>
 #include <unordered_map>
+
+#include <cstring>
 
 #include "formats/reader.h"
 #include "tools/proftrace/interpret/call_stack_pairing.h"
@@ -24,10 +27,11 @@ class RecentCollectives {
       // Members of a group share the group's kernel; the group names it.
       if (record.sequence != 0 && record.group_id == 0)
         remember(key(section, record.span.correlation_id),
-                 CollectiveInstance{false, record.comm_id, record.sequence, 0});
+                 CollectiveInstance{false, record.span.result == 0, record.comm_id, record.sequence, 0});
     } else if (view.record_kind() == RecordKind::kCollectiveGroup) {
       const auto record = view.as<CollectiveGroupRecord>();
-      remember(key(section, record.span.correlation_id), CollectiveInstance{true, 0, 0, record.group_id});
+      remember(key(section, record.span.correlation_id),
+               CollectiveInstance{true, record.span.result == 0, 0, 0, record.group_id});
     }
   }
   const CollectiveInstance* find(const Section& section, uint64_t correlation_id) const {
@@ -52,6 +56,22 @@ class RecentCollectives {
   std::vector<uint64_t> order_;
 };
 
+// The GraphNode records read so far, by section and node handle: what each
+// node of a graph launch timed node by node (CUPTI) ran. Written at
+// instantiation, a node's record comes before any launch of its graph.
+// Grows with the nodes instantiated, not with launches.
+class GraphNodes {
+ public:
+  void add(uint64_t section, const GraphNodeRecord& node) { nodes_[{section, node.node}] = node; }
+  const GraphNodeRecord* find(uint64_t section, uint64_t node) const {
+    auto found = nodes_.find({section, node});
+    return found != nodes_.end() ? &found->second : nullptr;
+  }
+
+ private:
+  std::map<std::pair<uint64_t, uint64_t>, GraphNodeRecord> nodes_;
+};
+
 }  // namespace
 
 // One run: the visitor of the reader, the pairing and the join.
@@ -60,11 +80,13 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   Pass(Interpreter& owner, const InterpretOptions& options)
       : owner_(owner),
         consumers_(owner.consumers_),
-        pairing_([this](const Section& section, const RecordView& record, Stacks stacks) {
-          dispatch(section, record, stacks);
+        pairing_([this](const Section& section, const RecordView& record, Stacks stacks, uint64_t ordinal) {
+          dispatch(section, record, stacks, ordinal);
         }),
         join_(*this, options.join_window),
-        on_chunk_(options.on_chunk) {}
+        on_chunk_(options.on_chunk),
+        only_defined_sections_(options.only_defined_sections),
+        calls_in_file_order_(options.calls_in_file_order) {}
 
   void read(InputTrace& input, uint64_t bytes_before) {
     bytes_before_ = bytes_before;
@@ -73,13 +95,14 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     const std::vector<CaptureWindow> windows = windows_.finish(owner_.model_);
     windows_ = CaptureWindowCollector();
     for (Consumer* c : consumers_) c->on_input_end(windows);
-    result_.windows.insert(result_.windows.end(), windows.begin(), windows.end());
   }
 
   InterpretResult finish() {
     join_.finish();
+    result_.windows = all_windows_.finish(owner_.model_);
+    for (Consumer* c : consumers_) c->on_pass_end(result_.windows);
     result_.join = join_.stats();
-    result_.unpaired_stacks = pairing_.unpaired_stacks();
+    result_.unpaired_stacks += pairing_.unpaired_stacks();
     return result_;
   }
 
@@ -95,23 +118,40 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   }
   void on_record(const RecordView& record) override {
     ++result_.records_read;
+    if (only_defined_sections_ && section_->model == nullptr) {
+      ++result_.records_without_definitions;
+      return;
+    }
     // Known as soon as read: the record itself may wait for its stack while
     // its kernel's GPU work is joined.
     collectives_.note(*section_, record);
-    if (pairing_.offer(*section_, record)) return;
-    dispatch(*section_, record, {});
+    const uint64_t ordinal = is_call(record) ? next_call_ordinal_++ : 0;
+    if (calls_in_file_order_) {
+      read_in_file_order(*section_, record, ordinal);
+      return;
+    }
+    if (pairing_.offer(*section_, record, ordinal)) return;
+    dispatch(*section_, record, {}, ordinal);
   }
 
   // JoinSink
   void joined(const Operation& operation, const GpuWork& work) override {
-    const GpuWork gpu = with_collective(work);
+    const GpuWork gpu = resolved(work);
     for (Consumer* c : consumers_) c->on_operation(operation, &gpu);
+    last_joined_ = operation;
+    joined_now_ = true;
   }
   void operation_alone(const Operation& operation) override {
     for (Consumer* c : consumers_) c->on_operation(operation, nullptr);
   }
+  void more_node_work(const Operation& operation, const GpuWork& work) override {
+    const GpuWork gpu = resolved(work);
+    for (Consumer* c : consumers_) c->on_more_gpu_work(operation, gpu);
+    last_joined_ = operation;
+    joined_now_ = true;
+  }
   void activity_alone(const GpuWork& work) override {
-    const GpuWork gpu = with_collective(work);
+    const GpuWork gpu = resolved(work);
     for (Consumer* c : consumers_) c->on_gpu_work_alone(gpu);
   }
 
@@ -129,9 +169,56 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     for (Consumer* c : consumers_) (c->*callback)(e);
   }
 
-  GpuWork with_collective(GpuWork work) const {
+  // What is known of `work` now: its collective, its graph node.
+  GpuWork resolved(GpuWork work) const {
     work.collective = collectives_.find(*work.section, work.activity.correlation_id);
+    if (work.activity.graph_node != 0) work.node = graph_nodes_.find(work.section->id, work.activity.graph_node);
     return work;
+  }
+
+  void add_gpu_work(const Section& section, const RecordView& record) {
+    GpuWork work{};
+    work.section = &section;
+    work.tid = record.tid;
+    work.activity = record.as<GpuActivityRecord>();
+    joined_now_ = false;
+    join_.add(work);
+    GpuWork read = resolved(work);
+    if (joined_now_) read.operation = &last_joined_;
+    for (Consumer* c : consumers_) c->on_gpu_work_read(read);
+  }
+
+  static bool is_call(const RecordView& record) {
+    return has_api_span(record.kind) && record.bytes >= kApiSpanOffset + sizeof(ApiSpan);
+  }
+
+  static Call call_of(const Section& section, const RecordView& record, Stacks stacks, uint64_t ordinal) {
+    Call call{&section, record.tid, record.record_kind(), {}, stacks, ordinal};
+    std::memcpy(&call.span, record.data + kApiSpanOffset, sizeof call.span);
+    return call;
+  }
+
+  // calls_in_file_order: every record at once; a CallStack then names the
+  // stacks of the thread's last call (the call right before it, as the
+  // pairing has it).
+  void read_in_file_order(const Section& section, const RecordView& record, uint64_t ordinal) {
+    const uint64_t thread = section.id * 0x9E3779B97F4A7C15ull ^ record.tid;
+    if (record.record_kind() == RecordKind::kCallStack) {
+      const auto stack = record.as<CallStackRecord>();
+      auto last = last_calls_.find(thread);
+      if (last == last_calls_.end() || last->second.span.correlation_id != stack.correlation_id) {
+        ++result_.unpaired_stacks;
+        return;
+      }
+      Call call = last->second;
+      last_calls_.erase(last);
+      call.stacks = Stacks{stack.native_stack, stack.python_stack, stack.point};
+      for (Consumer* c : consumers_) c->on_call_stacks(call);
+      return;
+    }
+    if (is_call(record) && section.model != nullptr && !section.model->stacks.empty())
+      last_calls_[thread] = call_of(section, record, {}, ordinal);
+    dispatch(section, record, {}, ordinal);
   }
 
   void add_operation(const Section& section, const RecordView& record, Stacks stacks, OperationKind kind) {
@@ -154,7 +241,11 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   }
 
   // Every record once: a held one when its stack is known (or known to be none).
-  void dispatch(const Section& section, const RecordView& record, Stacks stacks) {
+  void dispatch(const Section& section, const RecordView& record, Stacks stacks, uint64_t ordinal) {
+    if (is_call(record)) {
+      const Call call = call_of(section, record, stacks, ordinal);
+      for (Consumer* c : consumers_) c->on_any_call(call);
+    }
     switch (record.record_kind()) {
       case RecordKind::kApiCall: each(section, record, stacks, &Consumer::on_call); break;
       case RecordKind::kSynchronize: each(section, record, stacks, &Consumer::on_synchronize); break;
@@ -164,7 +255,10 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
       case RecordKind::kMemoryCopy: add_operation(section, record, stacks, OperationKind::kCopy); break;
       case RecordKind::kMemorySet: add_operation(section, record, stacks, OperationKind::kMemset); break;
       case RecordKind::kGraphLaunch: add_operation(section, record, stacks, OperationKind::kGraphLaunch); break;
-      case RecordKind::kGraphNode: each(section, record, stacks, &Consumer::on_graph_node); break;
+      case RecordKind::kGraphNode:
+        graph_nodes_.add(section.id, record.as<GraphNodeRecord>());
+        each(section, record, stacks, &Consumer::on_graph_node);
+        break;
       case RecordKind::kGraphExec: each(section, record, stacks, &Consumer::on_graph_exec); break;
       case RecordKind::kStreamCapture: each(section, record, stacks, &Consumer::on_stream_capture); break;
       case RecordKind::kCollective: each(section, record, stacks, &Consumer::on_collective); break;
@@ -173,17 +267,13 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
       case RecordKind::kUnattributedGpuWork:
         each(section, record, stacks, &Consumer::on_unattributed_gpu_work);
         break;
-      case RecordKind::kGpuActivity: {
-        GpuWork work{};
-        work.section = &section;
-        work.tid = record.tid;
-        work.activity = record.as<GpuActivityRecord>();
-        join_.add(work);
-        break;
-      }
+      case RecordKind::kGpuActivity: add_gpu_work(section, record); break;
       case RecordKind::kMemoryOperation: each(section, record, stacks, &Consumer::on_memory_operation); break;
       case RecordKind::kCaptureWindow:
-        if (section.model != nullptr) windows_.on_record(*section.model, record);
+        if (section.model != nullptr) {
+          windows_.on_record(*section.model, record);
+          all_windows_.on_record(*section.model, record);
+        }
         break;
       case RecordKind::kMemoryInfo: each(section, record, stacks, &Consumer::on_memory_info); break;
       case RecordKind::kNvtxEvent: {
@@ -201,12 +291,41 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   CallStackPairing pairing_;
   CorrelationJoin join_;
   std::function<void(uint64_t, uint64_t)> on_chunk_;
+  const bool only_defined_sections_;
+  const bool calls_in_file_order_;
+  uint64_t next_call_ordinal_ = 0;
+  std::unordered_map<uint64_t, Call> last_calls_;  // calls_in_file_order: per thread, the call a CallStack may follow
   RecentCollectives collectives_;
-  CaptureWindowCollector windows_;
+  GraphNodes graph_nodes_;
+  Operation last_joined_{};  // the operation a GpuActivity just read was joined with
+  bool joined_now_ = false;
+  CaptureWindowCollector windows_;      // of the input being read
+  CaptureWindowCollector all_windows_;  // of every input
   const Section* section_ = nullptr;
   uint64_t bytes_before_ = 0;
   InterpretResult result_;
 };
+
+const char* call_kind_name(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kApiCall: return "call";
+    case RecordKind::kKernelLaunch: return "kernel_launch";
+    case RecordKind::kMemoryCopy: return "memcpy";
+    case RecordKind::kMemorySet: return "memset";
+    case RecordKind::kSynchronize: return "synchronize";
+    case RecordKind::kObjectLifecycle: return "object";
+    case RecordKind::kMemoryOperation: return "memory";
+    case RecordKind::kMemoryInfo: return "memory_info";
+    case RecordKind::kCollectiveComm: return "communicator";
+    case RecordKind::kCollective: return "collective";
+    case RecordKind::kCollectiveGroup: return "collective_group";
+    case RecordKind::kNvtxEvent: return "nvtx";
+    case RecordKind::kStreamCapture: return "stream_capture";
+    case RecordKind::kGraphExec: return "graph_exec";
+    case RecordKind::kGraphLaunch: return "graph_launch";
+    default: return "other";
+  }
+}
 
 Interpreter::Interpreter(const TraceModel& model, std::vector<Consumer*> consumers, InterpretOptions options)
     : model_(model), consumers_(std::move(consumers)), options_(std::move(options)) {

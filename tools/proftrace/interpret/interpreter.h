@@ -30,13 +30,22 @@ struct InterpretOptions {
   // Called at each chunk: the bytes of all inputs read so far (by file
   // offset) and the records so far, for a progress line.
   std::function<void(uint64_t bytes, uint64_t records)> on_chunk;
+  // Leave out the events of sections whose definitions were lost (counted
+  // in records_without_definitions): for outputs that name everything.
+  bool only_defined_sections = false;
+  // Hand each record over as it is read: a call before its stacks are known
+  // (they come after it, in on_call_stacks), for outputs that number what
+  // they write in file order. Otherwise a call waits for its stacks.
+  bool calls_in_file_order = false;
 };
 
 struct InterpretResult {
   uint64_t records_read = 0;
+  uint64_t records_without_definitions = 0;  // left out (only_defined_sections)
   JoinStats join;
   uint64_t unpaired_stacks = 0;  // CallStacks whose call was not right before them
-  // The capture windows of every input (empty: the whole run was recorded).
+  // The capture windows of every input, by begin time (empty: the whole run
+  // was recorded).
   std::vector<CaptureWindow> windows;
 };
 

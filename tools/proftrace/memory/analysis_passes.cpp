@@ -62,6 +62,8 @@ AllocationView AllocationNamer::view(const Allocation& a) const {
   view.time_ns = a.time_ns;
   view.end_ns = a.end_ns;
   view.correlation_id = a.correlation_id;
+  view.native_stack = a.native_stack;
+  view.python_stack = a.python_stack;
   view.kind = a.kind;
   view.api = api(a.section_id, a.api);
   view.tid = a.tid;

@@ -5,6 +5,7 @@
 
 #include "tools/proftrace/memory/analysis_passes.h"
 #include "tools/proftrace/record_text.h"
+#include "tools/proftrace/stacks/stack_formatter.h"
 
 namespace proflaunch::tools::memory {
 
@@ -160,17 +161,17 @@ void for_each_listed(Report& report, Visit&& visit) {
 
 }  // namespace
 
-std::map<uint64_t, std::set<uint64_t>> listed_correlations(const MemoryReport& report) {
-  std::map<uint64_t, std::set<uint64_t>> ids;
-  for_each_listed(report, [&](const AllocationView& a) { ids[a.space.section_id].insert(a.correlation_id); });
-  return ids;
-}
-
-void attach_stacks(MemoryReport& report, const StackLookup& lookup) {
+void attach_call_stacks(const TraceModel& model, MemoryReport& report) {
   report.stacks_found = 0;
+  StackFormatter formatter;
   for_each_listed(report, [&](AllocationView& a) {
-    a.stack = lookup(a.space.section_id, a.correlation_id);
-    if (a.stack) ++report.stacks_found;
+    a.stack.reset();
+    const SectionModel* section = model.find(a.space.section_id);
+    if (section == nullptr || (a.native_stack == 0 && a.python_stack == 0)) return;
+    std::string text = formatter.text(*section, a.native_stack, a.python_stack);
+    if (text.empty()) return;
+    a.stack = std::move(text);
+    ++report.stacks_found;
   });
 }
 

@@ -12,10 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -36,23 +34,10 @@ struct AnalysisOptions {
 MemoryReport analyze_memory(std::vector<InputTrace>& inputs, const TraceModel& model,
                             const AnalysisOptions& options);
 
-// Call stacks, after the analysis: the calls whose stacks the outputs would
-// show (every allocation the report lists) are known only then, so a pass
-// over the trace's CallStack records can keep just those.
-//
-// The (section, correlation id) of every allocation the report lists.
-std::map<uint64_t, std::set<uint64_t>> listed_correlations(const MemoryReport& report);
-
-// The call stack recorded for a call, one frame per line, or nullopt.
-using StackLookup = std::function<std::optional<std::string>(uint64_t section_id, uint64_t correlation_id)>;
-
-// Sets the stack of every listed allocation that `lookup` knows (the others
-// show "-"); counts them in report.stacks_found.
-void attach_stacks(MemoryReport& report, const StackLookup& lookup);
-
-// listed_correlations, a pass over the inputs' CallStack records, then
-// attach_stacks with them formatted root first (cmd_memory, cmd_report).
-void attach_call_stacks(std::vector<InputTrace>& inputs, const TraceModel& model, MemoryReport& report);
+// The call stacks of every allocation the report lists, formatted root
+// first (the analysis keeps their ids; formatting is left for the few it
+// lists). Counts them in report.stacks_found.
+void attach_call_stacks(const TraceModel& model, MemoryReport& report);
 
 // The name of a CUresult as cuda.h spells it ("CUDA_ERROR_OUT_OF_MEMORY"), or
 // "CUresult <n>" for codes this tool does not know.

@@ -56,7 +56,8 @@ void GraphMemory::note_node(uint64_t section_id, const GraphNodeRecord& node) {
     exec.blocks.push_back(Block{node.address, node.bytes, node.device});
 }
 
-std::vector<MemoryEvent> GraphMemory::launched(uint64_t section_id, uint32_t tid, const GraphLaunchRecord& launch) {
+std::vector<MemoryEvent> GraphMemory::launched(uint64_t section_id, uint32_t tid, const GraphLaunchRecord& launch,
+                                               const interpret::Stacks& stacks) {
   std::vector<MemoryEvent> events;
   if (launch.span.result != 0 || (launch.span.flags & kApiCaptured)) return events;
   auto found = execs_.find({section_id, launch.graph_exec});
@@ -75,6 +76,8 @@ std::vector<MemoryEvent> GraphMemory::launched(uint64_t section_id, uint32_t tid
     event.device = block.device >= 0 ? block.device : launch.device;
     event.kind = AllocationKind::kDevice;
     event.action = MemoryAction::kAcquire;
+    event.native_stack = stacks.native;
+    event.python_stack = stacks.python;
     events.push_back(event);
   }
   return events;
@@ -111,11 +114,18 @@ std::vector<MemoryEvent> GraphMemory::destroyed(uint64_t section_id, uint32_t ti
 }
 
 void MemoryEventFeed::on_memory_operation(const interpret::Event<MemoryOperationRecord>& e) {
-  if (auto event = memory::memory_event(e.section->id, e.tid, e.record)) memory_event(*event);
+  if (auto event = memory::memory_event(e.section->id, e.tid, e.record)) {
+    event->native_stack = e.stacks.native;
+    event->python_stack = e.stacks.python;
+    memory_event(*event);
+  }
 }
 
 void MemoryEventFeed::on_memory_info(const interpret::Event<MemoryInfoRecord>& e) {
-  memory_event(memory::memory_event(e.section->id, e.tid, e.record));
+  MemoryEvent event = memory::memory_event(e.section->id, e.tid, e.record);
+  event.native_stack = e.stacks.native;
+  event.python_stack = e.stacks.python;
+  memory_event(event);
 }
 
 void MemoryEventFeed::on_graph_node(const interpret::Event<GraphNodeRecord>& e) {
@@ -128,7 +138,8 @@ void MemoryEventFeed::on_graph_exec(const interpret::Event<GraphExecRecord>& e) 
 
 void MemoryEventFeed::on_operation_read(const interpret::Operation& op) {
   if (op.kind != interpret::OperationKind::kGraphLaunch) return;
-  for (const MemoryEvent& event : graphs_.launched(op.section->id, op.tid, op.graph_launch)) memory_event(event);
+  for (const MemoryEvent& event : graphs_.launched(op.section->id, op.tid, op.graph_launch, op.stacks))
+    memory_event(event);
 }
 
 }  // namespace proflaunch::tools::memory

@@ -26,6 +26,8 @@ struct MemoryEvent {
   uint64_t free_bytes = 0;   // MemoryInfo
   uint64_t total_bytes = 0;  // MemoryInfo
   uint64_t arrival = 0;      // position in the pass: orders events with equal times
+  uint32_t native_stack = 0;  // the call's stacks (CallStack ids of its section), 0 when none
+  uint32_t python_stack = 0;
   int32_t device = -1;
   int32_t result = 0;
   uint32_t tid = 0;
@@ -53,7 +55,9 @@ MemoryEvent memory_event(uint64_t section_id, uint32_t tid, const format::Memory
 class GraphMemory {
  public:
   void note_node(uint64_t section_id, const format::GraphNodeRecord& node);
-  std::vector<MemoryEvent> launched(uint64_t section_id, uint32_t tid, const format::GraphLaunchRecord& launch);
+  // The graph's memory at its first launch, with the launch's stacks.
+  std::vector<MemoryEvent> launched(uint64_t section_id, uint32_t tid, const format::GraphLaunchRecord& launch,
+                                    const interpret::Stacks& stacks);
   std::vector<MemoryEvent> destroyed(uint64_t section_id, uint32_t tid, const format::GraphExecRecord& exec);
 
  private:

@@ -27,8 +27,10 @@ struct AllocationView {
   std::string api;     // cudaMalloc, cuMemAllocAsync, ...
   uint32_t tid = 0;
   std::string thread;  // thread name, "" if unnamed
-  // The call stack of the allocating call when the trace has one for its
-  // correlation id (one frame per line), else nullopt.
+  uint32_t native_stack = 0;  // the allocating call's stacks (ids), 0 when none
+  uint32_t python_stack = 0;
+  // Those stacks as text (one frame per line, root first), once
+  // attach_call_stacks has formatted them; nullopt when there are none.
   std::optional<std::string> stack;
 };
 

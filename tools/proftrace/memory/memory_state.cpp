@@ -96,6 +96,8 @@ SpaceKey MemoryState::acquire(SectionState& section, const MemoryEvent& event, c
   allocation.tid = event.tid;
   allocation.api = event.api;
   allocation.kind = event.kind;
+  allocation.native_stack = event.native_stack;
+  allocation.python_stack = event.python_stack;
 
   switch (event.kind) {
     case AllocationKind::kPhysical: {

@@ -71,6 +71,8 @@ struct Allocation {
   uint32_t tid = 0;
   uint16_t api = 0;
   format::AllocationKind kind = format::AllocationKind::kDevice;
+  uint32_t native_stack = 0;  // the allocating call's stacks, 0 when none
+  uint32_t python_stack = 0;
 };
 
 // What the state tells its observer. Each event changes at most one space.

@@ -15,7 +15,8 @@
 #include "tools/proftrace/sql/schema.h"
 #include "tools/proftrace/sql/sqlite_database.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
-#include "tools/proftrace/stats/nvtx_ranges.h"
+#include "tools/proftrace/interpret/interpreter.h"
+#include "tools/proftrace/interpret/nvtx_ranges.h"
 
 namespace proflaunch::tools::sql {
 
@@ -49,28 +50,6 @@ std::string uuid_text(const uint8_t (&uuid)[16]) {
   return any ? text : "";
 }
 
-// What each API record kind is, in api_calls.record.
-const char* record_name(RecordKind kind) {
-  switch (kind) {
-    case RecordKind::kApiCall: return "call";
-    case RecordKind::kKernelLaunch: return "kernel_launch";
-    case RecordKind::kMemoryCopy: return "memcpy";
-    case RecordKind::kMemorySet: return "memset";
-    case RecordKind::kSynchronize: return "synchronize";
-    case RecordKind::kObjectLifecycle: return "object";
-    case RecordKind::kMemoryOperation: return "memory";
-    case RecordKind::kMemoryInfo: return "memory_info";
-    case RecordKind::kCollectiveComm: return "communicator";
-    case RecordKind::kCollective: return "collective";
-    case RecordKind::kCollectiveGroup: return "collective_group";
-    case RecordKind::kNvtxEvent: return "nvtx";
-    case RecordKind::kStreamCapture: return "stream_capture";
-    case RecordKind::kGraphExec: return "graph_exec";
-    case RecordKind::kGraphLaunch: return "graph_launch";
-    default: return "other";
-  }
-}
-
 struct Statements {
   explicit Statements(sqlite3* db)
       : process(db, "INSERT INTO processes VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)"),
@@ -101,14 +80,16 @@ struct Statements {
       kernel, copy, memset, memory, gpu, nvtx, graph_node, communicator, collective, group, lost, metadata;
 };
 
-class Exporter final : public RecordVisitor {
+// Rows as the interpretation pass hands the events over, in file order
+// (InterpretOptions::calls_in_file_order): a call's row first, its stack
+// when the CallStack after it is read.
+class Exporter final : public interpret::Consumer {
  public:
   Exporter(Database& db, const TraceModel& model) : db_(db), model_(model), rows_(db.handle()) {}
 
   void write_definitions(const std::vector<InputTrace>& inputs);
-  void on_record(const RecordView& record) override;
   bool keep_going() override { return failure_.empty(); }
-  // Rethrows what on_record caught (the reader's pass is not unwound by an
+  // Rethrows what a callback caught (the reader's pass is not unwound by an
   // exception).
   void check() const {
     if (!failure_.empty()) throw SqliteError(failure_);
@@ -116,10 +97,81 @@ class Exporter final : public RecordVisitor {
   void finish();
   ExportCounts counts() const { return counts_; }
 
+  void on_any_call(const interpret::Call& call) override {
+    guard([&] { api_call(call); });
+  }
+  void on_call_stacks(const interpret::Call& call) override {
+    guard([&] {
+      if (const auto stack = stack_id(*call.section->model, call.stacks.native, call.stacks.python))
+        rows_.api_call_stack.bind(1, api_call_id(call)).bind(2, *stack).run();
+    });
+  }
+  void on_gpu_work_read(const interpret::GpuWork& work) override {
+    guard([&] { gpu_activity(*work.section->model, work.activity); });
+  }
+  void on_graph_node(const interpret::Event<GraphNodeRecord>& e) override {
+    guard([&] { graph_node(*e.section->model, e.record); });
+  }
+  void on_api_count(const interpret::Event<ApiCountRecord>& e) override {
+    guard([&] {
+      const SectionModel& section = *e.section->model;
+      rows_.api_count.bind(1, process_id(section.section_id)).bind(2, thread_id(section.section_id, e.tid));
+      rows_.api_count.bind(3, api_id(section, e.record.api)).bind(4, static_cast<int64_t>(e.record.count));
+      rows_.api_count.bind(5, static_cast<int64_t>(e.record.first_ns)).bind(6, static_cast<int64_t>(e.record.last_ns));
+      rows_.api_count.run();
+    });
+  }
+  void on_lost(const interpret::Event<LostRecord>& e) override {
+    guard([&] {
+      const uint64_t s = e.section->id;
+      rows_.lost.bind(1, process_id(s)).bind(2, thread_id(s, e.tid)).bind(3, lost_reason_name(e.record.reason));
+      rows_.lost.bind(4, static_cast<int64_t>(e.record.first_ns)).bind(5, static_cast<int64_t>(e.record.last_ns));
+      rows_.lost.bind(6, static_cast<int64_t>(e.record.count)).run();
+    });
+  }
+  void on_operation_read(const interpret::Operation& op) override {
+    guard([&] { operation(op); });
+  }
+  void on_memory_operation(const interpret::Event<MemoryOperationRecord>& e) override {
+    guard([&] { memory_operation(*e.section->model, e.record); });
+  }
+  void on_collective_comm(const interpret::Event<CollectiveCommRecord>& e) override {
+    guard([&] { communicator(*e.section->model, e.record); });
+  }
+  void on_collective(const interpret::Event<CollectiveRecord>& e) override {
+    guard([&] { collective(*e.section->model, e.record); });
+  }
+  void on_collective_group(const interpret::Event<CollectiveGroupRecord>& e) override {
+    guard([&] { collective_group(*e.section->model, e.record); });
+  }
+  void on_nvtx(const interpret::NvtxEvent& e) override {
+    guard([&] { nvtx(e); });
+  }
+
  private:
-  void handle(const SectionModel& section, const RecordView& record);
-  int64_t api_call(const SectionModel& section, const RecordView& record, const ApiSpan& span);
-  void close_range(const stats::RangeTracker::Open& open, std::optional<int64_t> end_ns, uint64_t section_id);
+  // Runs one event's inserts; the first failure stops the pass.
+  template <typename Insert>
+  void guard(Insert&& insert) {
+    if (!failure_.empty()) return;
+    try {
+      insert();
+      row();
+    } catch (const std::exception& e) {
+      failure_ = e.what();
+    }
+  }
+  // api_calls.id: the call's place among the calls, in file order.
+  static int64_t api_call_id(const interpret::Call& call) { return static_cast<int64_t>(call.ordinal) + 1; }
+  void api_call(const interpret::Call& call);
+  void gpu_activity(const SectionModel& section, const GpuActivityRecord& gpu);
+  void graph_node(const SectionModel& section, const GraphNodeRecord& n);
+  void operation(const interpret::Operation& op);
+  void memory_operation(const SectionModel& section, const MemoryOperationRecord& m);
+  void communicator(const SectionModel& section, const CollectiveCommRecord& c);
+  void collective(const SectionModel& section, const CollectiveRecord& c);
+  void collective_group(const SectionModel& section, const CollectiveGroupRecord& g);
+  void nvtx(const interpret::NvtxEvent& e);
+  void close_range(const interpret::RangeTracker::Open& open, std::optional<int64_t> end_ns, uint64_t section_id);
   int64_t process_id(uint64_t section_id) const { return process_ids_.at(section_id); }
   std::optional<int64_t> thread_id(uint64_t section_id, uint32_t tid);
   std::optional<int64_t> device_id(uint64_t section_id, int32_t device) const;
@@ -136,7 +188,7 @@ class Exporter final : public RecordVisitor {
   const TraceModel& model_;
   Statements rows_;
   StackFormatter stack_formatter_;
-  stats::RangeTracker ranges_;
+  interpret::RangeTracker ranges_;
   std::map<uint64_t, int64_t> process_ids_;  // by section id
   std::map<std::pair<uint64_t, uint32_t>, int64_t> thread_ids_;
   std::map<std::pair<uint64_t, int32_t>, int64_t> device_ids_;
@@ -145,13 +197,8 @@ class Exporter final : public RecordVisitor {
   std::unordered_map<std::string, int64_t> function_by_name_;
   std::map<std::tuple<uint64_t, uint32_t, uint32_t>, std::optional<int64_t>> stack_ids_;
   std::unordered_map<std::string, int64_t> frame_by_name_;
-  struct LastCall {
-    int64_t api_call_id;
-    uint64_t correlation_id;
-  };
-  std::map<std::pair<uint64_t, uint32_t>, LastCall> last_call_;  // per thread: the call a CallStack may follow
   int64_t next_thread_id_ = 1;
-  int64_t next_api_call_id_ = 1;
+  int64_t call_id_ = 0;  // the api_calls row of the call being written
   uint64_t rows_in_transaction_ = 0;
   ExportCounts counts_;
   std::string failure_;
@@ -273,21 +320,21 @@ std::optional<int64_t> Exporter::stack_id(const SectionModel& section, uint32_t 
   return id;
 }
 
-int64_t Exporter::api_call(const SectionModel& section, const RecordView& record, const ApiSpan& span) {
-  const int64_t id = next_api_call_id_++;
+void Exporter::api_call(const interpret::Call& call) {
+  const SectionModel& section = *call.section->model;
+  const ApiSpan& span = call.span;
+  call_id_ = api_call_id(call);
   Statement& s = rows_.api_call;
-  s.bind(1, id).bind(2, process_id(section.section_id)).bind(3, thread_id(section.section_id, record.tid));
-  s.bind(4, api_id(section, span.api)).bind(5, std::string_view(record_name(record.record_kind())));
+  s.bind(1, call_id_).bind(2, process_id(section.section_id)).bind(3, thread_id(section.section_id, call.tid));
+  s.bind(4, api_id(section, span.api)).bind(5, std::string_view(interpret::call_kind_name(call.kind)));
   s.bind(6, static_cast<int64_t>(span.begin_ns)).bind(7, static_cast<int64_t>(span.end_ns));
   s.bind(8, static_cast<int64_t>(span.correlation_id)).bind(9, int64_t{span.result}).bind(10, int64_t{span.flags});
   s.bind(11, int64_t{(span.flags & kApiCaptured) != 0}).bind(12, int64_t{(span.flags & kApiCarried) != 0});
   s.run();
   ++counts_.api_calls;
-  if (!section.stacks.empty()) last_call_[{section.section_id, record.tid}] = LastCall{id, span.correlation_id};
-  return id;
 }
 
-void Exporter::close_range(const stats::RangeTracker::Open& open, std::optional<int64_t> end_ns, uint64_t section_id) {
+void Exporter::close_range(const interpret::RangeTracker::Open& open, std::optional<int64_t> end_ns, uint64_t section_id) {
   Statement& s = rows_.nvtx;
   s.bind(1, process_id(section_id)).bind(2, thread_id(section_id, open.tid));
   s.bind(3, std::string_view(open.start_end ? "start" : "push"));
@@ -298,93 +345,45 @@ void Exporter::close_range(const stats::RangeTracker::Open& open, std::optional<
   row();
 }
 
-void Exporter::on_record(const RecordView& record) {
-  if (!failure_.empty()) return;
-  try {
-    const SectionModel* section = model_.find(record.section_id);
-    if (section == nullptr || !process_ids_.count(record.section_id)) {
-      ++counts_.records_skipped;
-      return;
-    }
-    handle(*section, record);
-    row();
-  } catch (const std::exception& e) {
-    failure_ = e.what();
-  }
+void Exporter::gpu_activity(const SectionModel& section, const GpuActivityRecord& gpu) {
+  const uint64_t s = section.section_id;
+  rows_.gpu.bind(1, process_id(s)).bind(2, static_cast<int64_t>(gpu.correlation_id)).bind(3, int64_t{gpu.device});
+  rows_.gpu.bind(4, device_id(s, gpu.device)).bind_bits(5, gpu.stream).bind(6, gpu_activity_kind_name(gpu.kind));
+  rows_.gpu.bind(7, gpu_timing_source_name(gpu.source)).bind(8, static_cast<int64_t>(gpu.start_ns));
+  rows_.gpu.bind(9, static_cast<int64_t>(gpu.end_ns)).bind(10, nonzero(gpu.graph_node)).run();
+  ++counts_.gpu_activities;
 }
 
-void Exporter::handle(const SectionModel& section, const RecordView& record) {
+// Written at instantiation; a graph launch timed node by node names its
+// nodes in gpu_activities.graph_node.
+void Exporter::graph_node(const SectionModel& section, const GraphNodeRecord& n) {
+  const bool kernel = n.type == static_cast<uint8_t>(GraphNodeType::kKernel);
+  Statement& st = rows_.graph_node;
+  st.bind(1, process_id(section.section_id)).bind_bits(2, n.graph_exec).bind_bits(3, n.graph).bind_bits(4, n.node);
+  st.bind(5, graph_node_type_name(n.type));
+  st.bind(6, kernel ? function_id(section, n.function, UINT64_MAX) : std::nullopt);
+  const std::optional<int64_t> none;
+  st.bind(7, kernel ? std::optional<int64_t>(n.grid.x) : none).bind(8, kernel ? std::optional<int64_t>(n.grid.y) : none);
+  st.bind(9, kernel ? std::optional<int64_t>(n.grid.z) : none).bind(10, kernel ? std::optional<int64_t>(n.block.x) : none);
+  st.bind(11, kernel ? std::optional<int64_t>(n.block.y) : none).bind(12, kernel ? std::optional<int64_t>(n.block.z) : none);
+  st.bind(13, kernel ? std::optional<int64_t>(n.dynamic_shared_bytes) : none);
+  st.bind(14, n.bytes != 0 ? std::optional<int64_t>(static_cast<int64_t>(n.bytes)) : none).run();
+  ++counts_.graph_nodes;
+}
+
+// A kernel launch, copy or memset: its row beside its call's.
+void Exporter::operation(const interpret::Operation& op) {
+  const SectionModel& section = *op.section->model;
   const uint64_t s = section.section_id;
   const int64_t process = process_id(s);
-  switch (record.record_kind()) {
-    case RecordKind::kCallStack: {
-      const auto call_stack = record.as<CallStackRecord>();
-      auto last = last_call_.find({s, record.tid});
-      if (last == last_call_.end() || last->second.correlation_id != call_stack.correlation_id) {
-        ++counts_.unpaired_stacks;
-        return;
-      }
-      const int64_t call = last->second.api_call_id;
-      last_call_.erase(last);
-      if (const auto stack = stack_id(section, call_stack.native_stack, call_stack.python_stack))
-        rows_.api_call_stack.bind(1, call).bind(2, *stack).run();
-      return;
-    }
-    case RecordKind::kGpuActivity: {
-      const auto gpu = record.as<GpuActivityRecord>();
-      rows_.gpu.bind(1, process).bind(2, static_cast<int64_t>(gpu.correlation_id)).bind(3, int64_t{gpu.device});
-      rows_.gpu.bind(4, device_id(s, gpu.device)).bind_bits(5, gpu.stream).bind(6, gpu_activity_kind_name(gpu.kind));
-      rows_.gpu.bind(7, gpu_timing_source_name(gpu.source)).bind(8, static_cast<int64_t>(gpu.start_ns));
-      rows_.gpu.bind(9, static_cast<int64_t>(gpu.end_ns)).bind(10, nonzero(gpu.graph_node)).run();
-      ++counts_.gpu_activities;
-      return;
-    }
-    case RecordKind::kGraphNode: {
-      // Written at instantiation; a graph launch timed node by node names
-      // its nodes in gpu_activities.graph_node.
-      const auto n = record.as<GraphNodeRecord>();
-      const bool kernel = n.type == static_cast<uint8_t>(GraphNodeType::kKernel);
-      Statement& st = rows_.graph_node;
-      st.bind(1, process).bind_bits(2, n.graph_exec).bind_bits(3, n.graph).bind_bits(4, n.node);
-      st.bind(5, graph_node_type_name(n.type));
-      st.bind(6, kernel ? function_id(section, n.function, UINT64_MAX) : std::nullopt);
-      const std::optional<int64_t> none;
-      st.bind(7, kernel ? std::optional<int64_t>(n.grid.x) : none).bind(8, kernel ? std::optional<int64_t>(n.grid.y) : none);
-      st.bind(9, kernel ? std::optional<int64_t>(n.grid.z) : none).bind(10, kernel ? std::optional<int64_t>(n.block.x) : none);
-      st.bind(11, kernel ? std::optional<int64_t>(n.block.y) : none).bind(12, kernel ? std::optional<int64_t>(n.block.z) : none);
-      st.bind(13, kernel ? std::optional<int64_t>(n.dynamic_shared_bytes) : none);
-      st.bind(14, n.bytes != 0 ? std::optional<int64_t>(static_cast<int64_t>(n.bytes)) : none).run();
-      ++counts_.graph_nodes;
-      return;
-    }
-    case RecordKind::kApiCount: {
-      const auto count = record.as<ApiCountRecord>();
-      rows_.api_count.bind(1, process).bind(2, thread_id(s, record.tid)).bind(3, api_id(section, count.api));
-      rows_.api_count.bind(4, static_cast<int64_t>(count.count)).bind(5, static_cast<int64_t>(count.first_ns));
-      rows_.api_count.bind(6, static_cast<int64_t>(count.last_ns)).run();
-      return;
-    }
-    case RecordKind::kLost: {
-      const auto lost = record.as<LostRecord>();
-      rows_.lost.bind(1, process).bind(2, thread_id(s, record.tid)).bind(3, lost_reason_name(lost.reason));
-      rows_.lost.bind(4, static_cast<int64_t>(lost.first_ns)).bind(5, static_cast<int64_t>(lost.last_ns));
-      rows_.lost.bind(6, static_cast<int64_t>(lost.count)).run();
-      return;
-    }
-    default: break;
-  }
-  if (!has_api_span(record.kind) || record.bytes < kApiSpanOffset + sizeof(ApiSpan)) return;
-  ApiSpan span;
-  std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
-  const int64_t call = api_call(section, record, span);
-  const auto correlation = static_cast<int64_t>(span.correlation_id);
-  switch (record.record_kind()) {
-    case RecordKind::kKernelLaunch: {
-      const auto k = record.as<KernelLaunchRecord>();
+  const auto correlation = static_cast<int64_t>(op.span().correlation_id);
+  switch (op.kind) {
+    case interpret::OperationKind::kKernel: {
+      const KernelLaunchRecord& k = op.launch;
       const bool host_function = (k.launch_flags & kLaunchHostFunction) != 0;
       Statement& st = rows_.kernel;
-      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, int64_t{k.device}).bind(5, device_id(s, k.device));
-      st.bind_bits(6, k.stream).bind(7, function_id(section, k.function, span.begin_ns));
+      st.bind(1, call_id_).bind(2, process).bind(3, correlation).bind(4, int64_t{k.device}).bind(5, device_id(s, k.device));
+      st.bind_bits(6, k.stream).bind(7, function_id(section, k.function, k.span.begin_ns));
       st.bind(8, int64_t{k.grid.x}).bind(9, int64_t{k.grid.y}).bind(10, int64_t{k.grid.z});
       st.bind(11, int64_t{k.block.x}).bind(12, int64_t{k.block.y}).bind(13, int64_t{k.block.z});
       st.bind(14, int64_t{k.dynamic_shared_bytes}).bind(15, int64_t{k.launch_flags}).bind(16, int64_t{host_function});
@@ -392,12 +391,12 @@ void Exporter::handle(const SectionModel& section, const RecordView& record) {
       ++counts_.kernels;
       break;
     }
-    case RecordKind::kMemoryCopy: {
-      const auto c = record.as<MemoryCopyRecord>();
+    case interpret::OperationKind::kCopy: {
+      const MemoryCopyRecord& c = op.copy;
       // Files of the first version have no src/dst device (they read as 0: unknown).
-      const bool has_ends = record.bytes >= sizeof(MemoryCopyRecord);
+      const bool has_ends = op.record_bytes >= sizeof(MemoryCopyRecord);
       Statement& st = rows_.copy;
-      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, int64_t{c.device}).bind(5, device_id(s, c.device));
+      st.bind(1, call_id_).bind(2, process).bind(3, correlation).bind(4, int64_t{c.device}).bind(5, device_id(s, c.device));
       st.bind_bits(6, c.stream).bind(7, static_cast<int64_t>(c.bytes)).bind(8, copy_direction_name(c.direction));
       st.bind(9, memory_kind_name(c.src_kind)).bind(10, memory_kind_name(c.dst_kind));
       st.bind(11, has_ends ? unless_negative(c.src_device) : std::nullopt);
@@ -406,67 +405,69 @@ void Exporter::handle(const SectionModel& section, const RecordView& record) {
       ++counts_.copies;
       break;
     }
-    case RecordKind::kMemorySet: {
-      const auto m = record.as<MemorySetRecord>();
+    case interpret::OperationKind::kMemset: {
+      const MemorySetRecord& m = op.set;
       Statement& st = rows_.memset;
-      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, int64_t{m.device}).bind(5, device_id(s, m.device));
+      st.bind(1, call_id_).bind(2, process).bind(3, correlation).bind(4, int64_t{m.device}).bind(5, device_id(s, m.device));
       st.bind_bits(6, m.stream).bind(7, static_cast<int64_t>(m.bytes)).bind(8, int64_t{m.value});
       st.bind(9, int64_t{m.element_bytes}).bind(10, memory_kind_name(m.dst_kind)).bind_bits(11, m.dst).run();
       ++counts_.memsets;
       break;
     }
-    case RecordKind::kMemoryOperation: {
-      const auto m = record.as<MemoryOperationRecord>();
-      Statement& st = rows_.memory;
-      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, int64_t{m.device}).bind(5, device_id(s, m.device));
-      st.bind(6, allocation_kind_name(m.kind)).bind(7, memory_action_name(m.action)).bind_bits(8, m.address);
-      st.bind(9, static_cast<int64_t>(m.bytes)).bind_bits(10, m.stream).bind_bits(11, m.handle);
-      st.bind(12, m.kind == static_cast<uint8_t>(AllocationKind::kPool) && m.pool_reserved_bytes != kPoolReservedUnknown
-                      ? std::optional<int64_t>(static_cast<int64_t>(m.pool_reserved_bytes))
-                      : std::nullopt);
-      st.bind(13, static_cast<int64_t>(m.pitch_or_offset_bytes)).bind(14, int64_t{m.flags}).run();
-      ++counts_.memory_operations;
-      break;
-    }
-    case RecordKind::kCollectiveComm: {
-      const auto c = record.as<CollectiveCommRecord>();
-      Statement& st = rows_.communicator;
-      st.bind(1, call).bind(2, process).bind(3, unless_negative(c.device)).bind_bits(4, c.comm).bind_bits(5, c.comm_id);
-      st.bind(6, c.parent_comm_id != 0 ? std::optional<int64_t>(static_cast<int64_t>(c.parent_comm_id)) : std::nullopt);
-      st.bind(7, int64_t{c.rank}).bind(8, int64_t{c.nranks}).bind(9, comm_action_name(c.action));
-      st.bind(10, collective_library_name(c.library)).run();
-      break;
-    }
-    case RecordKind::kCollective: {
-      const auto c = record.as<CollectiveRecord>();
-      Statement& st = rows_.collective;
-      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, unless_negative(c.device)).bind_bits(5, c.comm);
-      st.bind_bits(6, c.comm_id).bind(7, static_cast<int64_t>(c.sequence)).bind(8, collective_op_name(c.op));
-      st.bind(9, static_cast<int64_t>(c.count)).bind(10, static_cast<int64_t>(c.bytes)).bind(11, int64_t{c.datatype});
-      st.bind(12, c.reduction == 255 ? std::nullopt : std::optional<int64_t>(c.reduction));
-      st.bind(13, unless_negative(c.root)).bind(14, int64_t{c.rank}).bind(15, int64_t{c.nranks});
-      st.bind_bits(16, c.stream).bind(17, nonzero(c.group_id)).run();
-      ++counts_.collectives;
-      break;
-    }
-    case RecordKind::kCollectiveGroup: {
-      const auto g = record.as<CollectiveGroupRecord>();
-      Statement& st = rows_.group;
-      st.bind(1, call).bind(2, process).bind(3, correlation).bind(4, unless_negative(g.device));
-      st.bind_bits(5, g.group_id).bind(6, nonzero(g.stream)).bind(7, int64_t{g.members}).run();
-      break;
-    }
-    case RecordKind::kNvtxEvent:
-      ranges_.on_event(section, record.tid, record, [&](const auto& open, uint64_t end_ns, uint64_t section_id) {
-        close_range(open, static_cast<int64_t>(end_ns), section_id);
-      });
-      // A start/end range closes as soon as both ends are read, as `stats nvtx` counts it.
-      ranges_.settle_started(UINT64_MAX, [&](const auto& open, uint64_t end_ns, uint64_t section_id) {
-        close_range(open, static_cast<int64_t>(end_ns), section_id);
-      });
-      break;
-    default: break;
+    case interpret::OperationKind::kGraphLaunch: break;  // api_calls only
   }
+}
+
+void Exporter::memory_operation(const SectionModel& section, const MemoryOperationRecord& m) {
+  const uint64_t s = section.section_id;
+  Statement& st = rows_.memory;
+  st.bind(1, call_id_).bind(2, process_id(s)).bind(3, static_cast<int64_t>(m.span.correlation_id));
+  st.bind(4, int64_t{m.device}).bind(5, device_id(s, m.device));
+  st.bind(6, allocation_kind_name(m.kind)).bind(7, memory_action_name(m.action)).bind_bits(8, m.address);
+  st.bind(9, static_cast<int64_t>(m.bytes)).bind_bits(10, m.stream).bind_bits(11, m.handle);
+  st.bind(12, m.kind == static_cast<uint8_t>(AllocationKind::kPool) && m.pool_reserved_bytes != kPoolReservedUnknown
+                  ? std::optional<int64_t>(static_cast<int64_t>(m.pool_reserved_bytes))
+                  : std::nullopt);
+  st.bind(13, static_cast<int64_t>(m.pitch_or_offset_bytes)).bind(14, int64_t{m.flags}).run();
+  ++counts_.memory_operations;
+}
+
+void Exporter::communicator(const SectionModel& section, const CollectiveCommRecord& c) {
+  Statement& st = rows_.communicator;
+  st.bind(1, call_id_).bind(2, process_id(section.section_id)).bind(3, unless_negative(c.device)).bind_bits(4, c.comm);
+  st.bind_bits(5, c.comm_id);
+  st.bind(6, c.parent_comm_id != 0 ? std::optional<int64_t>(static_cast<int64_t>(c.parent_comm_id)) : std::nullopt);
+  st.bind(7, int64_t{c.rank}).bind(8, int64_t{c.nranks}).bind(9, comm_action_name(c.action));
+  st.bind(10, collective_library_name(c.library)).run();
+}
+
+void Exporter::collective(const SectionModel& section, const CollectiveRecord& c) {
+  Statement& st = rows_.collective;
+  st.bind(1, call_id_).bind(2, process_id(section.section_id)).bind(3, static_cast<int64_t>(c.span.correlation_id));
+  st.bind(4, unless_negative(c.device)).bind_bits(5, c.comm);
+  st.bind_bits(6, c.comm_id).bind(7, static_cast<int64_t>(c.sequence)).bind(8, collective_op_name(c.op));
+  st.bind(9, static_cast<int64_t>(c.count)).bind(10, static_cast<int64_t>(c.bytes)).bind(11, int64_t{c.datatype});
+  st.bind(12, c.reduction == 255 ? std::nullopt : std::optional<int64_t>(c.reduction));
+  st.bind(13, unless_negative(c.root)).bind(14, int64_t{c.rank}).bind(15, int64_t{c.nranks});
+  st.bind_bits(16, c.stream).bind(17, nonzero(c.group_id)).run();
+  ++counts_.collectives;
+}
+
+void Exporter::collective_group(const SectionModel& section, const CollectiveGroupRecord& g) {
+  Statement& st = rows_.group;
+  st.bind(1, call_id_).bind(2, process_id(section.section_id)).bind(3, static_cast<int64_t>(g.span.correlation_id));
+  st.bind(4, unless_negative(g.device));
+  st.bind_bits(5, g.group_id).bind(6, nonzero(g.stream)).bind(7, int64_t{g.members}).run();
+}
+
+void Exporter::nvtx(const interpret::NvtxEvent& e) {
+  ranges_.on_event(e, [&](const auto& open, uint64_t end_ns, uint64_t section_id) {
+    close_range(open, static_cast<int64_t>(end_ns), section_id);
+  });
+  // A start/end range closes as soon as both ends are read, as `stats nvtx` counts it.
+  ranges_.settle_started(UINT64_MAX, [&](const auto& open, uint64_t end_ns, uint64_t section_id) {
+    close_range(open, static_cast<int64_t>(end_ns), section_id);
+  });
 }
 
 void Exporter::finish() {
@@ -484,12 +485,15 @@ ExportCounts export_sqlite(std::vector<InputTrace>& inputs, const TraceModel& mo
   {
     Exporter exporter(db, model);
     exporter.write_definitions(inputs);
-    for (auto& input : inputs) {
-      input.events_report = input.reader->read(exporter, ChunkSelection::kEventsOnly);
-      exporter.check();
-    }
+    interpret::InterpretOptions options;
+    options.only_defined_sections = true;
+    options.calls_in_file_order = true;
+    const interpret::InterpretResult interpreted = interpret::Interpreter(model, {&exporter}, options).run(inputs);
+    exporter.check();
     exporter.finish();
     counts = exporter.counts();
+    counts.records_skipped = interpreted.records_without_definitions;
+    counts.unpaired_stacks = interpreted.unpaired_stacks;
   }  // statements are finalized before the indexes and the close
   db.exec(kCreateIndexesAndViews);
   db.close();

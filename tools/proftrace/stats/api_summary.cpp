@@ -1,9 +1,8 @@
-// api: host time per API (nsys: cuda_api_sum), from every record that
-// carries an ApiSpan, with the number of calls that returned an error; and
-// the calls that were counted rather than recorded (ApiCount: trivial
-// getters, driver calls a runtime call made), whose time was not measured.
+// api: host time per API (nsys: cuda_api_sum), from every call, with the
+// number of calls that returned an error; and the calls that were counted
+// rather than recorded (ApiCount: trivial getters, driver calls a runtime
+// call made), whose time was not measured.
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 #include "tools/proftrace/stats/duration_summary.h"
@@ -18,17 +17,14 @@ class ApiSummary final : public StatsSection {
  public:
   std::string name() const override { return "api"; }
 
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    if (record.kind == static_cast<uint16_t>(RecordKind::kApiCount)) {
-      const auto count = record.as<ApiCountRecord>();
-      by_name_[section.api_name(count.api)].counted += count.count;
-      return;
-    }
-    if (!has_api_span(record.kind) || record.bytes < kApiSpanOffset + sizeof(ApiSpan)) return;
-    ApiSpan span;
-    std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
+  void on_api_count(const interpret::Event<ApiCountRecord>& e) override {
+    by_name_[e.section->model->api_name(e.record.api)].counted += e.record.count;
+  }
+
+  void on_any_call(const interpret::Call& call) override {
+    const ApiSpan& span = call.span;
     if ((span.flags & kApiCarried) != 0) return;  // state carried into a capture window, not a call
-    Entry& entry = by_name_[section.api_name(span.api)];
+    Entry& entry = by_name_[call.section->model->api_name(span.api)];
     // A failed counted call has no duration: it counts as a call and an error.
     if ((span.flags & kApiNoDuration) != 0) ++entry.unmeasured;
     else entry.durations.add(span.end_ns > span.begin_ns ? span.end_ns - span.begin_ns : 0);
@@ -55,7 +51,7 @@ class ApiSummary final : public StatsSection {
       const bool timed = d.count != 0;
       table.rows.push_back({timed ? format_percent(grand_total ? double(d.total_ns) / double(grand_total) : 0) : "-",
                             timed ? format_ns(d.total_ns) : "-", std::to_string(d.count + entry.unmeasured),
-                            timed ? format_ns(static_cast<uint64_t>(d.mean_ns)) : "-", timed ? format_ns(d.min_ns) : "-",
+                            timed ? format_ns(static_cast<uint64_t>(d.mean_ns())) : "-", timed ? format_ns(d.min_ns) : "-",
                             timed ? format_ns(d.max_ns) : "-", std::to_string(entry.errors),
                             std::to_string(entry.counted), name});
     }

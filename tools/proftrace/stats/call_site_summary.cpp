@@ -1,12 +1,11 @@
 // call-sites: the call sites (merged native and Python stacks) that launched
 // the most GPU time - kernels, copies and memsets - in the manner of a
-// profiler's "top call paths" view. A CallStack names an operation's stacks
-// by its correlation id; the operation's GpuActivity, joined by the same id
-// in a bounded window (stack_joins.h), gives its GPU time. State grows with
-// the number of distinct stacks, not with the number of operations.
+// profiler's "top call paths" view: each operation's launch stack with the
+// GPU time of its work (stack_joins.h). State grows with the number of
+// distinct stacks, not with the number of operations.
 //
 // alloc-sites: the same table by bytes allocated (stack_joins.h says which
-// allocations count), each joined to its CallStack (point kMemory).
+// allocations count), each with its memory-point stack.
 #include <algorithm>
 #include <map>
 
@@ -87,12 +86,7 @@ class GpuTimeByCallSite final : public StatsSection {
  public:
   explicit GpuTimeByCallSite(size_t rows_shown) : table_(rows_shown) {}
   std::string name() const override { return "call-sites"; }
-
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    StackKey key;
-    uint64_t gpu_ns = 0;
-    if (join_.on_record(section, record, &key, &gpu_ns)) table_.add(key, gpu_ns);
-  }
+  std::vector<interpret::Consumer*> parts() override { return {&join_}; }
 
   Table finish(const TraceModel& model) override {
     if (table_.empty()) return Table{};
@@ -106,19 +100,14 @@ class GpuTimeByCallSite final : public StatsSection {
 
  private:
   CallSiteTable table_;
-  GpuTimeByStackJoin join_;
+  GpuTimeByStack join_{[this](const StackKey& key, uint64_t gpu_ns) { table_.add(key, gpu_ns); }};
 };
 
 class BytesAllocatedByCallSite final : public StatsSection {
  public:
   explicit BytesAllocatedByCallSite(size_t rows_shown) : table_(rows_shown) {}
   std::string name() const override { return "alloc-sites"; }
-
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    StackKey key;
-    uint64_t bytes = 0;
-    if (join_.on_record(section, record, &key, &bytes)) table_.add(key, bytes);
-  }
+  std::vector<interpret::Consumer*> parts() override { return {&join_}; }
 
   Table finish(const TraceModel& model) override {
     if (table_.empty()) return Table{};
@@ -132,7 +121,7 @@ class BytesAllocatedByCallSite final : public StatsSection {
 
  private:
   CallSiteTable table_;
-  BytesAllocatedByStackJoin join_;
+  BytesAllocatedByStack join_{[this](const StackKey& key, uint64_t bytes) { table_.add(key, bytes); }};
 };
 
 }  // namespace

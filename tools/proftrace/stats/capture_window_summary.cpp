@@ -11,15 +11,13 @@ class CaptureWindowSummary final : public StatsSection {
  public:
   std::string name() const override { return "capture-windows"; }
 
-  void on_record(const SectionModel& section, const format::RecordView& record) override {
-    collector_.on_record(section, record);
-  }
+  void on_pass_end(const std::vector<CaptureWindow>& windows) override { windows_ = windows; }
 
   Table finish(const TraceModel& model) override {
     Table table;
     table.title = "Capture windows: the parts of the run recorded (the tables below cover only these)";
     table.columns = {"Window", "Pid", "Start (ns)", "Duration (ns)", "Opened by", "Closed by", "Steps", "Name"};
-    const std::vector<CaptureWindow> windows = collector_.finish(model);
+    const std::vector<CaptureWindow>& windows = windows_;
     uint64_t origin = 0;
     for (const CaptureWindow& w : windows) {
       const SectionModel* section = model.find(w.section_id);
@@ -41,7 +39,7 @@ class CaptureWindowSummary final : public StatsSection {
   }
 
  private:
-  CaptureWindowCollector collector_;
+  std::vector<CaptureWindow> windows_;
 };
 
 }  // namespace

@@ -97,26 +97,12 @@ class CodeView final : public StatsSection {
   explicit CodeView(StatsOptions options) : options_(std::move(options)) {}
   std::string name() const override { return "code"; }
 
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    StackKey key;
-    uint64_t amount = 0;
-    if (gpu_join_.on_record(section, record, &key, &amount)) {
-      by_stack_[key].gpu_ns += amount;
-      ++by_stack_[key].timed_launches;
-    }
-    if (alloc_join_.on_record(section, record, &key, &amount)) {
-      by_stack_[key].bytes += amount;
-      ++by_stack_[key].allocations;
-    }
-    if (record.record_kind() == RecordKind::kCallStack) {
-      const auto stack = record.as<CallStackRecord>();
-      if (stack.point == static_cast<uint8_t>(StackPoint::kLaunch))
-        ++by_stack_[StackKey{section.section_id, stack.native_stack, stack.python_stack}].launches;
-    } else if (record.record_kind() == RecordKind::kGpuActivity) {
-      const auto activity = record.as<GpuActivityRecord>();
-      if (activity.end_ns > activity.start_ns) trace_gpu_ns_ += activity.end_ns - activity.start_ns;
-    }
+  std::vector<interpret::Consumer*> parts() override { return {&gpu_join_, &alloc_join_}; }
+
+  void on_any_call(const interpret::Call& call) override {
+    if (stacks_at(call.stacks, StackPoint::kLaunch)) ++by_stack_[stack_key(call.section, call.stacks)].launches;
   }
+  void on_gpu_work_read(const interpret::GpuWork& work) override { trace_gpu_ns_ += work.duration_ns(); }
 
   Table finish(const TraceModel& model) override {
     StackFormatter formatter;
@@ -183,8 +169,14 @@ class CodeView final : public StatsSection {
  private:
   StatsOptions options_;
   std::map<StackKey, Amounts> by_stack_;
-  GpuTimeByStackJoin gpu_join_;
-  BytesAllocatedByStackJoin alloc_join_;
+  GpuTimeByStack gpu_join_{[this](const StackKey& key, uint64_t gpu_ns) {
+    by_stack_[key].gpu_ns += gpu_ns;
+    ++by_stack_[key].timed_launches;
+  }};
+  BytesAllocatedByStack alloc_join_{[this](const StackKey& key, uint64_t bytes) {
+    by_stack_[key].bytes += bytes;
+    ++by_stack_[key].allocations;
+  }};
   uint64_t trace_gpu_ns_ = 0;
 };
 

@@ -77,45 +77,38 @@ int32_t CollectiveInstance::straggler() const {
   return last != nullptr ? last->rank : -1;
 }
 
-void CollectiveAnalysis::on_record(const SectionModel& section, const RecordView& record) {
-  switch (record.record_kind()) {
-    case RecordKind::kCollective: {
-      const auto r = record.as<CollectiveRecord>();
-      if (r.span.result != 0 || r.sequence == 0) return;  // rejected by NCCL: nothing ran
-      calls_.push_back(Call{section.section_id, r.span.correlation_id, r.group_id, r.stream, r.op, r.comm_id,
-                            r.sequence, r.bytes, r.rank, r.nranks, r.root});
-      if (r.group_id == 0) claim({section.section_id, r.span.correlation_id});
-      break;
-    }
-    case RecordKind::kCollectiveGroup: {
-      const auto r = record.as<CollectiveGroupRecord>();
-      groups_[{section.section_id, r.group_id, r.stream}] = r.span.correlation_id;
-      claim({section.section_id, r.span.correlation_id});
-      break;
-    }
-    case RecordKind::kGpuActivity: {
-      const auto a = record.as<GpuActivityRecord>();
-      if (a.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
-      const Key key{section.section_id, a.correlation_id};
-      const Interval interval{static_cast<int64_t>(a.start_ns), static_cast<int64_t>(a.end_ns)};
-      if (awaited_.erase(key) != 0) {
-        collective_kernels_[key] = interval;
-        add_interval(key.first, interval, /*communication=*/true);
-        return;
-      }
-      if (collective_kernels_.count(key) != 0 || !recent_.emplace(key, interval).second) return;  // seen already
-      recent_order_.push_back(key);
-      while (recent_order_.size() > window_) {
-        const Key oldest = recent_order_.front();
-        recent_order_.pop_front();
-        auto it = recent_.find(oldest);
-        if (it == recent_.end()) continue;  // claimed meanwhile
-        add_interval(oldest.first, it->second, /*communication=*/false);
-        recent_.erase(it);
-      }
-      break;
-    }
-    default: break;
+void CollectiveAnalysis::on_collective(const interpret::Event<CollectiveRecord>& e) {
+  const CollectiveRecord& r = e.record;
+  if (r.span.result != 0 || r.sequence == 0) return;  // rejected by NCCL: nothing ran
+  calls_.push_back(Call{e.section->id, r.span.correlation_id, r.group_id, r.stream, r.op, r.comm_id, r.sequence,
+                        r.bytes, r.rank, r.nranks, r.root});
+  if (r.group_id == 0) claim({e.section->id, r.span.correlation_id});
+}
+
+void CollectiveAnalysis::on_collective_group(const interpret::Event<CollectiveGroupRecord>& e) {
+  groups_[{e.section->id, e.record.group_id, e.record.stream}] = e.record.span.correlation_id;
+  claim({e.section->id, e.record.span.correlation_id});
+}
+
+void CollectiveAnalysis::on_gpu_work_read(const interpret::GpuWork& work) {
+  const GpuActivityRecord& a = work.activity;
+  if (a.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
+  const Key key{work.section->id, a.correlation_id};
+  const Interval interval{static_cast<int64_t>(a.start_ns), static_cast<int64_t>(a.end_ns)};
+  if (awaited_.erase(key) != 0) {
+    collective_kernels_[key] = interval;
+    add_interval(key.first, interval, /*communication=*/true);
+    return;
+  }
+  if (collective_kernels_.count(key) != 0 || !recent_.emplace(key, interval).second) return;  // seen already
+  recent_order_.push_back(key);
+  while (recent_order_.size() > window_) {
+    const Key oldest = recent_order_.front();
+    recent_order_.pop_front();
+    auto it = recent_.find(oldest);
+    if (it == recent_.end()) continue;  // claimed meanwhile
+    add_interval(oldest.first, it->second, /*communication=*/false);
+    recent_.erase(it);
   }
 }
 

@@ -25,7 +25,7 @@
 #include <tuple>
 #include <vector>
 
-#include "formats/reader.h"
+#include "tools/proftrace/interpret/events.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::stats {
@@ -58,11 +58,13 @@ struct RankTimes {
   int64_t caused_wait_ns = 0;   // the others' wait in those instances
 };
 
-class CollectiveAnalysis {
+class CollectiveAnalysis : public interpret::Consumer {
  public:
   explicit CollectiveAnalysis(size_t window = size_t{1} << 16, size_t seal_at = size_t{1} << 18)
       : window_(window), seal_at_(seal_at) {}
-  void on_record(const SectionModel& section, const format::RecordView& record);
+  void on_collective(const interpret::Event<format::CollectiveRecord>& e) override;
+  void on_collective_group(const interpret::Event<format::CollectiveGroupRecord>& e) override;
+  void on_gpu_work_read(const interpret::GpuWork& work) override;
   // Matches everything once the last record was seen.
   void finish(const TraceModel& model);
 

@@ -1,9 +1,6 @@
 #include "tools/proftrace/stats/gpu_idle_gaps.h"
 
 #include <algorithm>
-#include <cstring>
-
-#include "tools/proftrace/stats/gpu_time_join.h"
 
 namespace proflaunch::tools::stats {
 
@@ -25,56 +22,38 @@ GpuIdleGaps::Thread* GpuIdleGaps::thread(const ThreadKey& key) {
   return &threads_[key];
 }
 
-void GpuIdleGaps::on_record(const SectionModel& section, const RecordView& record) {
-  const ThreadKey key{section.section_id, record.tid};
-  if (record.record_kind() == RecordKind::kCallStack) {
-    auto it = threads_.find(key);
-    if (it == threads_.end() || !it->second.has_pending) return;
-    const auto stack = record.as<CallStackRecord>();
-    if (stack.correlation_id == it->second.pending.correlation)
-      it->second.pending.host.site = StackKey{section.section_id, stack.native_stack, stack.python_stack};
-    commit(it->second);
-    return;
-  }
-  if (record.record_kind() == RecordKind::kGpuActivity) {
-    const auto activity = record.as<GpuActivityRecord>();
-    if (activity.start_ns < swept_ns_) ++late_;
-    waiting_.push(Activity{activity.start_ns, std::max(activity.start_ns, activity.end_ns), section.section_id,
-                           activity.correlation_id, activity.device});
-    while (waiting_.size() > window_) {
-      sweep(waiting_.top());
-      waiting_.pop();
-    }
-    return;
-  }
-  // A CallStack follows its call right away on the call's thread: any other
-  // record there means the call has none.
-  if (auto it = threads_.find(key); it != threads_.end() && it->second.has_pending) commit(it->second);
+void GpuIdleGaps::on_any_call(const interpret::Call& call) {
   // NVTX marks and ranges are the program's annotations, not work it waits for.
-  if (!has_api_span(record.kind) || record.kind == static_cast<uint16_t>(RecordKind::kNvtxEvent) ||
-      record.bytes < kApiSpanOffset + sizeof(ApiSpan))
-    return;
-  ApiSpan span;
-  std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
+  if (call.kind == RecordKind::kNvtxEvent) return;
+  const ApiSpan& span = call.span;
   if (span.flags & (kApiCarried | kApiNoDuration)) return;
+  const uint64_t section = call.section->id;
   if (span.correlation_id != 0) {
-    const Correlation c{section.section_id, span.correlation_id};
-    if (launcher_.insert_or_assign(c, record.tid).second) launcher_order_.push_back(c);
-    while (launcher_order_.size() > kGpuTimeJoinWindow) {
+    const Correlation c{section, span.correlation_id};
+    if (launcher_.insert_or_assign(c, call.tid).second) launcher_order_.push_back(c);
+    while (launcher_order_.size() > kLauncherWindow) {
       launcher_.erase(launcher_order_.front());
       launcher_order_.pop_front();
     }
   }
-  Thread* t = thread(key);
+  Thread* t = thread(ThreadKey{section, call.tid});
   if (t == nullptr) return;
-  t->pending = Call{span.begin_ns, std::max(span.begin_ns, span.end_ns), span.correlation_id,
-                    HostCall{span.api, StackKey{section.section_id, 0, 0}}};
-  t->has_pending = true;
+  commit(*t, Call{span.begin_ns, std::max(span.begin_ns, span.end_ns), span.correlation_id,
+                  HostCall{span.api, StackKey{section, call.stacks.native, call.stacks.python}}});
 }
 
-void GpuIdleGaps::commit(Thread& t) {
-  t.has_pending = false;
-  const Call& call = t.pending;
+void GpuIdleGaps::on_gpu_work_read(const interpret::GpuWork& work) {
+  const GpuActivityRecord& activity = work.activity;
+  if (activity.start_ns < swept_ns_) ++late_;
+  waiting_.push(Activity{activity.start_ns, std::max(activity.start_ns, activity.end_ns), work.section->id,
+                         activity.correlation_id, activity.device});
+  while (waiting_.size() > window_) {
+    sweep(waiting_.top());
+    waiting_.pop();
+  }
+}
+
+void GpuIdleGaps::commit(Thread& t, const Call& call) {
   auto remember = [&](const Notable& notable) {
     t.history.push_back(notable);
     if (t.history.size() > kThreadHistory) {
@@ -133,17 +112,6 @@ GapExplanation GpuIdleGaps::explain(uint64_t section, uint64_t correlation, uint
   // Entries are pushed as calls return, so their ends (nearly) ascend: from
   // the newest back to the first that ended before the gap.
   for (auto n = t.history.rbegin(); n != t.history.rend() && n->end_ns > begin_ns; ++n) consider(*n);
-  // The newest call, still waiting for its stack, and the stretch before it.
-  Notable pending_call, pending_stretch;
-  if (t.has_pending) {
-    const Call& c = t.pending;
-    pending_call = Notable{c.begin_ns, c.end_ns, false, c.host, {}};
-    consider(pending_call);
-    if (t.has_last && c.begin_ns > t.last_end_ns && c.begin_ns - t.last_end_ns >= kNotableHostNs) {
-      pending_stretch = Notable{t.last_end_ns, c.begin_ns, true, t.last_call, c.host};
-      consider(pending_stretch);
-    }
-  }
   if (best_call == nullptr && best_stretch == nullptr) {
     why.kind = GapExplanation::Kind::kShortCalls;
     return why;
@@ -158,8 +126,6 @@ GapExplanation GpuIdleGaps::explain(uint64_t section, uint64_t correlation, uint
 }
 
 void GpuIdleGaps::finish() {
-  for (auto& [key, t] : threads_)
-    if (t.has_pending) commit(t);
   for (; !waiting_.empty(); waiting_.pop()) sweep(waiting_.top());
 }
 

@@ -9,7 +9,7 @@
 // start order per device (a late one that reaches back before the sweep
 // is counted: a gap it falls in may be overstated). The launching thread
 // of an activity comes from its correlation id, kept for the last
-// kGpuTimeJoinWindow calls. Per thread, a ring of its notable host activity
+// kLauncherWindow calls. Per thread, a ring of its notable host activity
 // (calls and call-free stretches of at least kNotableHostNs, with the calls'
 // stacks) reaching back kThreadHistory entries, for at most
 // kMaxHistoryThreads threads: a gap found after its thread's ring moved on
@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "formats/reader.h"
+#include "tools/proftrace/interpret/events.h"
 #include "tools/proftrace/stats/stack_joins.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
@@ -38,6 +38,7 @@ inline constexpr size_t kMaxHistoryThreads = 256;
 // heap, and the launching thread's ring must still reach back to it.
 inline constexpr size_t kIdleGapReorderWindow = size_t{1} << 14;
 inline constexpr size_t kMaxIdleGaps = size_t{1} << 20;
+inline constexpr size_t kLauncherWindow = size_t{1} << 17;
 
 // One host API call: which API, and its stacks (site.section is always set;
 // native and python are 0 without a CallStack).
@@ -67,12 +68,13 @@ struct IdleGap {
   GapExplanation why;
 };
 
-class GpuIdleGaps {
+class GpuIdleGaps : public interpret::Consumer {
  public:
   explicit GpuIdleGaps(size_t reorder_window = kIdleGapReorderWindow) : window_(reorder_window) {}
 
-  void on_record(const SectionModel& section, const format::RecordView& record);
-  // End of input: commits the calls still waiting for a stack, sweeps the heap.
+  void on_any_call(const interpret::Call& call) override;
+  void on_gpu_work_read(const interpret::GpuWork& work) override;
+  // End of input: sweeps the heap.
   void finish();
 
   // In the order found (per device in time order).
@@ -92,8 +94,6 @@ class GpuIdleGaps {
     HostCall call, next;
   };
   struct Thread {
-    bool has_pending = false;
-    Call pending;  // the newest call, waiting for the CallStack that may follow it
     bool has_last = false;
     uint64_t last_end_ns = 0;
     HostCall last_call;
@@ -111,7 +111,7 @@ class GpuIdleGaps {
   };
 
   Thread* thread(const ThreadKey& key);
-  void commit(Thread& t);
+  void commit(Thread& t, const Call& call);
   void sweep(const Activity& activity);
   GapExplanation explain(uint64_t section, uint64_t correlation, uint64_t begin_ns, uint64_t end_ns) const;
 

@@ -1,7 +1,7 @@
 // gpu-kernels: GPU time per kernel name (nsys: cuda_gpu_kern_sum). A kernel's
-// name and launch shape come from its launch, its time from its GpuActivity;
-// the two are joined by correlation id in a bounded window, as in `convert`;
-// what a launch says is read by kernel_launch_facts.h (shared with overview).
+// name and launch shape come from its launch, its time from the GPU work the
+// interpretation pass joined to it; what a launch says is read by
+// kernel_launch_facts.h (shared with overview).
 // A graph launch timed node by node (CUPTI) adds each kernel node it ran,
 // named and shaped by its GraphNode record.
 // Per name, besides the times: the launch shape that took the most GPU time
@@ -17,8 +17,6 @@
 
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stats/duration_summary.h"
-#include "tools/proftrace/stats/gpu_time_join.h"
-#include "tools/proftrace/stats/graph_node_index.h"
 #include "tools/proftrace/stats/kernel_launch_facts.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/tensor_core_kernels.h"
@@ -27,8 +25,6 @@ namespace proflaunch::tools::stats {
 namespace {
 
 using namespace format;
-
-using PendingLaunch = KernelLaunchFacts;
 
 struct KernelSummary {
   DurationSummary durations;
@@ -67,32 +63,36 @@ class GpuKernelSummary final : public StatsSection {
  public:
   std::string name() const override { return "gpu-kernels"; }
 
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    if (record.kind == static_cast<uint16_t>(RecordKind::kKernelLaunch)) {
-      const auto launch = record.as<KernelLaunchRecord>();
-      if (launch.span.flags & kApiCaptured) return;  // runs only when its graph is launched (`graphs`)
-      const PendingLaunch pending = kernel_launch_facts(section, launch);
-      join_.add_operation(section.section_id, launch.span.correlation_id, pending);
-    } else if (record.kind == static_cast<uint16_t>(RecordKind::kGraphNode)) {
-      graph_nodes_.add(section.section_id, record.as<GraphNodeRecord>());
-    } else if (record.kind == static_cast<uint16_t>(RecordKind::kGpuActivity)) {
-      const auto activity = record.as<GpuActivityRecord>();
-      if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
-      if (activity.graph_node != 0) {
-        // A kernel node of a graph launch (its correlation id is the
-        // launch's): named and shaped by its node.
-        if (const GraphNodeRecord* node = graph_nodes_.find(section.section_id, activity.graph_node))
-          joined(graph_node_kernel_facts(section, *node, activity.device, activity.start_ns), gpu_duration_ns(activity));
-        else
-          ++nodes_without_record_;
-        return;
-      }
-      join_.add_activity(section.section_id, activity.correlation_id, gpu_duration_ns(activity));
+  void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
+    if (op.kind != interpret::OperationKind::kKernel) return;
+    if (op.captured()) return;  // runs only when its graph is launched (`graphs`)
+    // A host function (launched like a kernel) is no kernel work.
+    if (gpu == nullptr || gpu->activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) {
+      ++without_gpu_time_;
+      return;
     }
+    joined(kernel_launch_facts(*op.section->model, op.launch), gpu->duration_ns());
+  }
+
+  // Kernel work whose launch is not in the trace, and the kernel nodes of
+  // graph launches, as they are read.
+  void on_gpu_work_read(const interpret::GpuWork& work) override {
+    const GpuActivityRecord& activity = work.activity;
+    if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel) || activity.graph_node == 0) return;
+    // A kernel node of a graph launch (its correlation id is the launch's):
+    // named and shaped by its node.
+    if (work.node != nullptr)
+      joined(graph_node_kernel_facts(*work.section->model, *work.node, activity.device, activity.start_ns),
+             work.duration_ns());
+    else
+      ++nodes_without_record_;
+  }
+  void on_gpu_work_alone(const interpret::GpuWork& work) override {
+    if (work.activity.kind == static_cast<uint8_t>(GpuActivityKind::kKernel) && work.activity.graph_node == 0)
+      ++activities_without_operation_;
   }
 
   Table finish(const TraceModel&) override {
-    join_.finish();
     Table table;
     table.title = "GPU kernels: time per kernel name";
     table.columns = {"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Min (ns)", "Max (ns)",
@@ -134,7 +134,7 @@ class GpuKernelSummary final : public StatsSection {
       occupancy_missing = occupancy_missing || k.with_occupancy != s.count;
       table.rows.push_back({format_percent(grand_total ? double(s.total_ns) / double(grand_total) : 0),
                             format_ns(s.total_ns), std::to_string(s.count),
-                            format_ns(static_cast<uint64_t>(s.mean_ns)), format_ns(s.min_ns), format_ns(s.max_ns),
+                            format_ns(static_cast<uint64_t>(s.mean_ns())), format_ns(s.min_ns), format_ns(s.max_ns),
                             format_ns(static_cast<uint64_t>(s.stddev_ns())), format_dim3(main_shape->first.grid),
                             format_dim3(main_shape->first.block),
                             std::to_string(main_shape->first.dynamic_shared_bytes), registers, static_shared,
@@ -147,8 +147,8 @@ class GpuKernelSummary final : public StatsSection {
     if (nodes_without_record_ > 0)
       table.notes.push_back(std::to_string(nodes_without_record_) +
                             " kernels run by graph launches whose node is not in the trace are not counted");
-    if (join_.activities_without_operation() > 0)
-      table.notes.push_back(std::to_string(join_.activities_without_operation()) +
+    if (activities_without_operation_ > 0)
+      table.notes.push_back(std::to_string(activities_without_operation_) +
                             " GPU kernels whose launch is not in the trace are not counted");
     if (sm_count_missing)
       table.notes.push_back("Blocks/SM is '-' where a launch's device has no DeviceInfo (no SM count)");
@@ -160,7 +160,7 @@ class GpuKernelSummary final : public StatsSection {
   }
 
  private:
-  void joined(const PendingLaunch& launch, uint64_t gpu_ns) {
+  void joined(const KernelLaunchFacts& launch, uint64_t gpu_ns) {
     KernelSummary& k = by_name_[launch.name];
     k.durations.add(gpu_ns);
     k.ns_by_shape[launch.shape] += gpu_ns;
@@ -180,11 +180,9 @@ class GpuKernelSummary final : public StatsSection {
   }
 
   std::map<std::string, KernelSummary> by_name_;
-  GraphNodeIndex graph_nodes_;
   uint64_t nodes_without_record_ = 0;
-  GpuTimeJoin<PendingLaunch> join_{[this](const PendingLaunch& launch, uint64_t gpu_ns) { joined(launch, gpu_ns); },
-                                   [this](const PendingLaunch&) { ++without_gpu_time_; }};
   uint64_t without_gpu_time_ = 0;
+  uint64_t activities_without_operation_ = 0;
 };
 
 }  // namespace

@@ -2,8 +2,7 @@
 // cuda_gpu_mem_size_sum in one table). A kind is the copy's direction and
 // the memory at each end (pageable or pinned host memory, device, managed,
 // array), or a memset and the memory it sets. Bytes come from the call,
-// GPU time from its GpuActivity, joined by correlation id in a bounded
-// window as in gpu-kernels. An operation without GPU time (GPU timing off,
+// GPU time from the GPU work the interpretation pass joined to it. An operation without GPU time (GPU timing off,
 // or its activity lost) still counts with its bytes, in its own column.
 #include <algorithm>
 #include <limits>
@@ -11,7 +10,6 @@
 
 #include "tools/proftrace/record_text.h"
 #include "tools/proftrace/stats/duration_summary.h"
-#include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/stats/stats_section.h"
 
 namespace proflaunch::tools::stats {
@@ -66,26 +64,38 @@ class MemoryOperationSummary final : public StatsSection {
  public:
   std::string name() const override { return "mem-ops"; }
 
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    if (record.kind == static_cast<uint16_t>(RecordKind::kMemoryCopy)) {
-      const auto copy = record.as<MemoryCopyRecord>();
-      add_operation(section, copy.span, PendingOperation{{false, copy.direction, copy.src_kind, copy.dst_kind},
-                                                         copy.bytes});
-    } else if (record.kind == static_cast<uint16_t>(RecordKind::kMemorySet)) {
-      const auto set = record.as<MemorySetRecord>();
-      add_operation(section, set.span, PendingOperation{{true, 0, 0, set.dst_kind}, set.bytes});
-    } else if (record.kind == static_cast<uint16_t>(RecordKind::kGpuActivity)) {
-      const auto activity = record.as<GpuActivityRecord>();
-      const bool memory_work = activity.kind == static_cast<uint8_t>(GpuActivityKind::kMemoryCopy) ||
-                               activity.kind == static_cast<uint8_t>(GpuActivityKind::kMemorySet);
-      // A node of a graph carries the graph launch's correlation id: its call is the graph's (`graphs`).
-      if (!memory_work || activity.graph_node != 0) return;
-      join_.add_activity(section.section_id, activity.correlation_id, gpu_duration_ns(activity));
+  void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
+    PendingOperation operation;
+    if (op.kind == interpret::OperationKind::kCopy)
+      operation = PendingOperation{{false, op.copy.direction, op.copy.src_kind, op.copy.dst_kind}, op.copy.bytes};
+    else if (op.kind == interpret::OperationKind::kMemset)
+      operation = PendingOperation{{true, 0, 0, op.set.dst_kind}, op.set.bytes};
+    else
+      return;
+    if (op.captured()) return;  // a graph node: runs when its graph is launched (`graphs`)
+    if (op.span().result != 0) {
+      ++failed_;
+      if (gpu != nullptr) ++activities_without_operation_;
+      return;
     }
+    KindSummary& s = by_kind_[operation.kind];
+    s.add_bytes(operation.bytes);
+    if (gpu == nullptr) {
+      ++s.untimed;
+      return;
+    }
+    s.gpu_time.add(gpu->duration_ns());
+    s.timed_bytes += operation.bytes;
+  }
+
+  void on_gpu_work_alone(const interpret::GpuWork& work) override {
+    const auto kind = static_cast<GpuActivityKind>(work.activity.kind);
+    // A node of a graph carries the graph launch's correlation id: its call is the graph's (`graphs`).
+    if ((kind == GpuActivityKind::kMemoryCopy || kind == GpuActivityKind::kMemorySet) && work.activity.graph_node == 0)
+      ++activities_without_operation_;
   }
 
   Table finish(const TraceModel&) override {
-    join_.finish();
     Table table;
     table.title = "Memory operations: GPU time and bytes per kind";
     table.columns = {"Time (%)", "Total Time (ns)", "Count", "Avg (ns)", "Min (ns)", "Max (ns)",
@@ -108,7 +118,7 @@ class MemoryOperationSummary final : public StatsSection {
       table.rows.push_back(
           {timed ? format_percent(grand_total ? double(t.total_ns) / double(grand_total) : 0) : "-",
            timed ? format_ns(t.total_ns) : "-", std::to_string(s.count),
-           timed ? format_ns(static_cast<uint64_t>(t.mean_ns)) : "-", timed ? format_ns(t.min_ns) : "-",
+           timed ? format_ns(static_cast<uint64_t>(t.mean_ns())) : "-", timed ? format_ns(t.min_ns) : "-",
            timed ? format_ns(t.max_ns) : "-", std::to_string(s.bytes), std::to_string(s.bytes / s.count),
            std::to_string(s.min_bytes), std::to_string(s.max_bytes),
            timed && t.total_ns > 0 ? format_bandwidth(s.timed_bytes, t.total_ns) : "-", std::to_string(s.untimed),
@@ -120,35 +130,15 @@ class MemoryOperationSummary final : public StatsSection {
                             "not in the times, shares or bandwidths");
     if (failed_ > 0)
       table.notes.push_back(std::to_string(failed_) + " failed calls (nothing moved) are not counted");
-    if (join_.activities_without_operation() > 0)
-      table.notes.push_back(std::to_string(join_.activities_without_operation()) +
+    if (activities_without_operation_ > 0)
+      table.notes.push_back(std::to_string(activities_without_operation_) +
                             " GPU copies or memsets whose call is not in the trace are not counted");
     return table;
   }
 
  private:
-  void add_operation(const SectionModel& section, const ApiSpan& span, const PendingOperation& operation) {
-    if (span.flags & kApiCaptured) return;  // a graph node: runs when its graph is launched (`graphs`)
-    if (span.result != 0) {
-      ++failed_;
-      return;
-    }
-    join_.add_operation(section.section_id, span.correlation_id, operation);
-  }
-
   std::map<OperationKind, KindSummary> by_kind_;
-  GpuTimeJoin<PendingOperation> join_{
-      [this](const PendingOperation& operation, uint64_t gpu_ns) {
-        KindSummary& s = by_kind_[operation.kind];
-        s.add_bytes(operation.bytes);
-        s.gpu_time.add(gpu_ns);
-        s.timed_bytes += operation.bytes;
-      },
-      [this](const PendingOperation& operation) {
-        KindSummary& s = by_kind_[operation.kind];
-        s.add_bytes(operation.bytes);
-        ++s.untimed;
-      }};
+  uint64_t activities_without_operation_ = 0;
   uint64_t failed_ = 0;
 };
 

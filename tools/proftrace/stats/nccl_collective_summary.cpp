@@ -25,9 +25,7 @@ std::string gigabytes_per_second(double bytes, double ns) {
 class NcclCollectiveSummary final : public StatsSection {
  public:
   std::string name() const override { return "nccl-collectives"; }
-  void on_record(const SectionModel& section, const format::RecordView& record) override {
-    analysis_.on_record(section, record);
-  }
+  std::vector<interpret::Consumer*> parts() override { return {&analysis_}; }
 
   Table finish(const TraceModel& model) override {
     analysis_.finish(model);
@@ -50,9 +48,9 @@ class NcclCollectiveSummary final : public StatsSection {
       const double size = static_cast<double>(key.second);
       table.rows.push_back({key.first, std::to_string(key.second), std::to_string(row.nranks),
                             std::to_string(row.time.count), format_ns(row.time.total_ns),
-                            format_ns(static_cast<uint64_t>(row.time.mean_ns)), format_ns(row.time.min_ns),
-                            format_ns(row.time.max_ns), gigabytes_per_second(size, row.time.mean_ns),
-                            gigabytes_per_second(size * bus_bandwidth_factor(op, row.nranks), row.time.mean_ns)});
+                            format_ns(static_cast<uint64_t>(row.time.mean_ns())), format_ns(row.time.min_ns),
+                            format_ns(row.time.max_ns), gigabytes_per_second(size, row.time.mean_ns()),
+                            gigabytes_per_second(size * bus_bandwidth_factor(op, row.nranks), row.time.mean_ns())});
     }
     if (analysis_.calls_without_gpu_time() > 0)
       table.notes.push_back(std::to_string(analysis_.calls_without_gpu_time()) +

@@ -12,9 +12,7 @@ namespace {
 class NcclRankSummary final : public StatsSection {
  public:
   std::string name() const override { return "nccl-ranks"; }
-  void on_record(const SectionModel& section, const format::RecordView& record) override {
-    analysis_.on_record(section, record);
-  }
+  std::vector<interpret::Consumer*> parts() override { return {&analysis_}; }
 
   Table finish(const TraceModel& model) override {
     analysis_.finish(model);

@@ -4,24 +4,22 @@
 // (kernels, copies, memsets, graph launches) that the range's thread
 // launched inside it (a start/end range: its starting thread), per range
 // name. Both stream: state per open range and per launch still waiting for
-// its GPU time (bounded, as gpu-kernels' join), never per event.
+// its GPU time (bounded by the pass's join window), never per event.
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <unordered_map>
 #include <vector>
 
 #include "tools/proftrace/record_text.h"
 #include "tools/proftrace/stats/duration_summary.h"
-#include "tools/proftrace/stats/nvtx_ranges.h"
+#include "tools/proftrace/interpret/nvtx_ranges.h"
 #include "tools/proftrace/stats/stats_section.h"
 
 namespace proflaunch::tools::stats {
 namespace {
 
 using namespace format;
-
-constexpr size_t kJoinWindow = size_t{1} << 17;
+using interpret::RangeTracker;
 
 Table duration_table(const std::string& title, const std::map<std::string, DurationSummary>& by_label) {
   Table table;
@@ -34,7 +32,7 @@ Table duration_table(const std::string& title, const std::map<std::string, Durat
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.total_ns > b.second.total_ns; });
   for (const auto& [label, s] : sorted)
     table.rows.push_back({format_percent(grand_total ? double(s.total_ns) / double(grand_total) : 0),
-                          format_ns(s.total_ns), std::to_string(s.count), format_ns(static_cast<uint64_t>(s.mean_ns)),
+                          format_ns(s.total_ns), std::to_string(s.count), format_ns(static_cast<uint64_t>(s.mean_ns())),
                           format_ns(s.min_ns), format_ns(s.max_ns), format_ns(static_cast<uint64_t>(s.stddev_ns())),
                           label});
   return table;
@@ -43,12 +41,11 @@ Table duration_table(const std::string& title, const std::map<std::string, Durat
 class NvtxSummary final : public StatsSection {
  public:
   std::string name() const override { return "nvtx"; }
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    if (record.record_kind() != RecordKind::kNvtxEvent) return;
+  void on_nvtx(const interpret::NvtxEvent& e) override {
     auto closed = [&](const RangeTracker::Open& open, uint64_t end_ns, uint64_t) {
       by_label_[open.label].add(end_ns > open.begin_ns ? end_ns - open.begin_ns : 0);
     };
-    tracker_.on_event(section, record.tid, record, closed);
+    tracker_.on_event(e, closed);
     tracker_.settle_started(UINT64_MAX, closed);  // host time needs no later records
   }
   Table finish(const TraceModel&) override {
@@ -85,44 +82,30 @@ class NvtxGpuSummary final : public StatsSection {
 
  public:
 
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    const uint64_t s = section.section_id;
-    switch (record.record_kind()) {
-      case RecordKind::kNvtxEvent:
-        tracker_.on_event(section, record.tid, record, closed_callback());
-        tracker_.settle_started_on(s, record.tid, record.as<NvtxEventRecord>().span.begin_ns, closed_callback());
-        break;
-      case RecordKind::kKernelLaunch: launched(s, record.tid, record.as<KernelLaunchRecord>().span); break;
-      case RecordKind::kMemoryCopy: launched(s, record.tid, record.as<MemoryCopyRecord>().span); break;
-      case RecordKind::kMemorySet: launched(s, record.tid, record.as<MemorySetRecord>().span); break;
-      case RecordKind::kGraphLaunch: launched(s, record.tid, record.as<GraphLaunchRecord>().span); break;
-      case RecordKind::kGpuActivity: {
-        const auto gpu = record.as<GpuActivityRecord>();
-        auto it = waiting_.find({s, gpu.correlation_id});
-        if (it == waiting_.end()) return;
-        for (uint64_t id : it->second) {
-          Projection& p = projections_[id];
-          p.start_ns = std::min(p.start_ns, gpu.start_ns);
-          p.end_ns = std::max(p.end_ns, gpu.end_ns);
-          --p.pending;
-          settle(id);
-        }
-        waiting_.erase(it);
-        break;
+  void on_nvtx(const interpret::NvtxEvent& e) override {
+    tracker_.on_event(e, closed_callback());
+    tracker_.settle_started_on(e.section->id, e.tid, e.record.span.begin_ns, closed_callback());
+  }
+  void on_operation_read(const interpret::Operation& op) override { launched(op.section->id, op.tid, op.span()); }
+  // The operation's GPU work (a graph timed node by node: its first node),
+  // or none: the ranges open at its launch wait for it.
+  void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
+    auto it = waiting_.find({op.section->id, op.span().correlation_id});
+    if (it == waiting_.end()) return;
+    for (uint64_t id : it->second) {
+      Projection& p = projections_[id];
+      if (gpu != nullptr) {
+        p.start_ns = std::min(p.start_ns, gpu->activity.start_ns);
+        p.end_ns = std::max(p.end_ns, gpu->activity.end_ns);
       }
-      default: break;
+      --p.pending;
+      settle(id);
     }
+    waiting_.erase(it);
   }
 
   Table finish(const TraceModel&) override {
     tracker_.settle_started(UINT64_MAX, closed_callback());
-    // Launches whose GPU time never came: their ranges settle without them.
-    for (auto& [key, ids] : waiting_)
-      for (uint64_t id : ids) {
-        --projections_[id].pending;
-        settle(id);
-      }
-    waiting_.clear();
     Table table = duration_table("NVTX ranges projected onto the GPU: first GPU start to last GPU end of the work "
                                  "each range launched",
                                  by_label_);
@@ -149,18 +132,6 @@ class NvtxGpuSummary final : public StatsSection {
     if (ids.empty()) return;
     for (uint64_t id : ids) ++projections_[id].pending;
     waiting_[{s, span.correlation_id}] = ids;
-    order_.push_back({s, span.correlation_id});
-    if (order_.size() > kJoinWindow) {  // the oldest launch gives up waiting
-      auto it = waiting_.find(order_.front());
-      if (it != waiting_.end()) {
-        for (uint64_t id : it->second) {
-          --projections_[id].pending;
-          settle(id);
-        }
-        waiting_.erase(it);
-      }
-      order_.pop_front();
-    }
   }
 
   void settle(uint64_t id) {
@@ -174,8 +145,9 @@ class NvtxGpuSummary final : public StatsSection {
 
   RangeTracker tracker_;
   std::unordered_map<uint64_t, Projection> projections_;
+  // (section, correlation) of each launch inside ranges -> the ranges, until
+  // the pass hands over its GPU work (or says none came).
   std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>> waiting_;
-  std::deque<std::pair<uint64_t, uint64_t>> order_;
   std::map<std::string, DurationSummary> by_label_;
   uint64_t without_gpu_work_ = 0;
 };

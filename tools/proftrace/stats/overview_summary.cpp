@@ -8,9 +8,9 @@
 //
 // Memory: the timeline is bounded (category_timeline.h); the steps are
 // found by StepDetector (step_detection.h, shared with recommendations),
-// whose memory is said there; launches wait for their kernel's GPU time in
-// GpuTimeJoin's bounded window; per device a few sums, per kernel name its
-// tensor-core verdict.
+// whose memory is said there; launches come with their kernel's GPU time
+// (the interpretation pass's join); per device a few sums, per kernel name
+// its tensor-core verdict.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,8 +21,6 @@
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/record_text.h"
 #include "tools/proftrace/stats/category_timeline.h"
-#include "tools/proftrace/stats/gpu_time_join.h"
-#include "tools/proftrace/stats/graph_node_index.h"
 #include "tools/proftrace/stats/kernel_launch_facts.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/stats/step_detection.h"
@@ -87,31 +85,50 @@ class OverviewSummary final : public StatsSection {
       : top_(options.top), timeline_bins_(options.timeline_bins), steps_(options.step_range) {}
   std::string name() const override { return "overview"; }
 
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    steps_.on_record(section, record);
+  std::vector<interpret::Consumer*> parts() override { return {&steps_}; }
+
+  void on_synchronize(const interpret::Event<SynchronizeRecord>& e) override {
+    if (e.record.target != static_cast<uint8_t>(SyncTarget::kStreamWaitEvent))
+      timeline_.add(e.record.span.begin_ns, e.record.span.end_ns, TimeCategory::kSyncWait);
+  }
+
+  void on_gpu_work_read(const interpret::GpuWork& work) override {
+    const GpuActivityRecord& activity = work.activity;
+    const SectionModel& section = *work.section->model;
     const uint64_t s = section.section_id;
-    switch (record.record_kind()) {
-      case RecordKind::kSynchronize: {
-        const auto sync = record.as<SynchronizeRecord>();
-        if (sync.target != static_cast<uint8_t>(SyncTarget::kStreamWaitEvent))
-          timeline_.add(sync.span.begin_ns, sync.span.end_ns, TimeCategory::kSyncWait);
+    TimeCategory category = TimeCategory::kOtherGpu;
+    switch (static_cast<GpuActivityKind>(activity.kind)) {
+      case GpuActivityKind::kKernel:
+        // A collective's kernel (a grouped call's: its group's), once it succeeded.
+        category = work.collective != nullptr && (work.collective->group || work.collective->succeeded)
+                       ? TimeCategory::kCommunication
+                       : TimeCategory::kKernel;
         break;
-      }
-      case RecordKind::kCollective: {
-        const auto call = record.as<CollectiveRecord>();
-        // Grouped calls share their group's kernel (the CollectiveGroup record).
-        if (call.span.result == 0 && call.sequence != 0 && call.group_id == 0)
-          collective_kernels_.insert({s, call.span.correlation_id});
-        break;
-      }
-      case RecordKind::kCollectiveGroup:
-        collective_kernels_.insert({s, record.as<CollectiveGroupRecord>().span.correlation_id});
-        break;
-      case RecordKind::kGpuActivity: on_activity(section, record.as<GpuActivityRecord>()); break;
-      case RecordKind::kKernelLaunch: on_launch(section, record.as<KernelLaunchRecord>()); break;
-      case RecordKind::kGraphNode: graph_nodes_.add(s, record.as<GraphNodeRecord>()); break;
+      case GpuActivityKind::kMemoryCopy: category = TimeCategory::kMemcpy; break;
+      case GpuActivityKind::kMemorySet: category = TimeCategory::kMemset; break;
       default: break;
     }
+    const auto [it, added] = devices_.emplace(std::make_pair(s, activity.device), devices_.size());
+    timeline_.add(activity.start_ns, activity.end_ns, category, it->second);
+    if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
+    DeviceKernels& kernels = kernels_[it->first];
+    ++kernels.kernels;
+    kernels.kernel_ns += work.duration_ns();
+    // A kernel node of a graph launch (the launch's correlation id): its
+    // shape is its node's.
+    if (activity.graph_node != 0 && work.node != nullptr)
+      kernel_ran(estimates_of(section, graph_node_kernel_facts(section, *work.node, activity.device, activity.start_ns),
+                              activity.device),
+                 work.duration_ns());
+  }
+
+  // A kernel launch with its kernel's GPU work.
+  void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
+    if (op.kind != interpret::OperationKind::kKernel || op.captured() || gpu == nullptr ||
+        gpu->activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel) || gpu->activity.graph_node != 0)
+      return;
+    const SectionModel& section = *op.section->model;
+    kernel_ran(estimates_of(section, kernel_launch_facts(section, op.launch), op.launch.device), gpu->duration_ns());
   }
 
   // The step breakdown (finish_tables has them all).
@@ -123,42 +140,6 @@ class OverviewSummary final : public StatsSection {
   std::vector<Table> finish_tables(const TraceModel& model) override;
 
  private:
-  void on_activity(const SectionModel& section, const GpuActivityRecord& activity) {
-    const uint64_t s = section.section_id;
-    TimeCategory category = TimeCategory::kOtherGpu;
-    switch (static_cast<GpuActivityKind>(activity.kind)) {
-      case GpuActivityKind::kKernel:
-        category = collective_kernels_.erase({s, activity.correlation_id}) != 0 ? TimeCategory::kCommunication
-                                                                                 : TimeCategory::kKernel;
-        break;
-      case GpuActivityKind::kMemoryCopy: category = TimeCategory::kMemcpy; break;
-      case GpuActivityKind::kMemorySet: category = TimeCategory::kMemset; break;
-      default: break;
-    }
-    const auto [it, added] = devices_.emplace(std::make_pair(s, activity.device), devices_.size());
-    timeline_.add(activity.start_ns, activity.end_ns, category, it->second);
-    if (activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) return;
-    DeviceKernels& kernels = kernels_[it->first];
-    ++kernels.kernels;
-    kernels.kernel_ns += gpu_duration_ns(activity);
-    if (activity.graph_node == 0) {
-      join_.add_activity(s, activity.correlation_id, gpu_duration_ns(activity));
-      return;
-    }
-    // A kernel node of a graph launch (the launch's correlation id): its
-    // shape is its node's.
-    if (const GraphNodeRecord* node = graph_nodes_.find(s, activity.graph_node))
-      kernel_ran(estimates_of(section, graph_node_kernel_facts(section, *node, activity.device, activity.start_ns),
-                              activity.device),
-                 gpu_duration_ns(activity));
-  }
-
-  void on_launch(const SectionModel& section, const KernelLaunchRecord& launch) {
-    if (launch.span.flags & kApiCaptured) return;  // runs only inside a graph launch
-    join_.add_operation(section.section_id, launch.span.correlation_id,
-                        estimates_of(section, kernel_launch_facts(section, launch), launch.device));
-  }
-
   KernelEstimates estimates_of(const SectionModel& section, const KernelLaunchFacts& facts, int32_t device) {
     KernelEstimates estimates{{section.section_id, device}, facts.blocks_per_sm(), facts.occupancy, false};
     if (facts.name_string != 0) {
@@ -196,13 +177,9 @@ class OverviewSummary final : public StatsSection {
   size_t timeline_bins_;
   StepDetector steps_;
   CategoryTimeline timeline_;
-  std::set<std::pair<uint64_t, uint64_t>> collective_kernels_;  // (section, correlation) awaiting their kernel
   std::map<DeviceKey, uint64_t> devices_;                        // (section, device) -> timeline device key
   std::map<DeviceKey, DeviceKernels> kernels_;
   std::map<std::pair<uint64_t, uint32_t>, bool> tensor_core_;  // (section, name string) -> the name's verdict
-  GraphNodeIndex graph_nodes_;
-  GpuTimeJoin<KernelEstimates> join_{[this](const KernelEstimates& launch, uint64_t ns) { kernel_ran(launch, ns); },
-                                     [](const KernelEstimates&) {}};
 };
 
 
@@ -248,7 +225,6 @@ std::string format_optional_percent(std::optional<double> fraction) {
 }
 
 Table OverviewSummary::kernels_table(const TraceModel& model) {
-  join_.finish();
   Table table;
   table.title = "Overview: kernels";
   table.columns = {"PID", "Device", "Kernel Time (ns)", "Kernels", "SM Efficiency (%)", "Est. Occupancy (%)",

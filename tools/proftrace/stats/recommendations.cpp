@@ -11,12 +11,11 @@
 // so each call a rule looks at (a candidate) is kept as a few numbers until
 // then; at most kMaxCandidates per rule, past which the totals stay exact
 // but steps and call sites are counted on the first ones (a note says so).
-// Per call site: its stacks' ids; per thread: the call awaiting its stack.
+// Per call site: its stacks' ids; per small-grid launch, a few numbers
+// until the pass hands over its GPU work.
 // gpu-idle-gap's gaps and host history: gpu_idle_gaps.h, bounded there.
 #include <algorithm>
 #include <array>
-#include <cstring>
-#include <deque>
 #include <unordered_map>
 #include <map>
 
@@ -24,7 +23,6 @@
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/stats/collective_analysis.h"
 #include "tools/proftrace/stats/gpu_idle_gaps.h"
-#include "tools/proftrace/stats/gpu_time_join.h"
 #include "tools/proftrace/stats/launch_bound_stretches.h"
 #include "tools/proftrace/stats/recommendation_finding.h"
 #include "tools/proftrace/stats/stack_joins.h"
@@ -52,69 +50,57 @@ bool host_memory_is_pageable(uint8_t kind) { return kind == static_cast<uint8_t>
 class Recommendations final : public StatsSection {
  public:
   explicit Recommendations(const StatsOptions& options)
-      : steps_(options.step_range),
-        small_grid_join_([this](const SmallGridLaunch& launch, uint64_t gpu_ns) { small_grid_ran(launch, gpu_ns); },
-                         [](const SmallGridLaunch&) {}) {
+      : steps_(options.step_range) {
     sites_.push_back({});
   }
   std::string name() const override { return "recommendations"; }
 
-  void on_record(const SectionModel& section, const RecordView& record) override {
-    steps_.on_record(section, record);
-    collectives_.on_record(section, record);
-    idle_gaps_.on_record(section, record);
-    const std::pair<uint64_t, uint32_t> thread{section.section_id, record.tid};
-    if (record.record_kind() == RecordKind::kCallStack) {
-      const auto stack = record.as<CallStackRecord>();
-      auto it = awaiting_stack_.find(thread);
-      if (stack.point == static_cast<uint8_t>(StackPoint::kLaunch)) remember_launch_site(section, stack);
-      if (it != awaiting_stack_.end() && it->second.correlation == stack.correlation_id) {
-        const uint32_t site = site_of(StackKey{section.section_id, stack.native_stack, stack.python_stack});
-        for (const auto& [rule, index] : it->second.candidates) candidates_[rule][index].site = site;
-        awaiting_stack_.erase(it);
-      }
-      return;
-    }
-    // A CallStack follows its call right away on the call's thread: any
-    // other record there means the call has none.
-    awaiting_stack_.erase(thread);
-    switch (record.record_kind()) {
-      case RecordKind::kMemoryCopy: on_copy(thread, record.as<MemoryCopyRecord>()); break;
-      case RecordKind::kKernelLaunch: on_launch(section, thread, record.as<KernelLaunchRecord>()); break;
-      case RecordKind::kGpuActivity: {
-        const auto activity = record.as<GpuActivityRecord>();
-        const bool kernel = activity.kind == static_cast<uint8_t>(GpuActivityKind::kKernel);
-        const auto [device, added] =
-            devices_.emplace(std::make_pair(section.section_id, activity.device), devices_.size());
-        stretches_.add(device->second, activity.start_ns, activity.end_ns,
-                       kernel && gpu_duration_ns(activity) < kShortKernelNs,
-                       launch_site(section.section_id, activity.correlation_id));
-        if (!kernel) break;
-        kernel_gpu_ns_ += gpu_duration_ns(activity);
-        small_grid_join_.add_activity(section.section_id, activity.correlation_id, gpu_duration_ns(activity));
-        break;
-      }
-      case RecordKind::kSynchronize: {
-        const auto sync = record.as<SynchronizeRecord>();
-        const auto target = static_cast<SyncTarget>(sync.target);
-        if (sync.span.result == 0 && !(sync.span.flags & kApiCarried) &&
-            (target == SyncTarget::kDevice || target == SyncTarget::kStream || target == SyncTarget::kEvent))
-          add(thread, kSync, sync.span, 0);
-        break;
-      }
-      case RecordKind::kMemoryOperation: {
-        const auto op = record.as<MemoryOperationRecord>();
-        const auto kind = static_cast<AllocationKind>(op.kind);
-        const auto action = static_cast<MemoryAction>(op.action);
-        if (op.span.result == 0 && !(op.span.flags & (kApiCarried | kApiCaptured)) &&
-            (kind == AllocationKind::kDevice || kind == AllocationKind::kPinnedHost ||
-             kind == AllocationKind::kManaged) &&
-            (action == MemoryAction::kAcquire || action == MemoryAction::kRelease))
-          add(thread, kAllocator, op.span, op.bytes);
-        break;
-      }
-      default: break;
-    }
+  std::vector<interpret::Consumer*> parts() override { return {&steps_, &collectives_, &idle_gaps_}; }
+
+  void on_operation_read(const interpret::Operation& op) override {
+    if (op.kind == interpret::OperationKind::kCopy) on_copy(op);
+    else if (op.kind == interpret::OperationKind::kKernel) on_launch(op);
+  }
+
+  // A small-grid launch with its kernel's GPU time.
+  void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
+    if (op.kind != interpret::OperationKind::kKernel) return;
+    const auto pending = small_grid_launches_.find(Correlation{op.section->id, op.span().correlation_id});
+    if (pending == small_grid_launches_.end()) return;
+    if (gpu != nullptr && gpu->activity.kind == static_cast<uint8_t>(GpuActivityKind::kKernel))
+      small_grid_ran(pending->second, gpu->duration_ns());
+    small_grid_launches_.erase(pending);
+  }
+
+  void on_gpu_work_read(const interpret::GpuWork& work) override {
+    const GpuActivityRecord& activity = work.activity;
+    const bool kernel = activity.kind == static_cast<uint8_t>(GpuActivityKind::kKernel);
+    const auto [device, added] = devices_.emplace(std::make_pair(work.section->id, activity.device), devices_.size());
+    // Who launched it: the stack of its launch, when the pass has joined the two by now.
+    uint32_t site = 0;
+    if (work.operation != nullptr && stacks_at(work.operation->stacks, StackPoint::kLaunch))
+      site = site_of(stack_key(work.section, work.operation->stacks));
+    stretches_.add(device->second, activity.start_ns, activity.end_ns, kernel && work.duration_ns() < kShortKernelNs,
+                   site);
+    if (kernel) kernel_gpu_ns_ += work.duration_ns();
+  }
+
+  void on_synchronize(const interpret::Event<SynchronizeRecord>& e) override {
+    const SynchronizeRecord& sync = e.record;
+    const auto target = static_cast<SyncTarget>(sync.target);
+    if (sync.span.result == 0 && !(sync.span.flags & kApiCarried) &&
+        (target == SyncTarget::kDevice || target == SyncTarget::kStream || target == SyncTarget::kEvent))
+      add(kSync, sync.span, 0, site_of(e.section, e.stacks));
+  }
+
+  void on_memory_operation(const interpret::Event<MemoryOperationRecord>& e) override {
+    const MemoryOperationRecord& op = e.record;
+    const auto kind = static_cast<AllocationKind>(op.kind);
+    const auto action = static_cast<MemoryAction>(op.action);
+    if (op.span.result == 0 && !(op.span.flags & (kApiCarried | kApiCaptured)) &&
+        (kind == AllocationKind::kDevice || kind == AllocationKind::kPinnedHost || kind == AllocationKind::kManaged) &&
+        (action == MemoryAction::kAcquire || action == MemoryAction::kRelease))
+      add(kAllocator, op.span, op.bytes, site_of(e.section, e.stacks));
   }
 
   Table finish(const TraceModel& model) override;
@@ -128,11 +114,12 @@ class Recommendations final : public StatsSection {
   };
 
   // Fewer blocks than the device has SMs: most SMs idle while it runs.
-  void on_launch(const SectionModel& section, const std::pair<uint64_t, uint32_t>& thread,
-                 const KernelLaunchRecord& launch) {
+  void on_launch(const interpret::Operation& op) {
+    const KernelLaunchRecord& launch = op.launch;
     if (launch.span.result != 0 || (launch.span.flags & (kApiCaptured | kApiCarried)) ||
         (launch.launch_flags & kLaunchHostFunction))
       return;
+    const SectionModel& section = *op.section->model;
     const auto device = section.devices.find(launch.device);
     if (device == section.devices.end() || device->second.multiprocessor_count == 0) return;
     const uint64_t blocks = uint64_t{launch.grid.x} * launch.grid.y * launch.grid.z;
@@ -141,8 +128,9 @@ class Recommendations final : public StatsSection {
     SmallGridLaunch pending{function != nullptr ? demangle(std::string(section.string(function->name_string)))
                                                 : std::string("<unnamed kernel>"),
                             blocks, device->second.multiprocessor_count};
-    if (add(thread, kSmallGrid, launch.span, 0)) pending.candidate = candidates_[kSmallGrid].size() - 1;
-    small_grid_join_.add_operation(section.section_id, launch.span.correlation_id, pending);
+    if (add(kSmallGrid, launch.span, 0, site_of(op.section, op.stacks)))
+      pending.candidate = candidates_[kSmallGrid].size() - 1;
+    small_grid_launches_[Correlation{section.section_id, launch.span.correlation_id}] = pending;
   }
 
   void small_grid_ran(const SmallGridLaunch& launch, uint64_t gpu_ns) {
@@ -155,59 +143,39 @@ class Recommendations final : public StatsSection {
     kernel.multiprocessors = launch.multiprocessors;
   }
 
-  // Launch stacks by correlation, for launch-bound (the activity comes
-  // later): a bounded FIFO window, as in stack_joins.h.
-  void remember_launch_site(const SectionModel& section, const CallStackRecord& stack) {
-    const Correlation key{section.section_id, stack.correlation_id};
-    launch_sites_[key] = site_of(StackKey{section.section_id, stack.native_stack, stack.python_stack});
-    launch_order_.push_back(key);
-    while (launch_order_.size() > kGpuTimeJoinWindow) {
-      launch_sites_.erase(launch_order_.front());
-      launch_order_.pop_front();
-    }
-  }
-  uint32_t launch_site(uint64_t section, uint64_t correlation) {
-    const auto it = launch_sites_.find(Correlation{section, correlation});
-    if (it == launch_sites_.end()) return 0;
-    const uint32_t site = it->second;
-    launch_sites_.erase(it);
-    return site;
-  }
-
-  struct Awaiting {
-    uint64_t correlation = 0;
-    std::vector<std::pair<Rule, size_t>> candidates;
-  };
-
-  void on_copy(const std::pair<uint64_t, uint32_t>& thread, const MemoryCopyRecord& copy) {
+  void on_copy(const interpret::Operation& op) {
+    const MemoryCopyRecord& copy = op.copy;
     if (copy.span.result != 0 || (copy.span.flags & (kApiCaptured | kApiCarried))) return;
     const bool synchronous = !(copy.span.flags & kApiAsync);
     const auto direction = static_cast<CopyDirection>(copy.direction);
     const bool pageable = (direction == CopyDirection::kHostToDevice && host_memory_is_pageable(copy.src_kind)) ||
                           (direction == CopyDirection::kDeviceToHost && host_memory_is_pageable(copy.dst_kind));
-    if (synchronous && pageable) add(thread, kPageableCopy, copy.span, copy.bytes);
+    const uint32_t site = site_of(op.section, op.stacks);
+    if (synchronous && pageable) add(kPageableCopy, copy.span, copy.bytes, site);
     // PyTorch's .item() is an async copy into pageable memory and a stream
     // sync: the copy cannot overlap either way.
     if (direction == CopyDirection::kDeviceToHost && copy.bytes <= kSmallReadBytes &&
         (synchronous || host_memory_is_pageable(copy.dst_kind)))
-      add(thread, kItemRead, copy.span, copy.bytes);
+      add(kItemRead, copy.span, copy.bytes, site);
   }
 
   // False when past the cap (counted in the totals only).
-  bool add(const std::pair<uint64_t, uint32_t>& thread, Rule rule, const ApiSpan& span, uint64_t bytes) {
-    const Candidate candidate{span.begin_ns, span.end_ns > span.begin_ns ? span.end_ns - span.begin_ns : 0, bytes, 0};
+  bool add(Rule rule, const ApiSpan& span, uint64_t bytes, uint32_t site) {
+    Candidate candidate{span.begin_ns, span.end_ns > span.begin_ns ? span.end_ns - span.begin_ns : 0, bytes, 0};
     totals_[rule].add(candidate);
     if (candidates_[rule].size() >= kMaxCandidates) {
       ++over_cap_[rule];
       return false;
     }
+    candidate.site = site;
     candidates_[rule].push_back(candidate);
-    Awaiting& awaiting = awaiting_stack_[thread];
-    awaiting.correlation = span.correlation_id;
-    awaiting.candidates.emplace_back(rule, candidates_[rule].size() - 1);
     return true;
   }
 
+  // The index of a call's stacks (0: it has none).
+  uint32_t site_of(const interpret::Section* section, const interpret::Stacks& stacks) {
+    return stacks.empty() ? 0 : site_of(stack_key(section, stacks));
+  }
   uint32_t site_of(const StackKey& key) {
     const auto [it, added] = site_index_.emplace(key, uint32_t(sites_.size()));
     if (added) sites_.push_back(key);
@@ -222,18 +190,16 @@ class Recommendations final : public StatsSection {
   std::array<std::vector<Candidate>, kRuleCount> candidates_;
   std::array<Totals, kRuleCount> totals_;
   std::array<uint64_t, kRuleCount> over_cap_{};
-  std::map<std::pair<uint64_t, uint32_t>, Awaiting> awaiting_stack_;
   std::map<StackKey, uint32_t> site_index_;
   std::vector<StackKey> sites_;  // [0]: no stack
-  GpuTimeJoin<SmallGridLaunch> small_grid_join_;
+  // Small-grid launches until the pass hands over their GPU work.
+  std::unordered_map<Correlation, SmallGridLaunch, CorrelationHash> small_grid_launches_;
   std::map<std::string, SmallGridKernel> small_grid_kernels_;
   uint64_t kernel_gpu_ns_ = 0;
   LaunchBoundStretches stretches_;
   CollectiveAnalysis collectives_;
   GpuIdleGaps idle_gaps_;
   std::map<std::pair<uint64_t, int32_t>, uint64_t> devices_;  // (section, device) -> stretches_' key
-  std::unordered_map<Correlation, uint32_t, CorrelationHash> launch_sites_;
-  std::deque<Correlation> launch_order_;
   std::vector<Candidate> stretch_sites_;  // launch-bound's call sites, made at the end
 };
 
@@ -242,7 +208,6 @@ Table Recommendations::finish(const TraceModel& model) {
   std::vector<Step> steps = steps_.find_steps(&method);
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
 
-  small_grid_join_.finish();
   stretches_.finish();
   std::array<Finding, kRuleCount> findings = {
       pageable_copies(candidates_[kPageableCopy], totals_[kPageableCopy]),

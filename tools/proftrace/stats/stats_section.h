@@ -1,6 +1,7 @@
 // `proftrace stats`: summary tables in the manner of nsys stats. Each table is
-// a StatsSection that sees every event record once (streaming, after the
-// definitions pass) and then renders one table. Sections register in
+// a StatsSection: a consumer of the interpretation pass (interpret/events.h)
+// that sees every event once, resolved (streaming, after the definitions
+// pass), and then renders one table. Sections register in
 // stats_sections.cpp; `--section NAME` picks some, the default is all.
 //
 // Memory: a section may keep state per distinct thing it summarizes (kernel
@@ -12,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "formats/reader.h"
+#include "tools/proftrace/interpret/events.h"
+#include "tools/proftrace/interpret/interpreter.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::stats {
@@ -41,14 +43,14 @@ struct StatsOptions {
   size_t timeline_bins = 0;        // overview: also the GPU activity in this many equal time bins (0: not)
 };
 
-class StatsSection {
+class StatsSection : public interpret::Consumer {
  public:
-  virtual ~StatsSection() = default;
   // The --section name: lower case, no spaces ("gpu-kernels").
   virtual std::string name() const = 0;
-  // Every event record of every section, in file order.
-  virtual void on_record(const SectionModel& section, const format::RecordView& record) = 0;
-  // After the last record: the table (may be empty: then it is not printed).
+  // Consumers this section is built from (a step detector, ...): the pass
+  // hands each event to them, in this order, before the section itself.
+  virtual std::vector<interpret::Consumer*> parts() { return {}; }
+  // After the last event: the table (may be empty: then it is not printed).
   virtual Table finish(const TraceModel& model) = 0;
   // A section with several tables (overview) returns them all here.
   virtual std::vector<Table> finish_tables(const TraceModel& model) {
@@ -61,11 +63,11 @@ class StatsSection {
 // Every available section, in print order.
 std::vector<std::unique_ptr<StatsSection>> make_stats_sections(const StatsOptions& options = {});
 
-// One pass over the events of every input (events_report set on each): every
-// record to every section and, when given, to `also` first.
-using RecordObserver = std::function<void(const SectionModel&, const format::RecordView&)>;
-void feed_sections(std::vector<InputTrace>& inputs, const TraceModel& model,
-                   std::vector<std::unique_ptr<StatsSection>>& sections, const RecordObserver& also = {});
+// One interpretation pass over the events of every input (events_report set
+// on each) for every section (and its parts). Events of sections whose
+// definitions were lost are left out.
+interpret::InterpretResult feed_sections(std::vector<InputTrace>& inputs, const TraceModel& model,
+                                         std::vector<std::unique_ptr<StatsSection>>& sections);
 
 // The values `code` accepts for StatsOptions::by and ::order.
 const std::vector<std::string>& code_aggregations();

@@ -38,23 +38,16 @@ std::vector<std::unique_ptr<StatsSection>> make_stats_sections(const StatsOption
   return sections;
 }
 
-void feed_sections(std::vector<InputTrace>& inputs, const TraceModel& model,
-                   std::vector<std::unique_ptr<StatsSection>>& sections, const RecordObserver& also) {
-  struct Feed : format::RecordVisitor {
-    const TraceModel* model;
-    std::vector<std::unique_ptr<StatsSection>>* sections;
-    const RecordObserver* also;
-    void on_record(const format::RecordView& record) override {
-      const SectionModel* section = model->find(record.section_id);
-      if (section == nullptr) return;
-      if (*also) (*also)(*section, record);
-      for (auto& s : *sections) s->on_record(*section, record);
-    }
-  } feed;
-  feed.model = &model;
-  feed.sections = &sections;
-  feed.also = &also;
-  for (auto& input : inputs) input.events_report = input.reader->read(feed, format::ChunkSelection::kEventsOnly);
+interpret::InterpretResult feed_sections(std::vector<InputTrace>& inputs, const TraceModel& model,
+                                         std::vector<std::unique_ptr<StatsSection>>& sections) {
+  std::vector<interpret::Consumer*> consumers;
+  for (auto& section : sections) {
+    for (interpret::Consumer* part : section->parts()) consumers.push_back(part);
+    consumers.push_back(section.get());
+  }
+  interpret::InterpretOptions options;
+  options.only_defined_sections = true;
+  return interpret::Interpreter(model, consumers, options).run(inputs);
 }
 
 }  // namespace proflaunch::tools::stats

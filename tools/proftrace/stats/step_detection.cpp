@@ -5,7 +5,7 @@
 
 #include "preload/capture/capture_spec.h"
 #include "tools/proftrace/record_text.h"
-#include "tools/proftrace/stats/nvtx_ranges.h"
+#include "tools/proftrace/interpret/nvtx_ranges.h"
 
 namespace proflaunch::tools::stats {
 
@@ -34,30 +34,18 @@ StepDetector::StepDetector(const std::string& step_range) {
   }
 }
 
-void StepDetector::on_record(const SectionModel& section, const RecordView& record) {
-  if (has_api_span(record.kind) && record.bytes >= kApiSpanOffset + sizeof(ApiSpan)) {
-    ApiSpan span;
-    std::memcpy(&span, record.data + kApiSpanOffset, sizeof span);
-    if (!(span.flags & kApiCarried)) extend(span.begin_ns, span.end_ns);
-  }
-  const ThreadKey thread{section.section_id, record.tid};
-  switch (record.record_kind()) {
-    case RecordKind::kKernelLaunch: {
-      const auto launch = record.as<KernelLaunchRecord>();
-      if (launched(launch.span, thread)) add_kernel(thread, launch.function, launch.span.begin_ns);
-      break;
-    }
-    case RecordKind::kMemoryCopy: launched(record.as<MemoryCopyRecord>().span, thread); break;
-    case RecordKind::kMemorySet: launched(record.as<MemorySetRecord>().span, thread); break;
-    case RecordKind::kGraphLaunch: launched(record.as<GraphLaunchRecord>().span, thread); break;
-    case RecordKind::kGpuActivity: {
-      const auto activity = record.as<GpuActivityRecord>();
-      extend(activity.start_ns, activity.end_ns);
-      break;
-    }
-    case RecordKind::kNvtxEvent: on_nvtx(section, record); break;
-    default: break;
-  }
+void StepDetector::on_any_call(const interpret::Call& call) {
+  if (!(call.span.flags & kApiCarried)) extend(call.span.begin_ns, call.span.end_ns);
+}
+
+void StepDetector::on_operation_read(const interpret::Operation& op) {
+  const ThreadKey thread{op.section->id, op.tid};
+  if (launched(op.span(), thread) && op.kind == interpret::OperationKind::kKernel)
+    add_kernel(thread, op.launch.function, op.launch.span.begin_ns);
+}
+
+void StepDetector::on_gpu_work_read(const interpret::GpuWork& work) {
+  extend(work.activity.start_ns, work.activity.end_ns);
 }
 
 void StepDetector::extend(uint64_t begin_ns, uint64_t end_ns) {
@@ -92,11 +80,11 @@ void StepDetector::add_kernel(const ThreadKey& thread, uint64_t function, uint64
   }
 }
 
-void StepDetector::on_nvtx(const SectionModel& section, const RecordView& record) {
-  const auto event = record.as<NvtxEventRecord>();
-  const auto key = std::make_tuple(section.section_id, record.tid, event.domain);
+void StepDetector::on_nvtx(const interpret::NvtxEvent& e) {
+  const NvtxEventRecord& event = e.record;
+  const auto key = std::make_tuple(e.section->id, e.tid, event.domain);
   if (event.type == static_cast<uint8_t>(NvtxEventType::kPush)) {
-    const RangeName range = range_name(section, event, nvtx_inline_message(record.data, record.bytes));
+    const interpret::RangeName range = interpret::range_name(*e.section->model, event, e.inline_message);
     const bool wanted = step_name_.empty() || (range.name == step_name_ && range.domain == step_domain_);
     open_[key].push_back(OpenRange{event.span.end_ns, wanted ? range.label() : std::string()});
   } else if (event.type == static_cast<uint8_t>(NvtxEventType::kPop)) {
@@ -112,7 +100,7 @@ void StepDetector::on_nvtx(const SectionModel& section, const RecordView& record
       return;
     }
     ++stored_ranges_;
-    ranges_[{section.section_id, record.tid}][open.label].push_back(
+    ranges_[{e.section->id, e.tid}][open.label].push_back(
         Step{open.begin_ns, std::max(open.begin_ns, event.span.begin_ns)});
   }
 }

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "formats/reader.h"
+#include "tools/proftrace/interpret/events.h"
 #include "tools/proftrace/stats/step_periodicity.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
@@ -30,13 +30,16 @@ struct Step {
   uint64_t begin_ns, end_ns;
 };
 
-class StepDetector {
+class StepDetector : public interpret::Consumer {
  public:
   // `step_range`: NAME[@DOMAIN] (proflaunch's --step-range spelling), or ""
   // to find the steps without being told.
   explicit StepDetector(const std::string& step_range = "");
 
-  void on_record(const SectionModel& section, const format::RecordView& record);
+  void on_any_call(const interpret::Call& call) override;
+  void on_operation_read(const interpret::Operation& op) override;
+  void on_gpu_work_read(const interpret::GpuWork& work) override;
+  void on_nvtx(const interpret::NvtxEvent& e) override;
 
   // After the last record. Empty: no steps were found (the whole run is one
   // step). `method` says how they were found, for a note.
@@ -66,7 +69,6 @@ class StepDetector {
   void extend(uint64_t begin_ns, uint64_t end_ns);
   bool launched(const format::ApiSpan& span, const ThreadKey& thread);
   void add_kernel(const ThreadKey& thread, uint64_t function, uint64_t begin_ns);
-  void on_nvtx(const SectionModel& section, const format::RecordView& record);
 
   std::string step_name_, step_domain_;
   uint64_t first_ns_ = UINT64_MAX, last_ns_ = 0;

@@ -84,7 +84,18 @@ class TimelineConsumer final : public interpret::Consumer {
     else slices_.joined(host, device_activity(*gpu));
   }
   void on_gpu_work_alone(const interpret::GpuWork& gpu) override { slices_.gpu_work_alone(device_activity(gpu)); }
-  void on_input_end(const std::vector<CaptureWindow>& windows) override { slices_.capture_windows(layout_, windows); }
+  // A graph launch's nodes after the first: drawn on their own, as work
+  // whose call is not in the trace.
+  void on_more_gpu_work(const interpret::Operation&, const interpret::GpuWork& gpu) override {
+    slices_.gpu_work_alone(device_activity(gpu));
+  }
+  void on_input_end(const std::vector<CaptureWindow>& windows) override {
+    slices_.capture_windows(layout_, windows);
+    windows_.insert(windows_.end(), windows.begin(), windows.end());
+  }
+
+  // Each input's windows, input after input.
+  const std::vector<CaptureWindow>& windows() const { return windows_; }
 
  private:
   SectionContext& context(const interpret::Section* section) {
@@ -116,6 +127,7 @@ class TimelineConsumer final : public interpret::Consumer {
   SliceWriter& slices_;
   TimelineSink& sink_;
   std::vector<SectionContext*> contexts_;  // by interpret::Section::index
+  std::vector<CaptureWindow> windows_;
 };
 
 }  // namespace
@@ -152,7 +164,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   interpret_options.on_chunk = [&](uint64_t bytes, uint64_t records) { progress.update(bytes, records); };
   interpret::Interpreter interpreter(model, {&timeline, &memory}, interpret_options);
   const interpret::InterpretResult interpreted = interpreter.run(inputs);
-  result->windows = interpreted.windows;
+  result->windows = timeline.windows();
   result->records_read = interpreted.records_read;
   slices.finish_nvtx();
   memory.finish();

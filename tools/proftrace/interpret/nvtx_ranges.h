@@ -1,7 +1,7 @@
-// NVTX ranges as they open and close, paired the way `stats` counts them:
-// push/pop per thread and domain, start/end by range id on any thread. For
-// the nvtx and nvtx-gpu tables and the SQL export, so that both agree on
-// what a range is. State: the open ranges only.
+// NVTX ranges as they open and close from the pass's NVTX events: push/pop
+// per thread and domain, start/end by range id on any thread. For the nvtx
+// and nvtx-gpu tables and the SQL export, so that they agree on what a range
+// is. State: the open ranges only.
 #pragma once
 
 #include <algorithm>
@@ -13,12 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "formats/reader.h"
 #include "formats/records.h"
-#include "tools/proftrace/record_text.h"
+#include "tools/proftrace/interpret/events.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
-namespace proflaunch::tools::stats {
+namespace proflaunch::tools::interpret {
 
 // How a range is named: its domain ("" for the default domain; an unnamed
 // domain as "domain <handle>") and its message ("(unnamed)" when it has none).
@@ -53,12 +52,13 @@ class RangeTracker {
   };
   // Returns a range that closed (label, begin, end) through `closed`.
   template <typename Closed>
-  void on_event(const SectionModel& section, uint32_t tid, const format::RecordView& record, Closed&& closed) {
-    const auto event = record.as<format::NvtxEventRecord>();
-    const uint64_t s = section.section_id;
+  void on_event(const NvtxEvent& e, Closed&& closed) {
+    const format::NvtxEventRecord& event = e.record;
+    const uint64_t s = e.section->id;
+    const uint32_t tid = e.tid;
     switch (static_cast<format::NvtxEventType>(event.type)) {
       case format::NvtxEventType::kPush:
-        pushed_[{s, tid, event.domain}].push_back(opened(section, tid, record, event, false));
+        pushed_[{s, tid, event.domain}].push_back(opened(e, false));
         break;
       case format::NvtxEventType::kPop: {
         auto it = pushed_.find({s, tid, event.domain});
@@ -69,7 +69,7 @@ class RangeTracker {
         break;
       }
       case format::NvtxEventType::kStart: {
-        Open open = opened(section, tid, record, event, true);
+        Open open = opened(e, true);
         // Records of different threads are not in time order in the file:
         // the end may have come first. The range then closes once its
         // thread's records pass its end (settle_started).
@@ -136,13 +136,12 @@ class RangeTracker {
   }
 
  private:
-  Open opened(const SectionModel& section, uint32_t tid, const format::RecordView& record,
-              const format::NvtxEventRecord& event, bool start_end) {
+  Open opened(const NvtxEvent& e, bool start_end) {
     Open open;
     open.id = next_id_++;
-    open.begin_ns = event.span.end_ns;
-    open.tid = tid;
-    open.name = range_name(section, event, nvtx_inline_message(record.data, record.bytes));
+    open.begin_ns = e.record.span.end_ns;
+    open.tid = e.tid;
+    open.name = range_name(*e.section->model, e.record, e.inline_message);
     open.label = open.name.label();
     open.start_end = start_end;
     return open;
@@ -169,4 +168,4 @@ class RangeTracker {
   uint64_t next_id_ = 1;
 };
 
-}  // namespace proflaunch::tools::stats
+}  // namespace proflaunch::tools::interpret
