@@ -115,4 +115,14 @@ void CollectiveEndCollector::trim() {
   order_.erase(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
+HostClockOffsets align_host_clocks(std::vector<InputTrace>& inputs, const TraceModel& model) {
+  HostClockOffsets offsets = HostClockOffsets::from_snapshots(model);
+  if (offsets.host_count() > 1) {
+    CollectiveEndCollector collector(model);
+    for (auto& input : inputs) input.reader->read(collector, format::ChunkSelection::kEventsOnly);
+    offsets.refine_with_collective_ends(collector.samples());
+  }
+  return offsets;
+}
+
 }  // namespace proflaunch::tools

@@ -84,4 +84,9 @@ class CollectiveEndCollector : public format::RecordVisitor {
 // True for the collectives that finish together on every rank.
 bool ends_together(uint8_t op);
 
+// The offsets of every host of the trace: from the snapshots, refined by
+// the collectives' ends when the trace spans several hosts (a first pass
+// over the events, which a trace of one host does not need).
+HostClockOffsets align_host_clocks(std::vector<InputTrace>& inputs, const TraceModel& model);
+
 }  // namespace proflaunch::tools

@@ -104,24 +104,8 @@ class TimelineConsumer final : public interpret::Consumer {
     if (context == nullptr) context = &layout_.section(section->id);
     return *context;
   }
-  HostOperation host_operation(const interpret::Operation& op) {
-    HostOperation host{&context(op.section), op.tid, RecordKind::kKernelLaunch, {}};
-    switch (op.kind) {
-      case interpret::OperationKind::kKernel: host.launch = op.launch; break;
-      case interpret::OperationKind::kCopy: host.kind = RecordKind::kMemoryCopy; host.copy = op.copy; break;
-      case interpret::OperationKind::kMemset: host.kind = RecordKind::kMemorySet; host.set = op.set; break;
-      case interpret::OperationKind::kGraphLaunch:
-        host.kind = RecordKind::kGraphLaunch;
-        host.graph_launch = op.graph_launch;
-        break;
-    }
-    host.native_stack = op.stacks.native;
-    host.python_stack = op.stacks.python;
-    return host;
-  }
-  DeviceActivity device_activity(const interpret::GpuWork& gpu) {
-    return DeviceActivity{&context(gpu.section), gpu.tid, gpu.activity, gpu.collective};
-  }
+  HostOperation host_operation(const interpret::Operation& op) { return HostOperation(op, context(op.section)); }
+  DeviceActivity device_activity(const interpret::GpuWork& gpu) { return DeviceActivity(gpu, context(gpu.section)); }
 
   TrackLayout& layout_;
   SliceWriter& slices_;
@@ -137,14 +121,8 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   std::optional<ThreadedSink> threaded;
   if (options.writer_thread) threaded.emplace(output);
   TimelineSink& sink = threaded ? static_cast<TimelineSink&>(*threaded) : output;
-  // Several hosts: align their clocks before anything is placed (a first
-  // pass over the events collects the collectives that end together).
-  HostClockOffsets offsets = HostClockOffsets::from_snapshots(model);
-  if (offsets.host_count() > 1) {
-    CollectiveEndCollector collector(model);
-    for (auto& input : inputs) input.reader->read(collector, ChunkSelection::kEventsOnly);
-    offsets.refine_with_collective_ends(collector.samples());
-  }
+  // Several hosts: align their clocks before anything is placed.
+  HostClockOffsets offsets = align_host_clocks(inputs, model);
   StringTable strings;
   TrackLayout layout(model, sink, strings, &offsets);
   const TraceMetadata metadata = trace_metadata(model);

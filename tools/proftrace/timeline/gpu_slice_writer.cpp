@@ -14,15 +14,6 @@ using namespace proflaunch::format;
 
 namespace {
 
-uint64_t operation_stream(const HostOperation& op) {
-  switch (op.kind) {
-    case RecordKind::kKernelLaunch: return op.launch.stream;
-    case RecordKind::kMemoryCopy: return op.copy.stream;
-    case RecordKind::kGraphLaunch: return op.graph_launch.stream;
-    default: return op.set.stream;
-  }
-}
-
 // Kineto's category of GPU work by its kind; "gpu" where Kineto has none.
 std::string_view gpu_activity_category(uint8_t kind) {
   switch (static_cast<GpuActivityKind>(kind)) {
@@ -35,14 +26,6 @@ std::string_view gpu_activity_category(uint8_t kind) {
   return "gpu";
 }
 
-uint64_t operation_bytes(const HostOperation& op) {
-  switch (op.kind) {
-    case RecordKind::kMemoryCopy: return op.copy.bytes;
-    case RecordKind::kMemorySet: return op.set.bytes;
-    default: return 0;
-  }
-}
-
 }  // namespace
 
 void SliceWriter::begin_gpu_slice(Str category, Str name, const GpuPlacement& placement) {
@@ -52,11 +35,11 @@ void SliceWriter::begin_gpu_slice(Str category, Str name, const GpuPlacement& pl
 
 SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const DeviceActivity& device_activity) {
   const GpuActivityRecord& activity = device_activity.activity;
-  SectionContext& section = *device_activity.section;
+  SectionContext& section = *device_activity.context;
   GpuWork work{};
   // The launch knows the stream as the program named it and the thread that
   // issued it (needed for per-thread default streams); prefer it.
-  work.stream = op != nullptr ? operation_stream(*op) : activity.stream;
+  work.stream = op != nullptr ? op->stream() : activity.stream;
   work.launching_tid = op != nullptr ? op->tid : device_activity.tid;
   work.device = activity.device;
   work.measured_start_ns = layout_.timeline_ns(section, activity.start_ns);
@@ -71,19 +54,19 @@ SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const Devic
 void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& device_activity,
                                  const GpuWork& work, uint64_t flow_id) {
   const GpuActivityRecord& activity = device_activity.activity;
-  SectionContext& section = *device_activity.section;
+  SectionContext& section = *device_activity.context;
 
   // Kineto's categories where the work is what Kineto names (kernel,
   // gpu_memcpy, gpu_memset); our own for what it has no name for.
   std::string_view category = "gpu";
   Str name;
-  if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
+  if (op != nullptr && op->kind == interpret::OperationKind::kKernel) {
     category = (op->launch.launch_flags & kLaunchHostFunction) != 0 ? "gpu.host_function" : "kernel";
     name = section.kernel_name(op->launch.function, op->launch.span.begin_ns);
-  } else if (op != nullptr && op->kind == RecordKind::kMemoryCopy) {
+  } else if (op != nullptr && op->kind == interpret::OperationKind::kCopy) {
     category = "gpu_memcpy";
     name = intern("Memcpy " + copy_direction_name(op->copy.direction) + peer_devices_text(op->copy));
-  } else if (op != nullptr && op->kind == RecordKind::kGraphLaunch) {
+  } else if (op != nullptr && op->kind == interpret::OperationKind::kGraphLaunch) {
     category = "gpu.graph";
     const auto found = section.graphs.find(op->graph_launch.graph_exec);
     name = intern("Graph " + hex(op->graph_launch.graph_exec) +
@@ -105,14 +88,14 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   args_.add_uint("pid", section.model != nullptr ? section.model->pid() : section.pid);
   args_.add_uint("tid", work.launching_tid);
   if (device_activity.collective != nullptr) args_.add_text("collective", instance_label(*device_activity.collective));
-  if (op != nullptr && op->kind == RecordKind::kKernelLaunch && (op->launch.launch_flags & kLaunchHostFunction) != 0) {
+  if (op != nullptr && op->kind == interpret::OperationKind::kKernel && (op->launch.launch_flags & kLaunchHostFunction) != 0) {
     args_.add_bool("host_function", true);
-  } else if (op != nullptr && op->kind == RecordKind::kKernelLaunch) {
+  } else if (op != nullptr && op->kind == interpret::OperationKind::kKernel) {
     add_kernel_args(section, op->launch);
   }
-  if (op != nullptr && op->kind == RecordKind::kGraphLaunch) add_graph_args(section, op->graph_launch.graph_exec);
-  if (op != nullptr && op->kind != RecordKind::kKernelLaunch && op->kind != RecordKind::kGraphLaunch) {
-    const uint64_t bytes = operation_bytes(*op);
+  if (op != nullptr && op->kind == interpret::OperationKind::kGraphLaunch) add_graph_args(section, op->graph_launch.graph_exec);
+  if (op != nullptr && op->kind != interpret::OperationKind::kKernel && op->kind != interpret::OperationKind::kGraphLaunch) {
+    const uint64_t bytes = op->bytes();
     args_.add_uint("bytes", bytes);
     if (work.measured_end_ns > work.measured_start_ns) {
       // Bytes per ns is GB/s (1e9 bytes per second), as Kineto computes it;
@@ -121,7 +104,7 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
                        static_cast<double>(bytes) /
                            static_cast<double>(difference_ns(work.measured_end_ns, work.measured_start_ns)));
     }
-    if (op->kind == RecordKind::kMemoryCopy) {
+    if (op->kind == interpret::OperationKind::kCopy) {
       args_.add_string("direction", intern(copy_direction_name(op->copy.direction)));
       args_.add_string("src_kind", intern(memory_kind_name(op->copy.src_kind)));
       args_.add_string("dst_kind", intern(memory_kind_name(op->copy.dst_kind)));

@@ -217,7 +217,7 @@ void SliceWriter::nvtx_note_operation(SectionContext& section, uint32_t tid, con
 
 void SliceWriter::nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity) {
   if (nvtx_waiting_.empty()) return;
-  auto it = nvtx_waiting_.find({section_key(*operation.section), operation.span().correlation_id});
+  auto it = nvtx_waiting_.find({section_key(*operation.context), operation.span().correlation_id});
   if (it == nvtx_waiting_.end()) return;
   for (uint64_t id : it->second) {
     auto found = nvtx_projections_.find(id);

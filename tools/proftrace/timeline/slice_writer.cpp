@@ -154,10 +154,10 @@ void SliceWriter::capture_windows(TrackLayout& layout, const std::vector<Capture
 }
 
 void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& placement, uint64_t flow_id) {
-  SectionContext& section = *op.section;
-  begin_api_slice(section, placement, op.span(), flow_id, CallStackRef{op.native_stack, op.python_stack});
+  SectionContext& section = *op.context;
+  begin_api_slice(section, placement, op.span(), flow_id, CallStackRef{op.stacks.native, op.stacks.python});
   switch (op.kind) {
-    case RecordKind::kKernelLaunch: {
+    case interpret::OperationKind::kKernel: {
       const auto& launch = op.launch;
       if (launch.launch_flags & kLaunchHostFunction) {
         args_.add_string("host_function", section.kernel_name(launch.function, launch.span.begin_ns));
@@ -174,7 +174,7 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       if (launch.launch_flags & kLaunchCooperative) args_.add_bool("cooperative", true);
       break;
     }
-    case RecordKind::kMemoryCopy: {
+    case interpret::OperationKind::kCopy: {
       const auto& copy = op.copy;
       args_.add_uint("bytes", copy.bytes);
       args_.add_string("direction", intern(copy_direction_name(copy.direction)));
@@ -186,7 +186,7 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
       add_copy_devices(args_, copy);
       break;
     }
-    case RecordKind::kGraphLaunch: {
+    case interpret::OperationKind::kGraphLaunch: {
       add_graph_args(section, op.graph_launch.graph_exec);
       args_.add_string("target_stream", section.stream_text(op.graph_launch.stream));
       add_device(args_, "device", op.graph_launch.device);
@@ -281,7 +281,7 @@ void SliceWriter::stream_capture(SectionContext& section, uint32_t tid, const St
 }
 
 void SliceWriter::operation_alone(const HostOperation& op) {
-  write_operation(op, place_api(*op.section, op.tid, op.span()), 0);
+  write_operation(op, place_api(*op.context, op.tid, op.span()), 0);
   nvtx_operation_done(op, nullptr);
 }
 
@@ -291,7 +291,7 @@ void SliceWriter::gpu_work_alone(const DeviceActivity& activity) {
 
 void SliceWriter::joined(const HostOperation& op, const DeviceActivity& activity) {
   nvtx_operation_done(op, &activity);
-  const ApiPlacement api = place_api(*op.section, op.tid, op.span());
+  const ApiPlacement api = place_api(*op.context, op.tid, op.span());
   const GpuWork gpu = place_gpu(&op, activity);
   uint64_t flow_id = 0;
   if (gpu.placement.start_ns >= api.begin_ns) {

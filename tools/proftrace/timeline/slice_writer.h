@@ -23,39 +23,18 @@
 
 namespace proflaunch::tools::timeline {
 
-// A launch, copy, memset or graph launch with its section's context.
-struct HostOperation {
-  SectionContext* section;
-  uint32_t tid;
-  format::RecordKind kind;  // kKernelLaunch, kMemoryCopy, kMemorySet or kGraphLaunch
-  union {
-    // Aligns the (packed, alignment 1) records on 8 bytes: their 8-byte
-    // fields are naturally aligned within a record, so they become aligned
-    // and can be bound to references.
-    uint64_t alignment_;
-    format::KernelLaunchRecord launch;
-    format::MemoryCopyRecord copy;
-    format::MemorySetRecord set;
-    format::GraphLaunchRecord graph_launch;
-  };
-  uint32_t native_stack = 0;  // CallStack ids, 0 when none
-  uint32_t python_stack = 0;
-  const format::ApiSpan& span() const {
-    switch (kind) {
-      case format::RecordKind::kMemoryCopy: return copy.span;
-      case format::RecordKind::kMemorySet: return set.span;
-      case format::RecordKind::kGraphLaunch: return graph_launch.span;
-      default: return launch.span;
-    }
-  }
+// An operation of the interpretation pass with its section's timeline context.
+struct HostOperation : interpret::Operation {
+  HostOperation(const interpret::Operation& op, SectionContext& section_context)
+      : interpret::Operation(op), context(&section_context) {}
+  SectionContext* context;
 };
 
-// GPU work with its section's context.
-struct DeviceActivity {
-  SectionContext* section;
-  uint32_t tid;  // thread batch the activity record was in (the backend's thread)
-  alignas(8) format::GpuActivityRecord activity;
-  const interpret::CollectiveInstance* collective;  // the collective it is the kernel of, or null
+// GPU work of the pass with its section's timeline context.
+struct DeviceActivity : interpret::GpuWork {
+  DeviceActivity(const interpret::GpuWork& work, SectionContext& section_context)
+      : interpret::GpuWork(work), context(&section_context) {}
+  SectionContext* context;
 };
 
 // A collective instance as its slices name it: "<comm_id>/<sequence>" (the
