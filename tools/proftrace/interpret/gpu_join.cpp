@@ -20,9 +20,7 @@ void CorrelationJoin::add(const Operation& operation) {
   }
   const Key key = key_of(operation.section, id);
   uint64_t sequence = 0;
-  Entry entry{};
-  entry.is_operation = true;
-  entry.operation = operation;
+  bool has_work = false;
   if (Entry* activity = take_partner(key, /*is_operation=*/true, &sequence)) {
     ++stats_.joined;
     activity->done = true;
@@ -31,8 +29,13 @@ void CorrelationJoin::add(const Operation& operation) {
       trim();
       return;
     }
-    entry.has_work = true;  // its other nodes may come
+    has_work = true;  // its other nodes may come
   }
+  Entry entry;
+  entry.is_operation = true;
+  entry.done = false;
+  entry.has_work = has_work;
+  entry.operation = operation;
   insert(key, entry);
 }
 
@@ -65,8 +68,10 @@ void CorrelationJoin::add(const GpuWork& activity) {
     trim();
     return;
   }
-  Entry entry{};
+  Entry entry;
   entry.is_operation = false;
+  entry.done = false;
+  entry.has_work = false;
   entry.activity = activity;
   insert(key, entry);
 }

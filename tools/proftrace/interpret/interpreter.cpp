@@ -35,6 +35,7 @@ class RecentCollectives {
     }
   }
   const CollectiveInstance* find(const Section& section, uint64_t correlation_id) const {
+    if (instances_.empty()) return nullptr;  // most traces have no collectives: no hashing per GPU activity
     auto found = instances_.find(key(section, correlation_id));
     return found != instances_.end() ? &found->second : nullptr;
   }
@@ -124,7 +125,9 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     }
     // Known as soon as read: the record itself may wait for its stack while
     // its kernel's GPU work is joined.
-    collectives_.note(*section_, record);
+    if (record.kind == static_cast<uint16_t>(RecordKind::kCollective) ||
+        record.kind == static_cast<uint16_t>(RecordKind::kCollectiveGroup))
+      collectives_.note(*section_, record);
     const uint64_t ordinal = is_call(record) ? next_call_ordinal_++ : 0;
     if (calls_in_file_order_) {
       read_in_file_order(*section_, record, ordinal);
@@ -138,8 +141,9 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   void joined(const Operation& operation, const GpuWork& work) override {
     const GpuWork gpu = resolved(work);
     for (Consumer* c : consumers_) c->on_operation(operation, &gpu);
-    last_joined_ = operation;
-    joined_now_ = true;
+    // The join's entry: intact until the join inserts again, after the
+    // GpuActivity being read has been handed over.
+    joined_now_ = &operation;
   }
   void operation_alone(const Operation& operation) override {
     for (Consumer* c : consumers_) c->on_operation(operation, nullptr);
@@ -147,8 +151,7 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   void more_node_work(const Operation& operation, const GpuWork& work) override {
     const GpuWork gpu = resolved(work);
     for (Consumer* c : consumers_) c->on_more_gpu_work(operation, gpu);
-    last_joined_ = operation;
-    joined_now_ = true;
+    joined_now_ = &operation;
   }
   void activity_alone(const GpuWork& work) override {
     const GpuWork gpu = resolved(work);
@@ -170,10 +173,14 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   }
 
   // What is known of `work` now: its collective, its graph node.
-  GpuWork resolved(GpuWork work) const {
+  GpuWork resolved(const GpuWork& work) const {
+    GpuWork known = work;
+    resolve(known);
+    return known;
+  }
+  void resolve(GpuWork& work) const {
     work.collective = collectives_.find(*work.section, work.activity.correlation_id);
     if (work.activity.graph_node != 0) work.node = graph_nodes_.find(work.section->id, work.activity.graph_node);
-    return work;
   }
 
   void add_gpu_work(const Section& section, const RecordView& record) {
@@ -181,11 +188,11 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     work.section = &section;
     work.tid = record.tid;
     work.activity = record.as<GpuActivityRecord>();
-    joined_now_ = false;
+    joined_now_ = nullptr;
     join_.add(work);
-    GpuWork read = resolved(work);
-    if (joined_now_) read.operation = &last_joined_;
-    for (Consumer* c : consumers_) c->on_gpu_work_read(read);
+    resolve(work);
+    work.operation = joined_now_;
+    for (Consumer* c : consumers_) c->on_gpu_work_read(work);
   }
 
   static bool is_call(const RecordView& record) {
@@ -297,8 +304,7 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   std::unordered_map<uint64_t, Call> last_calls_;  // calls_in_file_order: per thread, the call a CallStack may follow
   RecentCollectives collectives_;
   GraphNodes graph_nodes_;
-  Operation last_joined_{};  // the operation a GpuActivity just read was joined with
-  bool joined_now_ = false;
+  const Operation* joined_now_ = nullptr;  // the operation the GpuActivity being read was joined with
   CaptureWindowCollector windows_;      // of the input being read
   CaptureWindowCollector all_windows_;  // of every input
   const Section* section_ = nullptr;
