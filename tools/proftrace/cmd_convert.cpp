@@ -97,13 +97,11 @@ std::string default_convert_output(const std::string& input, bool protobuf) {
 
 int run_convert(const ConvertCommand& command, std::FILE* err) {
   try {
-    std::vector<InputTrace> inputs;
-    TraceModel model;
+    Trace trace;
+    if (!load_trace(command.inputs, InputCheck::kComplete, &trace, err)) return kExitError;
+    std::vector<InputTrace>& inputs = trace.inputs;
+    const TraceModel& model = trace.model;
     std::string error;
-    if (!open_readable_inputs(command.inputs, &inputs, model, &error)) {
-      std::fprintf(err, "proftrace: %s\n", error.c_str());
-      return kExitError;
-    }
 
     ConvertCommand resolved = command;
     if (resolved.output.empty()) {

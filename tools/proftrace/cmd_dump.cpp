@@ -39,15 +39,11 @@ class DumpVisitor : public RecordVisitor {
 
 int run_dump(const DumpCommand& command, std::FILE* out, std::FILE* err) {
   try {
-    std::vector<InputTrace> inputs;
-    std::string error;
-    if (!open_inputs(command.inputs, &inputs, &error)) {
-      std::fprintf(err, "proftrace: %s\n", error.c_str());
-      return kExitError;
-    }
     // Definitions first, so that records can show names defined after them.
-    TraceModel model;
-    load_definitions(inputs, model);
+    Trace trace;
+    if (!load_trace(command.inputs, InputCheck::kAny, &trace, err)) return kExitError;
+    std::vector<InputTrace>& inputs = trace.inputs;
+    const TraceModel& model = trace.model;
     for (auto& input : inputs) {
       DumpVisitor visitor(model, out);
       input.events_report = input.reader->read(

@@ -38,13 +38,10 @@ int run_export(const ExportCommand& command, std::FILE* err) {
   // under the name asked for (and --force replaces the old one only then).
   const std::string partial = command.sqlite + ".partial";
   try {
-    std::vector<InputTrace> inputs;
-    TraceModel model;
-    std::string error;
-    if (!open_readable_inputs(command.inputs, &inputs, model, &error)) {
-      std::fprintf(err, "proftrace: %s\n", error.c_str());
-      return kExitError;
-    }
+    Trace trace;
+    if (!load_trace(command.inputs, InputCheck::kComplete, &trace, err)) return kExitError;
+    std::vector<InputTrace>& inputs = trace.inputs;
+    const TraceModel& model = trace.model;
     std::remove(partial.c_str());  // left by an export that was killed
     const sql::ExportCounts counts = sql::export_sqlite(inputs, model, partial);
     if (std::rename(partial.c_str(), command.sqlite.c_str()) != 0) {

@@ -45,13 +45,11 @@ bool write_file(const std::string& path, std::FILE* err, Write&& write) {
 
 int run_memory(const MemoryCommand& command, std::FILE* out, std::FILE* err) {
   try {
-    std::vector<InputTrace> inputs;
-    TraceModel model;
+    Trace trace;
+    if (!load_trace(command.inputs, InputCheck::kComplete, &trace, err)) return kExitError;
+    std::vector<InputTrace>& inputs = trace.inputs;
+    const TraceModel& model = trace.model;
     std::string error;
-    if (!open_readable_inputs(command.inputs, &inputs, model, &error)) {
-      std::fprintf(err, "proftrace: %s\n", error.c_str());
-      return kExitError;
-    }
     memory::AnalysisOptions options;
     options.timeline_buckets = command.timeline_points / 2;
     options.order.horizon_ns = command.reorder_window_ms * 1'000'000;

@@ -77,13 +77,10 @@ int run_report(const ReportCommand& command, std::FILE* err) {
     }
     const std::string output = command.output.empty() ? default_report_output(command.inputs.front()) : command.output;
 
-    std::vector<InputTrace> inputs;
-    TraceModel model;
-    std::string error;
-    if (!open_readable_inputs(command.inputs, &inputs, model, &error)) {
-      std::fprintf(err, "proftrace: %s\n", error.c_str());
-      return kExitError;
-    }
+    Trace trace;
+    if (!load_trace(command.inputs, InputCheck::kComplete, &trace, err)) return kExitError;
+    std::vector<InputTrace>& inputs = trace.inputs;
+    const TraceModel& model = trace.model;
 
     // One pass for every stats section (the code view once per aggregation).
     auto sections = stats::make_stats_sections(options);

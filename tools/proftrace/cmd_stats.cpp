@@ -110,14 +110,10 @@ int run_stats(const StatsCommand& command, std::FILE* out, std::FILE* err) {
       std::erase_if(sections, [&](const auto& section) { return !wanted.count(section->name()); });
     }
 
-    std::vector<InputTrace> inputs;
-    std::string error;
-    if (!open_inputs(command.inputs, &inputs, &error)) {
-      std::fprintf(err, "proftrace: %s\n", error.c_str());
-      return kExitError;
-    }
-    TraceModel model;
-    load_definitions(inputs, model);
+    Trace trace;
+    if (!load_trace(command.inputs, InputCheck::kAny, &trace, err)) return kExitError;
+    std::vector<InputTrace>& inputs = trace.inputs;
+    const TraceModel& model = trace.model;
     // What the trace covers is said even when the capture-windows table is not asked for.
     const interpret::InterpretResult interpreted = stats::feed_sections(inputs, model, sections);
     const bool damaged = report_recovery(inputs, /*combine_two_passes=*/true, err);

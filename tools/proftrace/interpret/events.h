@@ -50,7 +50,7 @@ struct Call {
   const Section* section;
   uint32_t tid;
   format::RecordKind kind;  // the record that holds it (ApiCall, KernelLaunch, ...)
-  format::ApiSpan span;
+  alignas(8) format::ApiSpan span;  // packed: aligned here so that its fields bind to references
   Stacks stacks;
   uint64_t ordinal;  // 0, 1, 2... the calls of the pass in the order they were read
 };
@@ -61,7 +61,9 @@ template <typename Record>
 struct Event {
   const Section* section;
   uint32_t tid;  // 0: before the chunk's first ThreadBatch
-  Record record;
+  // The (packed, alignment 1) record on 8 bytes: its 8-byte fields are
+  // naturally aligned within it, so they can be bound to references.
+  alignas(8) Record record;
   Stacks stacks;
   uint16_t record_bytes;  // older, shorter versions of a record read 0 for what they lack
 };

@@ -183,4 +183,16 @@ bool open_readable_inputs(const std::vector<std::string>& paths, std::vector<Inp
   return true;
 }
 
+bool load_trace(const std::vector<std::string>& paths, InputCheck check, Trace* trace, std::FILE* err) {
+  std::string error;
+  const bool opened = check == InputCheck::kComplete ? open_readable_inputs(paths, &trace->inputs, trace->model, &error)
+                                                     : open_inputs(paths, &trace->inputs, &error);
+  if (!opened) {
+    std::fprintf(err, "proftrace: %s\n", error.c_str());
+    return false;
+  }
+  if (check == InputCheck::kAny) load_definitions(trace->inputs, trace->model);
+  return true;
+}
+
 }  // namespace proflaunch::tools

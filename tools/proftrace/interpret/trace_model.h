@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <tuple>
 #include <memory>
@@ -104,5 +105,22 @@ void load_definitions(std::vector<InputTrace>& inputs, TraceModel& model);
 // could be read (...)").
 bool open_readable_inputs(const std::vector<std::string>& paths, std::vector<InputTrace>* inputs,
                           TraceModel& model, std::string* error);
+
+// A command's inputs, opened, with the definitions pass done: what every
+// subcommand starts from.
+struct Trace {
+  std::vector<InputTrace> inputs;
+  TraceModel model;
+};
+
+// kComplete: a file of which no complete chunk can be read is an error too
+// (the outputs that draw or sum the trace); kAny: it is read for what it
+// has (dump, info, stats say what was damaged).
+enum class InputCheck { kAny, kComplete };
+
+// Opens `paths` and runs the definitions pass into `trace`. On failure says
+// which file and why on `err` ("proftrace: <file>: <problem>") and returns
+// false.
+bool load_trace(const std::vector<std::string>& paths, InputCheck check, Trace* trace, std::FILE* err);
 
 }  // namespace proflaunch::tools
