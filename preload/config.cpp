@@ -275,50 +275,8 @@ const char* read_stack_depth(const char* text, SettingTarget& target) {
   return nullptr;
 }
 
-// The capture options are only collected here: parse_capture_options checks
-// them together once every row was read.
-const char* read_capture_range(const char* text, SettingTarget& target) {
-  target.capture.capture_range = text;
-  return nullptr;
-}
-
-const char* read_capture_range_repeat(const char* text, SettingTarget& target) {
-  target.capture.capture_range_repeat = text;
-  return nullptr;
-}
-
-const char* read_delay(const char* text, SettingTarget& target) {
-  target.capture.delay = text;
-  return nullptr;
-}
-
-const char* read_duration(const char* text, SettingTarget& target) {
-  target.capture.duration = text;
-  return nullptr;
-}
-
-const char* read_steps(const char* text, SettingTarget& target) {
-  target.capture.steps = text;
-  return nullptr;
-}
-
-const char* read_step_range(const char* text, SettingTarget& target) {
-  target.capture.step_range = text;
-  return nullptr;
-}
-
 const char* read_idle(const char* text, SettingTarget& target) {
   if (!parse_bool(text, target.capture.idle)) return "expected 0 or 1; off";
-  return nullptr;
-}
-
-const char* read_ring(const char* text, SettingTarget& target) {
-  target.capture.ring = text;
-  return nullptr;
-}
-
-const char* read_ring_size(const char* text, SettingTarget& target) {
-  target.capture.ring_size = text;
   return nullptr;
 }
 

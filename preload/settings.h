@@ -15,10 +15,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "preload/capture/capture_spec.h"
+
 namespace proflaunch {
 
 struct Config;
-struct CaptureOptions;
 
 // One enumerator per row of kSettingRows, in the same order (checked below).
 enum class Setting : uint8_t {
@@ -110,7 +111,15 @@ struct SettingRow {
   const char* help = nullptr;
 };
 
-// The shim's readers (config.cpp).
+// The capture options are only collected as text: parse_capture_options
+// checks them together once every row was read.
+template <const char* CaptureOptions::*option>
+const char* read_capture_text(const char* text, SettingTarget& target) {
+  target.capture.*option = text;
+  return nullptr;
+}
+
+// The shim's other readers (config.cpp).
 const char* read_parts_dir(const char* text, SettingTarget& target);
 const char* read_gpu_timing(const char* text, SettingTarget& target);
 const char* read_trace(const char* text, SettingTarget& target);
@@ -119,15 +128,7 @@ const char* read_flush_interval(const char* text, SettingTarget& target);
 const char* read_stacks(const char* text, SettingTarget& target);
 const char* read_counted_calls(const char* text, SettingTarget& target);
 const char* read_stack_depth(const char* text, SettingTarget& target);
-const char* read_capture_range(const char* text, SettingTarget& target);
-const char* read_capture_range_repeat(const char* text, SettingTarget& target);
-const char* read_delay(const char* text, SettingTarget& target);
-const char* read_duration(const char* text, SettingTarget& target);
-const char* read_steps(const char* text, SettingTarget& target);
-const char* read_step_range(const char* text, SettingTarget& target);
 const char* read_idle(const char* text, SettingTarget& target);
-const char* read_ring(const char* text, SettingTarget& target);
-const char* read_ring_size(const char* text, SettingTarget& target);
 const char* read_ring_dump_at_exit(const char* text, SettingTarget& target);
 const char* read_verbose(const char* text, SettingTarget& target);
 const char* read_exec_parent(const char* text, SettingTarget& target);
@@ -251,7 +252,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .value = SettingValue::kText,
      .syntax = "cudaProfilerApi|nvtx:NAME[@DOMAIN]",
      .env = "PROFLAUNCH_CAPTURE_RANGE",
-     .read = read_capture_range,
+     .read = read_capture_text<&CaptureOptions::capture_range>,
      .example = "nvtx:step@train",
      .group = &kCaptureGroup,
      .help = "record only between cudaProfilerStart and cudaProfilerStop (cudaProfilerApi), or inside each "
@@ -262,7 +263,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .syntax = "N",
      .default_text = "1",
      .env = "PROFLAUNCH_CAPTURE_REPEAT",
-     .read = read_capture_range_repeat,
+     .read = read_capture_text<&CaptureOptions::capture_range_repeat>,
      .needs = Setting::kCaptureRange,
      .example = "3",
      .group = &kCaptureGroup,
@@ -272,7 +273,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .value = SettingValue::kText,
      .syntax = "DURATION",
      .env = "PROFLAUNCH_DELAY",
-     .read = read_delay,
+     .read = read_capture_text<&CaptureOptions::delay>,
      .example = "1.5s",
      .group = &kCaptureGroup,
      .help = "record nothing for this long after the program starts (e.g. 30s, 500ms, 2m)"},
@@ -281,7 +282,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .value = SettingValue::kText,
      .syntax = "DURATION",
      .env = "PROFLAUNCH_DURATION",
-     .read = read_duration,
+     .read = read_capture_text<&CaptureOptions::duration>,
      .example = "250ms",
      .group = &kCaptureGroup,
      .help = "close each window after this long (alone: record from the start, or from --delay, for this "
@@ -291,7 +292,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .value = SettingValue::kText,
      .syntax = "WAIT:WARMUP:ACTIVE[:REPEAT]",
      .env = "PROFLAUNCH_STEPS",
-     .read = read_steps,
+     .read = read_capture_text<&CaptureOptions::steps>,
      .needs = Setting::kStepRange,
      .example = "100:0:6:1",
      .group = &kCaptureGroup,
@@ -302,7 +303,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .value = SettingValue::kText,
      .syntax = "NAME[@DOMAIN]|kernel:NAME",
      .env = "PROFLAUNCH_STEP_RANGE",
-     .read = read_step_range,
+     .read = read_capture_text<&CaptureOptions::step_range>,
      .needs = Setting::kSteps,
      .example = "kernel:sgd_update",
      .group = &kCaptureGroup,
@@ -320,7 +321,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .value = SettingValue::kText,
      .syntax = "DURATION",
      .env = "PROFLAUNCH_RING",
-     .read = read_ring,
+     .read = read_capture_text<&CaptureOptions::ring>,
      .example = "30s",
      .group = &kRingGroup,
      .help = "record all along but keep only the last DURATION (e.g. 30s) in memory; it is written to the "
@@ -332,7 +333,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .syntax = "SIZE",
      .default_text = "256M",
      .env = "PROFLAUNCH_RING_SIZE",
-     .read = read_ring_size,
+     .read = read_capture_text<&CaptureOptions::ring_size>,
      .needs = Setting::kRing,
      .example = "8M",
      .group = &kRingGroup,
