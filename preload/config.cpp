@@ -113,31 +113,6 @@ bool parse_exec_parent(const char* text, uint32_t& pid, uint64_t& section) {
 
 }  // namespace
 
-bool parse_byte_size(const char* text, size_t& bytes) {
-  if (text == nullptr || *text < '0' || *text > '9') return false;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long number = std::strtoull(text, &end, 10);
-  if (errno != 0 || end == text) return false;
-  unsigned shift = 0;
-  switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
-    default: return false;
-  }
-  if (shift != 0) {
-    ++end;
-    if (*end == 'i' || *end == 'I') ++end;  // "8MiB"
-    if (*end == 'b' || *end == 'B') ++end;
-    if (*end != '\0') return false;
-  }
-  if (number > (UINT64_MAX >> shift)) return false;
-  bytes = static_cast<size_t>(number << shift);
-  return true;
-}
-
 bool parse_trace_domains(const char* text, uint32_t& domains) {
   if (text == nullptr) return false;
   uint32_t result = 0;

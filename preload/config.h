@@ -103,7 +103,7 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context,
                   ConfigWarningFn warn, void* warn_context);
 
 // Parsers shared with the launcher and tests. Return false on bad input.
-bool parse_byte_size(const char* text, size_t& bytes);  // "8M", "65536", "1g", "512k"
+// (parse_byte_size and parse_duration: capture/capture_spec.h.)
 bool parse_trace_domains(const char* text, uint32_t& domains);  // "cuda,nvtx", "all"
 bool parse_gpu_timing(const char* text, GpuTiming& timing);     // "auto" | "cupti" | "events" | "none"
 bool parse_stack_points(const char* text, uint32_t& points);    // "none", "all", "launch,sync"

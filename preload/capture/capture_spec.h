@@ -64,8 +64,12 @@ struct CaptureSpec {
   bool operator==(const CaptureSpec&) const = default;  // for tests
 };
 
+// The value parsers the options share (the settings in config.cpp use them
+// too; defined here so that capture/ needs nothing from above it).
 // "30s", "500ms", "2m", "1h", "1.5s", "250us"; a bare number is seconds.
 bool parse_duration(const char* text, uint64_t& ns);
+// "8M", "65536", "1g", "512k", "8MiB"; false on anything else.
+bool parse_byte_size(const char* text, size_t& bytes);
 
 // The option texts as the user gave them (nullptr: not given). Fills `spec`
 // and returns true, or returns false with `error` naming the option and
