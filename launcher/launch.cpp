@@ -112,6 +112,11 @@ bool join_and_report(const std::string& parts_dir, const std::string& output, co
 }  // namespace
 
 int run_traced(const LaunchOptions& options) {
+  const SettingValues& settings = options.settings;
+  const std::string output_pattern = settings.text(Setting::kOutput);
+  const bool force = settings.flag(Setting::kForce);
+  const bool verbose = settings.flag(Setting::kVerbose);
+  const bool quiet = settings.flag(Setting::kQuiet);
   const ShimLocation shim = locate_shim();
   if (shim.path.empty()) {
     say(shim.error);
@@ -132,7 +137,7 @@ int run_traced(const LaunchOptions& options) {
   std::string output, parts_dir;
   PartsLock lock;
   for (int attempt = 0;; ++attempt) {
-    name = expand_output_name(options.output_pattern, child.pid());
+    name = expand_output_name(output_pattern, child.pid());
     if (!name.error.empty()) {
       child.abandon();
       say(name.error);
@@ -140,7 +145,7 @@ int run_traced(const LaunchOptions& options) {
     }
     output = absolute_path(name.path);
     parts_dir = parts_directory_for(output);
-    if (!options.force && exists(output)) {
+    if (!force && exists(output)) {
       child.abandon();
       say(name.path + " already exists: use --force to overwrite it, or another -o (e.g. with %n)");
       return 1;
@@ -153,7 +158,7 @@ int run_traced(const LaunchOptions& options) {
       return 1;
     }
     if (made == MakeDir::kExists && attempt < 100 &&
-        absolute_path(expand_output_name(options.output_pattern, child.pid()).path) != output)
+        absolute_path(expand_output_name(output_pattern, child.pid()).path) != output)
       continue;  // %n: another run took this name since it was expanded
     if (!lock.acquire(parts_dir, &error)) {
       child.abandon();
@@ -161,7 +166,7 @@ int run_traced(const LaunchOptions& options) {
       return 1;
     }
     if (made == MakeDir::kExists) {
-      if (!options.force) {
+      if (!force) {
         child.abandon();
         say(parts_dir + " exists (left by an interrupted run?): recover it with proflaunch --join " +
             name.path + ", or pass --force to discard it");
@@ -183,36 +188,35 @@ int run_traced(const LaunchOptions& options) {
   const char* users_preload = std::getenv("LD_PRELOAD");
   const std::vector<std::string> runtimes = first_only_runtimes(
       shim.path, resolve_program(options.command[0], path_variable != nullptr ? path_variable : ""));
-  if (options.verbose)
+  if (verbose)
     for (const std::string& runtime : runtimes) say("preloading " + runtime + " ahead of the shim: it must load first");
-  std::vector<std::pair<std::string, std::string>> environment = {
+  Environment environment = {
       {"LD_PRELOAD", preload_value(shim.path, users_preload != nullptr ? users_preload : "", runtimes)},
       {kEnvPartsDir, parts_dir},
-      {kEnvGpuTiming, options.gpu_timing},
-      {kEnvTrace, options.trace_domains},
   };
+  // The options the shim reads, each in its row's variable (preload/settings.h).
+  for (auto& setting : settings_environment(settings)) environment.push_back(std::move(setting));
   const std::string tsan_options = tsan_options_value(std::getenv("TSAN_OPTIONS"), runtimes);
   if (!tsan_options.empty()) {
     environment.emplace_back("TSAN_OPTIONS", tsan_options);
-    if (options.verbose) say("TSAN_OPTIONS=" + tsan_options + ": the writer thread makes every fork multi-threaded");
+    if (verbose) say("TSAN_OPTIONS=" + tsan_options + ": the writer thread makes every fork multi-threaded");
   }
-  if (!options.buffer_size.empty()) environment.emplace_back(kEnvBufferSize, options.buffer_size);
-  if (options.flush_interval_ms != 0)
-    environment.emplace_back(kEnvFlushInterval, std::to_string(options.flush_interval_ms));
-  if (options.verbose) environment.emplace_back(kEnvVerbose, "1");
   // A real driver loads the library named here inside cuInit and calls its
   // InitializeInjection: CUPTI starts as early as the driver allows. A
   // program (or user) that names its own injection library keeps it.
-  if (options.gpu_timing != "events" && options.gpu_timing != "none" && std::getenv("CUDA_INJECTION64_PATH") == nullptr)
+  const std::string gpu_timing = settings.text(Setting::kGpuTiming);
+  if (gpu_timing != "events" && gpu_timing != "none" && std::getenv("CUDA_INJECTION64_PATH") == nullptr)
     environment.emplace_back("CUDA_INJECTION64_PATH", shim.path);
   // Every module that carries NVTX loads the library named here and calls
   // its InitializeInjectionNvtx2 (preload/nvtx). A program (or user) that
   // names its own NVTX tool keeps it, and NVTX is then not recorded.
   // Capture windows opened by NVTX ranges need it whatever --trace says.
   uint32_t domains = 0;
-  const bool nvtx_capture = options.capture_range.rfind("nvtx:", 0) == 0 ||
-                            (!options.steps.empty() && options.step_range.rfind("kernel:", 0) != 0);
-  if ((parse_trace_domains(options.trace_domains.c_str(), domains) && (domains & kTraceNvtx) != 0) || nvtx_capture) {
+  const bool nvtx_capture =
+      settings.text(Setting::kCaptureRange).rfind("nvtx:", 0) == 0 ||
+      (settings.given(Setting::kSteps) && settings.text(Setting::kStepRange).rfind("kernel:", 0) != 0);
+  if ((parse_trace_domains(settings.text(Setting::kTrace).c_str(), domains) && (domains & kTraceNvtx) != 0) ||
+      nvtx_capture) {
     const char* own = std::getenv("NVTX_INJECTION64_PATH");
     if (own == nullptr || *own == '\0') {
       environment.emplace_back("NVTX_INJECTION64_PATH", shim.path);
@@ -221,26 +225,8 @@ int run_traced(const LaunchOptions& options) {
           (nvtx_capture ? ", and no NVTX range can open a capture window" : ""));
     }
   }
-  const std::pair<const char*, const std::string*> capture[] = {
-      {kEnvCaptureRange, &options.capture_range}, {kEnvCaptureRepeat, &options.capture_range_repeat},
-      {kEnvDelay, &options.delay},                {kEnvDuration, &options.duration},
-      {kEnvSteps, &options.steps},                {kEnvStepRange, &options.step_range},
-      {kEnvRing, &options.ring},                  {kEnvRingSize, &options.ring_size},
-  };
-  for (const auto& [variable, value] : capture)
-    if (!value->empty()) environment.emplace_back(variable, *value);
-  if (options.idle) environment.emplace_back(kEnvIdle, "1");
-  if (options.ring_dump_at_exit) environment.emplace_back(kEnvRingDumpAtExit, "1");
-  if (!options.stacks.empty()) environment.emplace_back(kEnvStacks, options.stacks);
-  if (!options.counted_calls.empty()) environment.emplace_back(kEnvCounted, options.counted_calls);
-  if (options.stack_depth != 0)
-    environment.emplace_back(kEnvStackDepth, std::to_string(options.stack_depth));
   // Settings inherited from an outer traced process are not ours.
-  const std::vector<std::string> unset = {kEnvExecParent, kEnvBufferSize,    kEnvFlushInterval, kEnvVerbose,
-                                          kEnvStacks,     kEnvStackDepth,    kEnvCounted,       kEnvCaptureRange,
-                                          kEnvCaptureRepeat, kEnvDelay,      kEnvDuration,      kEnvSteps,
-                                          kEnvStepRange,  kEnvIdle,          kEnvRing,          kEnvRingSize,
-                                          kEnvRingDumpAtExit};
+  const std::vector<std::string> unset = settings_to_unset(environment);
 
   const int exec_errno = child.release(environment, unset);
   if (exec_errno != 0) {
@@ -261,27 +247,29 @@ int run_traced(const LaunchOptions& options) {
     JobInfo job;
     job.output = output;
     for (const std::string& word : options.command) job.command += (job.command.empty() ? "" : " ") + word;
-    job.idle = options.idle;
-    job.ring = !options.ring.empty();
-    job.mode = job.idle ? "idle" : job.ring ? "ring " + options.ring
-               : (options.capture_range.empty() && options.steps.empty() && options.delay.empty() &&
-                  options.duration.empty())
+    job.idle = settings.flag(Setting::kIdle);
+    job.ring = settings.given(Setting::kRing);
+    job.mode = job.idle ? "idle" : job.ring ? "ring " + settings.text(Setting::kRing)
+               : (!settings.given(Setting::kCaptureRange) && !settings.given(Setting::kSteps) &&
+                  !settings.given(Setting::kDelay) && !settings.given(Setting::kDuration))
                    ? "whole run"
                    : "capture windows";
-    if (!control.start(job, &control_error) && (options.idle || options.verbose))
+    if (!control.start(job, &control_error) && (job.idle || verbose))
       say("proflaunch ctl cannot reach this job: " + control_error);
-  } else if (options.idle || options.verbose) {
+  } else if (settings.flag(Setting::kIdle) || verbose) {
     say("proflaunch ctl cannot reach this job: " + control_error);
   }
 
   const int status = child.wait();
-  const std::vector<uint32_t> running = wait_for_writers(parts_dir, control, options.wait_after_exit_s, options.quiet);
+  const std::vector<uint32_t> running =
+      wait_for_writers(parts_dir, control, settings.number(Setting::kWaitAfterExit), quiet);
   control.stop();
   // Said even with -q: it explains an empty trace.
-  if (!options.ring.empty() && !has_parts(parts_dir))
+  if (settings.given(Setting::kRing) && !has_parts(parts_dir))
     say("--ring: no process wrote out its flight recorder (no crash, out-of-memory, sticky device error "
-        "or `proflaunch ctl dump`); --ring-dump-at-exit keeps the last " + options.ring + " at exit");
-  join_and_report(parts_dir, output, name.path, options.force, options.quiet, options.symbols, running);
+        "or `proflaunch ctl dump`); --ring-dump-at-exit keeps the last " + settings.text(Setting::kRing) +
+        " at exit");
+  join_and_report(parts_dir, output, name.path, force, quiet, !settings.flag(Setting::kNoSymbols), running);
   return exit_code_for(status);
 }
 

@@ -1,6 +1,7 @@
 #include "preload/config.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,9 +22,7 @@ namespace {
 // Flush interval: 100 ms. Records reach the part file at most this long after
 // they were committed, so SIGKILL or the OOM killer loses at most this window.
 // Capped at 200 ms (the promise the documentation makes).
-constexpr const char* kDefaultGpuTiming = "auto";
-constexpr const char* kDefaultTrace = "all";
-
+//
 // Stacks: all points, 32 frames. Measured on the 2-vCPU build machine
 // (bench/, figures a, f, g): a native stack costs 0.15-0.35 us (9-32 frames;
 // ~9 ns a frame in unw_backtrace, ~40 ns for the hash, lookup and record), a
@@ -36,7 +35,6 @@ constexpr const char* kDefaultTrace = "all";
 // --stacks=sync,memory or none. 32 frames reach from a CUDA call up through a
 // framework's dispatcher into the user's code in the programs we tried;
 // deeper stacks cost ~8 ns a frame.
-constexpr const char* kDefaultStacks = "all";
 
 struct StackPointName {
   uint32_t bits;
@@ -115,31 +113,6 @@ bool parse_exec_parent(const char* text, uint32_t& pid, uint64_t& section) {
 
 }  // namespace
 
-bool parse_byte_size(const char* text, size_t& bytes) {
-  if (text == nullptr || *text < '0' || *text > '9') return false;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long number = std::strtoull(text, &end, 10);
-  if (errno != 0 || end == text) return false;
-  unsigned shift = 0;
-  switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
-    default: return false;
-  }
-  if (shift != 0) {
-    ++end;
-    if (*end == 'i' || *end == 'I') ++end;  // "8MiB"
-    if (*end == 'b' || *end == 'B') ++end;
-    if (*end != '\0') return false;
-  }
-  if (number > (UINT64_MAX >> shift)) return false;
-  bytes = static_cast<size_t>(number << shift);
-  return true;
-}
-
 bool parse_trace_domains(const char* text, uint32_t& domains) {
   if (text == nullptr) return false;
   uint32_t result = 0;
@@ -215,112 +188,157 @@ const char* trace_domain_name(TraceDomain domain) {
   return "?";
 }
 
+// The readers of the rows of settings.h, in the table's order. Each keeps the
+// default (Config's initializer) when it refuses the text.
+
+const char* read_parts_dir(const char* dir, SettingTarget& target) {
+  if (*dir == '\0') return nullptr;  // as unset
+  if (std::strlen(dir) + 64 >= kMaxPathBytes) return "path too long; not recording";
+  if (dir[0] != '/') return "must be an absolute path; not recording";
+  std::strcpy(target.config.parts_dir, dir);
+  return nullptr;
+}
+
+const char* read_gpu_timing(const char* text, SettingTarget& target) {
+  if (!parse_gpu_timing(text, target.config.gpu_timing)) return "expected auto, cupti, events or none; using auto";
+  return nullptr;
+}
+
+const char* read_trace(const char* text, SettingTarget& target) {
+  if (!parse_trace_domains(text, target.config.trace_domains))
+    return "expected a comma list of cuda,memory,nccl,nvtx; tracing all";
+  return nullptr;
+}
+
+const char* read_buffer_size(const char* text, SettingTarget& target) {
+  size_t bytes = 0;
+  if (!parse_byte_size(text, bytes)) return "not a size (e.g. 8M); using 8M";
+  if (bytes < kMinBufferBytes || bytes > kMaxBufferBytes) return "outside 64K..1G; using 8M";
+  target.config.buffer_bytes_per_thread = round_up_to_power_of_two(bytes);
+  return nullptr;
+}
+
+const char* read_flush_interval(const char* text, SettingTarget& target) {
+  uint64_t ms = 0;
+  if (!parse_u64(text, ms) || ms == 0) return "not a positive number of milliseconds; using 100";
+  if (ms > kMaxFlushIntervalMs) {
+    target.config.flush_interval_ms = kMaxFlushIntervalMs;  // the promise to SIGKILL holds
+    return "above the 200 ms limit; using 200";
+  }
+  target.config.flush_interval_ms = static_cast<uint32_t>(ms);
+  return nullptr;
+}
+
+const char* read_stacks(const char* text, SettingTarget& target) {
+  if (!parse_stack_points(text, target.config.stack_points))
+    return "expected none, all or a comma list of launch,memory,sync; using all";
+  return nullptr;
+}
+
+const char* read_counted_calls(const char* text, SettingTarget& target) {
+  const size_t length = std::strlen(text);
+  if (length >= sizeof target.config.counted_calls || !parse_counted_calls(text, nullptr, nullptr))
+    return "expected default, none or a comma list of [-]API names; using default";
+  std::memcpy(target.config.counted_calls, text, length + 1);
+  return nullptr;
+}
+
+const char* read_stack_depth(const char* text, SettingTarget& target) {
+  uint64_t depth = 0;
+  if (!parse_u64(text, depth) || depth == 0 || depth > kMaxStackDepth) return "expected 1..128 frames; using 32";
+  target.config.stack_depth = static_cast<uint32_t>(depth);
+  return nullptr;
+}
+
+const char* read_idle(const char* text, SettingTarget& target) {
+  if (!parse_bool(text, target.capture.idle)) return "expected 0 or 1; off";
+  return nullptr;
+}
+
+const char* read_ring_dump_at_exit(const char* text, SettingTarget& target) {
+  if (!parse_bool(text, target.capture.ring_dump_at_exit)) return "expected 0 or 1; off";
+  return nullptr;
+}
+
+const char* read_verbose(const char* text, SettingTarget& target) {
+  if (!parse_bool(text, target.config.verbose)) return "expected 0 or 1; quiet";
+  return nullptr;
+}
+
+const char* read_exec_parent(const char* text, SettingTarget& target) {
+  if (*text == '\0') return nullptr;  // as unset
+  if (!parse_exec_parent(text, target.config.exec_parent_pid, target.config.exec_parent_section))
+    return "expected <pid>:<hex section>; ignored";
+  return nullptr;
+}
+
+// The launcher's checks: it refuses what these refuse, with exit status 2,
+// before the program starts.
+
+bool check_trace_domains(const char* text, char* problem, size_t problem_bytes) {
+  uint32_t domains = 0;
+  if (parse_trace_domains(text, domains)) return true;
+  std::snprintf(problem, problem_bytes, "expected a comma list of cuda, memory, nccl, nvtx (or all), got '%s'", text);
+  return false;
+}
+
+bool check_buffer_size(const char* text, char* problem, size_t problem_bytes) {
+  size_t bytes = 0;
+  if (!parse_byte_size(text, bytes)) {
+    std::snprintf(problem, problem_bytes, "expected a size such as 8M or 512K, got '%s'", text);
+    return false;
+  }
+  if (bytes < kMinBufferBytes || bytes > kMaxBufferBytes) {
+    std::snprintf(problem, problem_bytes, "must be between 64K and 1G");
+    return false;
+  }
+  return true;
+}
+
+bool check_stack_points(const char* text, char* problem, size_t problem_bytes) {
+  uint32_t points = 0;
+  if (parse_stack_points(text, points)) return true;
+  std::snprintf(problem, problem_bytes, "expected none, all, or a comma list of launch, memory, sync, got '%s'", text);
+  return false;
+}
+
+bool check_counted_calls(const char* text, char* problem, size_t problem_bytes) {
+  if (std::strlen(text) >= kMaxCountedCallsBytes) {
+    std::snprintf(problem, problem_bytes, "longer than %zu characters", kMaxCountedCallsBytes - 1);
+    return false;
+  }
+  if (parse_counted_calls(text, nullptr, nullptr)) return true;
+  std::snprintf(problem, problem_bytes,
+                "expected default, none, or a comma list of API names, each optionally prefixed with -, got '%s'",
+                text);
+  return false;
+}
+
 void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context, ConfigWarningFn warn,
                   void* warn_context) {
-  auto get = [&](const char* name) { return getenv_fn(name, getenv_context); };
   auto complain = [&](const char* name, const char* value, const char* problem) {
     if (warn != nullptr) warn(name, value, problem, warn_context);
   };
 
   config = Config{};
-
-  if (const char* dir = get(kEnvPartsDir); dir != nullptr && *dir != '\0') {
-    if (std::strlen(dir) + 64 >= kMaxPathBytes)
-      complain(kEnvPartsDir, dir, "path too long; not recording");
-    else if (dir[0] != '/')
-      complain(kEnvPartsDir, dir, "must be an absolute path; not recording");
-    else
-      std::strcpy(config.parts_dir, dir);
+  CaptureOptions capture;
+  SettingTarget target{config, capture};
+  for (const SettingRow& row : kSettingRows) {
+    if (row.read == nullptr) continue;
+    const char* text = getenv_fn(row.env, getenv_context);
+    if (text == nullptr) continue;
+    if (const char* problem = row.read(text, target); problem != nullptr) complain(row.env, text, problem);
   }
 
-  config.buffer_bytes_per_thread = kDefaultBufferBytes;
-  if (const char* text = get(kEnvBufferSize); text != nullptr) {
-    size_t bytes = 0;
-    if (!parse_byte_size(text, bytes))
-      complain(kEnvBufferSize, text, "not a size (e.g. 8M); using 8M");
-    else if (bytes < kMinBufferBytes || bytes > kMaxBufferBytes)
-      complain(kEnvBufferSize, text, "outside 64K..1G; using 8M");
-    else
-      config.buffer_bytes_per_thread = round_up_to_power_of_two(bytes);
-  }
-
-  config.flush_interval_ms = kDefaultFlushIntervalMs;
-  if (const char* text = get(kEnvFlushInterval); text != nullptr) {
-    uint64_t ms = 0;
-    if (!parse_u64(text, ms) || ms == 0)
-      complain(kEnvFlushInterval, text, "not a positive number of milliseconds; using 100");
-    else if (ms > kMaxFlushIntervalMs) {
-      complain(kEnvFlushInterval, text, "above the 200 ms limit; using 200");
-      config.flush_interval_ms = kMaxFlushIntervalMs;
-    } else
-      config.flush_interval_ms = static_cast<uint32_t>(ms);
-  }
-
-  const char* timing = get(kEnvGpuTiming);
-  if (!parse_gpu_timing(timing ? timing : kDefaultGpuTiming, config.gpu_timing)) {
-    complain(kEnvGpuTiming, timing, "expected auto, cupti, events or none; using auto");
-    config.gpu_timing = GpuTiming::kAuto;
-  }
-
-  const char* trace = get(kEnvTrace);
-  if (!parse_trace_domains(trace ? trace : kDefaultTrace, config.trace_domains)) {
-    complain(kEnvTrace, trace, "expected a comma list of cuda,memory,nccl,nvtx; tracing all");
-    config.trace_domains = kTraceAll;
-  }
-
-  const char* stacks = get(kEnvStacks);
-  if (!parse_stack_points(stacks ? stacks : kDefaultStacks, config.stack_points)) {
-    complain(kEnvStacks, stacks, "expected none, all or a comma list of launch,memory,sync; using all");
-    config.stack_points = kStacksAll;
-  }
-
-  if (const char* text = get(kEnvCounted); text != nullptr) {
-    const size_t length = std::strlen(text);
-    if (length >= sizeof config.counted_calls || !parse_counted_calls(text, nullptr, nullptr))
-      complain(kEnvCounted, text, "expected default, none or a comma list of [-]API names; using default");
-    else
-      std::memcpy(config.counted_calls, text, length + 1);
-  }
-
-  config.stack_depth = kDefaultStackDepth;
-  if (const char* text = get(kEnvStackDepth); text != nullptr) {
-    uint64_t depth = 0;
-    if (!parse_u64(text, depth) || depth == 0 || depth > kMaxStackDepth)
-      complain(kEnvStackDepth, text, "expected 1..128 frames; using 32");
-    else
-      config.stack_depth = static_cast<uint32_t>(depth);
-  }
-
-  if (const char* text = get(kEnvVerbose); text != nullptr && !parse_bool(text, config.verbose))
-    complain(kEnvVerbose, text, "expected 0 or 1; quiet");
-
-  if (const char* text = get(kEnvExecParent); text != nullptr && *text != '\0') {
-    if (!parse_exec_parent(text, config.exec_parent_pid, config.exec_parent_section))
-      complain(kEnvExecParent, text, "expected <pid>:<hex section>; ignored");
-  }
-
-  {
-    CaptureOptions options;
-    options.capture_range = get(kEnvCaptureRange);
-    options.capture_range_repeat = get(kEnvCaptureRepeat);
-    options.delay = get(kEnvDelay);
-    options.duration = get(kEnvDuration);
-    options.steps = get(kEnvSteps);
-    options.step_range = get(kEnvStepRange);
-    if (const char* idle = get(kEnvIdle); idle != nullptr) parse_bool(idle, options.idle);
-    options.ring = get(kEnvRing);
-    options.ring_size = get(kEnvRingSize);
-    if (const char* at_exit = get(kEnvRingDumpAtExit); at_exit != nullptr)
-      parse_bool(at_exit, options.ring_dump_at_exit);
-    char error[320];
-    if (!parse_capture_options(options, config.capture, error, sizeof error)) {
-      complain("PROFLAUNCH_CAPTURE_*", error, "recording the whole run");
-      config.capture = CaptureSpec{};
-    }
+  char error[320];
+  if (!parse_capture_options(capture, config.capture, error, sizeof error)) {
+    complain(kEnvCaptureOptions, error, "recording the whole run");
+    config.capture = CaptureSpec{};
   }
 
   // Rank variables: torchrun, then MPI and Slurm equivalents. Garbage is ignored
   // quietly: these belong to the job, not to us.
+  auto get = [&](const char* name) { return getenv_fn(name, getenv_context); };
   const char* const rank_names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
   for (const char* name : rank_names)
     if (parse_i32(get(name), config.rank)) break;

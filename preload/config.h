@@ -1,13 +1,14 @@
 // The shim's configuration: one struct, filled once at load from PROFLAUNCH_*
-// variables (the launcher sets them). Each setting sits next to its variable
-// and default in config.cpp. A bad value never stops the program: it yields
-// one warning and the default.
+// variables (the launcher sets them). Each setting is a row of the table in
+// settings.h: its variable, default and parser. A bad value never stops the
+// program: it yields one warning and the default.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "preload/capture/capture_spec.h"
+#include "preload/settings.h"
 
 namespace proflaunch {
 
@@ -33,6 +34,14 @@ enum StackPointBits : uint32_t {
   kStacksAll = kStacksLaunch | kStacksMemory | kStacksSync,
 };
 
+// Defaults in the units the code uses; tests/unit/settings checks that they
+// are the table's defaults. Limits: settings.h. Why these values: config.cpp.
+inline constexpr size_t kDefaultBufferBytes = size_t{8} << 20;
+inline constexpr size_t kMinBufferBytes = size_t{64} << 10;
+inline constexpr size_t kMaxBufferBytes = size_t{1} << 30;
+inline constexpr uint32_t kDefaultFlushIntervalMs = 100;
+inline constexpr uint32_t kDefaultStackDepth = 32;
+
 inline constexpr size_t kMaxPathBytes = 4096;
 inline constexpr size_t kMaxCountedCallsBytes = 4096;
 
@@ -40,13 +49,13 @@ struct Config {
   // Where each process writes <pid>-<section>.part. Empty: the shim does not
   // record (it was preloaded without the launcher).
   char parts_dir[kMaxPathBytes] = {};
-  size_t buffer_bytes_per_thread = 0;  // power of two
-  uint32_t flush_interval_ms = 0;      // a SIGKILL loses at most this much
+  size_t buffer_bytes_per_thread = kDefaultBufferBytes;  // power of two
+  uint32_t flush_interval_ms = kDefaultFlushIntervalMs;  // a SIGKILL loses at most this much
   GpuTiming gpu_timing = GpuTiming::kAuto;
   uint32_t trace_domains = kTraceAll;
   bool verbose = false;
   uint32_t stack_points = kStacksAll;  // StackPointBits
-  uint32_t stack_depth = 0;            // native (and Python) frames kept per stack
+  uint32_t stack_depth = kDefaultStackDepth;  // native (and Python) frames kept per stack
   // Which calls are counted rather than recorded one by one (PROFLAUNCH_COUNTED),
   // as given: checked against the hook tables when the hooks start.
   char counted_calls[kMaxCountedCallsBytes] = "default";
@@ -60,33 +69,23 @@ struct Config {
   int32_t world_size = -1;
   // When to record (PROFLAUNCH_CAPTURE_*, PROFLAUNCH_DELAY, ...): capture_spec.h.
   CaptureSpec capture;
+
+  bool operator==(const Config&) const = default;  // for tests
 };
 
-// Environment variable names, shared with the launcher.
 // Whether TSAN_OPTIONS text lets a fork child of a multi-threaded process
 // start threads (die_after_fork=0 or =false; the last setting wins, as for
 // TSan's own parser). Set by the launcher for TSan-built programs.
 bool tsan_allows_threads_after_fork(const char* options) noexcept;
 
-inline constexpr const char* kEnvPartsDir = "PROFLAUNCH_PARTS_DIR";
-inline constexpr const char* kEnvBufferSize = "PROFLAUNCH_BUFFER_SIZE";
-inline constexpr const char* kEnvFlushInterval = "PROFLAUNCH_FLUSH_INTERVAL_MS";
-inline constexpr const char* kEnvGpuTiming = "PROFLAUNCH_GPU_TIMING";
-inline constexpr const char* kEnvTrace = "PROFLAUNCH_TRACE";
-inline constexpr const char* kEnvVerbose = "PROFLAUNCH_VERBOSE";
-inline constexpr const char* kEnvExecParent = "PROFLAUNCH_EXEC_PARENT";
-inline constexpr const char* kEnvStacks = "PROFLAUNCH_STACKS";
-inline constexpr const char* kEnvStackDepth = "PROFLAUNCH_STACK_DEPTH";
-inline constexpr const char* kEnvCounted = "PROFLAUNCH_COUNTED";
-
-// Limits and defaults (config.cpp explains the choices).
-inline constexpr size_t kDefaultBufferBytes = size_t{8} << 20;
-inline constexpr size_t kMinBufferBytes = size_t{64} << 10;
-inline constexpr size_t kMaxBufferBytes = size_t{1} << 30;
-inline constexpr uint32_t kDefaultFlushIntervalMs = 100;
-inline constexpr uint32_t kMaxFlushIntervalMs = 200;
-inline constexpr uint32_t kDefaultStackDepth = 32;
-inline constexpr uint32_t kMaxStackDepth = 128;
+// The variables code outside the table names (settings.h declares them all).
+inline constexpr const char* kEnvPartsDir = setting_row(Setting::kPartsDir).env;
+inline constexpr const char* kEnvExecParent = setting_row(Setting::kExecParent).env;
+inline constexpr const char* kEnvStacks = setting_row(Setting::kStacks).env;
+inline constexpr const char* kEnvStackDepth = setting_row(Setting::kStackDepth).env;
+// Names the capture options' variables in a warning: they are checked
+// together, and the problem names the option.
+inline constexpr const char* kEnvCaptureOptions = "PROFLAUNCH_CAPTURE_*";
 
 // Looks a variable up; nullptr when unset. Lets tests parse without touching
 // the real environment.
@@ -96,14 +95,15 @@ using GetEnvFn = const char* (*)(const char* name, void* context);
 using ConfigWarningFn = void (*)(const char* variable, const char* value, const char* problem,
                                  void* context);
 
-// Fills `config` from the variables. Never fails: bad values warn and keep the
-// default. No allocation, so it can run in a constructor before malloc hooks
-// of other tools are ready.
+// Fills `config` from the variables: each row of the settings table with a
+// reader, in table order, then the capture options together. Never fails:
+// bad values warn and keep the default. No allocation, so it can run in a
+// constructor before malloc hooks of other tools are ready.
 void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context,
                   ConfigWarningFn warn, void* warn_context);
 
 // Parsers shared with the launcher and tests. Return false on bad input.
-bool parse_byte_size(const char* text, size_t& bytes);  // "8M", "65536", "1g", "512k"
+// (parse_byte_size and parse_duration: capture/capture_spec.h.)
 bool parse_trace_domains(const char* text, uint32_t& domains);  // "cuda,nvtx", "all"
 bool parse_gpu_timing(const char* text, GpuTiming& timing);     // "auto" | "cupti" | "events" | "none"
 bool parse_stack_points(const char* text, uint32_t& points);    // "none", "all", "launch,sync"

@@ -8,7 +8,8 @@
 // the normal compiler into settings_fuzz_runner for meson test.
 //
 // Invariants besides "no crash, no hang": parse_config keeps every value in
-// its documented range and names the problem of every value it refuses; a
+// its documented range and names the problem of every value it refuses; the
+// launcher's check of an option never lets through what the shim refuses; a
 // refused capture option says which, within the error buffer; an output
 // name is a path or an error, never both, with every placeholder expanded.
 #include <cstdint>
@@ -39,15 +40,29 @@ std::vector<std::string> fields(const uint8_t* data, size_t size) {
   return out;
 }
 
-// Hands out the fields in the order the parser asks for variables.
+// Field i is the variable of the i-th row the shim reads (preload/settings.h,
+// in table order); the fields after those go, in the order asked, to the
+// other variables parse_config reads (the rank variables).
 struct FakeEnvironment {
   const std::vector<std::string>* values;
-  size_t next = 0;
+  size_t next_other = 0;
 };
-const char* fake_getenv(const char*, void* context) {
+const char* fake_getenv(const char* name, void* context) {
   auto* env = static_cast<FakeEnvironment*>(context);
-  if (env->next >= env->values->size()) return nullptr;
-  const std::string& value = (*env->values)[env->next++];
+  size_t field = 0;
+  size_t shim_rows = 0;
+  bool found = false;
+  for (const SettingRow& row : kSettingRows) {
+    if (row.read == nullptr) continue;
+    if (std::strcmp(row.env, name) == 0) {
+      field = shim_rows;
+      found = true;
+    }
+    ++shim_rows;
+  }
+  if (!found) field = shim_rows + env->next_other++;
+  if (field >= env->values->size()) return nullptr;
+  const std::string& value = (*env->values)[field];
   return value == "<unset>" ? nullptr : value.c_str();
 }
 void on_warning(const char* variable, const char*, const char* problem, void*) {
@@ -106,13 +121,33 @@ void check_capture(const std::vector<std::string>& values) {
   if (field(0) != nullptr) (void)parse_duration(field(0), ns);
 }
 
-bool exists_below_three(const std::string& path) {
-  // %n: the names ending in 1 and 2 are taken.
-  return !path.empty() && (path.back() == '1' || path.back() == '2');
+// What the launcher's check of an option lets through, the shim's reader of
+// its variable takes without a warning: no value reaches the program only to
+// be replaced by a default.
+void check_launcher_agrees_with_shim(const std::string& text) {
+  for (const SettingRow& row : kSettingRows) {
+    if (row.check == nullptr || row.read == nullptr) continue;
+    char problem[128];
+    if (!row.check(text.c_str(), problem, sizeof problem)) {
+      if (strnlen(problem, sizeof problem) == 0) invariant_broken("a refused option without a message");
+      continue;
+    }
+    Config config;
+    CaptureOptions capture;
+    SettingTarget target{config, capture};
+    if (row.read(text.c_str(), target) != nullptr) invariant_broken("the launcher passes on what the shim refuses");
+  }
 }
+
+// %n: the first two names asked for are taken. (Judging by the name, a
+// pattern ending in a literal 1 made every counter taken: a million
+// candidates, seconds per input.)
+int g_names_asked = 0;
+bool exists_below_three(const std::string&) { return ++g_names_asked <= 2; }
 
 void check_output_name(const std::vector<std::string>& values) {
   const std::string& pattern = values.size() > 1 ? values[1] : values[0];
+  g_names_asked = 0;
   const launcher::NameResult result = launcher::expand_output_name(pattern, 4242, exists_below_three);
   if (result.path.empty() == result.error.empty()) invariant_broken("an output name is a path or an error");
   if (!result.path.empty()) {
@@ -143,6 +178,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)parse_trace_domains(text.c_str(), bits);
       (void)parse_stack_points(text.c_str(), bits);
       (void)parse_gpu_timing(text.c_str(), timing);
+      check_launcher_agrees_with_shim(text);
       break;
     }
     case 2: check_capture(values); break;

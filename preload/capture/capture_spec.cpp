@@ -1,12 +1,11 @@
 #include "preload/capture/capture_spec.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <strings.h>
-
-#include "preload/config.h"
 
 namespace proflaunch {
 namespace {
@@ -45,6 +44,31 @@ bool set_range_name(const char* text, CaptureSpec& spec) {
 bool starts_with(const char* text, const char* prefix) { return std::strncmp(text, prefix, std::strlen(prefix)) == 0; }
 
 }  // namespace
+
+bool parse_byte_size(const char* text, size_t& bytes) {
+  if (text == nullptr || *text < '0' || *text > '9') return false;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long number = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text) return false;
+  unsigned shift = 0;
+  switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    default: return false;
+  }
+  if (shift != 0) {
+    ++end;
+    if (*end == 'i' || *end == 'I') ++end;  // "8MiB"
+    if (*end == 'b' || *end == 'B') ++end;
+    if (*end != '\0') return false;
+  }
+  if (number > (UINT64_MAX >> shift)) return false;
+  bytes = static_cast<size_t>(number << shift);
+  return true;
+}
 
 bool parse_duration(const char* text, uint64_t& ns) {
   if (text == nullptr || !((*text >= '0' && *text <= '9') || *text == '.')) return false;

@@ -1,6 +1,7 @@
 // What to record and when: the capture options of proflaunch (--capture-range,
 // --capture-range-repeat, --delay, --duration, --steps, --step-range), as
-// the launcher passes them on (PROFLAUNCH_CAPTURE_*, the user's own text).
+// the launcher passes them on (PROFLAUNCH_CAPTURE_*, the user's own text;
+// their rows are in preload/settings.h).
 // One parser, shared by the launcher (which rejects bad input before the
 // program starts) and the shim (which re-reads the same text). No
 // allocation: the shim parses in its constructor.
@@ -59,22 +60,16 @@ struct CaptureSpec {
   uint64_t ring_ns = 0;  // 0: streaming (every record reaches the file)
   uint64_t ring_bytes = kDefaultRingBytes;
   bool ring_dump_at_exit = false;
+
+  bool operator==(const CaptureSpec&) const = default;  // for tests
 };
 
-// Environment variables the launcher sets (its options' text, verbatim).
-inline constexpr const char* kEnvCaptureRange = "PROFLAUNCH_CAPTURE_RANGE";
-inline constexpr const char* kEnvCaptureRepeat = "PROFLAUNCH_CAPTURE_REPEAT";
-inline constexpr const char* kEnvDelay = "PROFLAUNCH_DELAY";
-inline constexpr const char* kEnvDuration = "PROFLAUNCH_DURATION";
-inline constexpr const char* kEnvSteps = "PROFLAUNCH_STEPS";
-inline constexpr const char* kEnvStepRange = "PROFLAUNCH_STEP_RANGE";
-inline constexpr const char* kEnvIdle = "PROFLAUNCH_IDLE";
-inline constexpr const char* kEnvRing = "PROFLAUNCH_RING";
-inline constexpr const char* kEnvRingSize = "PROFLAUNCH_RING_SIZE";
-inline constexpr const char* kEnvRingDumpAtExit = "PROFLAUNCH_RING_DUMP_AT_EXIT";
-
+// The value parsers the options share (the settings in config.cpp use them
+// too; defined here so that capture/ needs nothing from above it).
 // "30s", "500ms", "2m", "1h", "1.5s", "250us"; a bare number is seconds.
 bool parse_duration(const char* text, uint64_t& ns);
+// "8M", "65536", "1g", "512k", "8MiB"; false on anything else.
+bool parse_byte_size(const char* text, size_t& bytes);
 
 // The option texts as the user gave them (nullptr: not given). Fills `spec`
 // and returns true, or returns false with `error` naming the option and

@@ -2,6 +2,7 @@
 // value yields exactly one warning and a usable default.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <string>
@@ -99,11 +100,12 @@ TEST(Config, EachBadValueWarnsOnceAndKeepsTheDefault) {
                                {"PROFLAUNCH_TRACE", "cuda,disk"},
                                {"PROFLAUNCH_VERBOSE", "loud"},
                                {"PROFLAUNCH_EXEC_PARENT", "garbage"}});
-  EXPECT_EQ(parsed.warnings,
-            (std::vector<std::string>{"PROFLAUNCH_PARTS_DIR", "PROFLAUNCH_BUFFER_SIZE",
-                                      "PROFLAUNCH_FLUSH_INTERVAL_MS", "PROFLAUNCH_GPU_TIMING",
-                                      "PROFLAUNCH_TRACE", "PROFLAUNCH_VERBOSE",
-                                      "PROFLAUNCH_EXEC_PARENT"}));
+  std::vector<std::string> warned = parsed.warnings;
+  std::sort(warned.begin(), warned.end());
+  EXPECT_EQ(warned, (std::vector<std::string>{"PROFLAUNCH_BUFFER_SIZE", "PROFLAUNCH_EXEC_PARENT",
+                                              "PROFLAUNCH_FLUSH_INTERVAL_MS", "PROFLAUNCH_GPU_TIMING",
+                                              "PROFLAUNCH_PARTS_DIR", "PROFLAUNCH_TRACE",
+                                              "PROFLAUNCH_VERBOSE"}));
   EXPECT_EQ(parsed.config.parts_dir[0], '\0');
   EXPECT_EQ(parsed.config.buffer_bytes_per_thread, kDefaultBufferBytes);
   EXPECT_EQ(parsed.config.flush_interval_ms, kDefaultFlushIntervalMs);
