@@ -16,6 +16,8 @@
 //  - a program that invalidates its own capture gets the same errors traced.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -307,6 +309,88 @@ TEST(GraphNodesBuiltByHand, CuptiTimesEachDeviceNodeOfEveryLaunch) {
   EXPECT_EQ(per_type["\"memset\""], 4);
   EXPECT_EQ(per_type["\"kernel\""], 8) << "the graph's and the child graph's kernel, per launch";
   EXPECT_EQ(records_of(dump.out, "UnattributedGpuWork").size(), 0u);
+}
+
+// Replays of a captured graph under CUPTI, drawn node by node: each node a
+// slice named by its kernel on the stream (with the launch's correlation id
+// and its node), each replay a slice on the stream's "graph replays" track
+// from its first node's start to its last node's end, with the flow from
+// its cuGraphLaunch; nothing drawn as work whose call is not in the trace.
+// `shape`: two nodes of one kernel, or a fork and a join (three kernels).
+void expect_replays_drawn_node_by_node(const std::string& shape, const std::set<std::string>& kernels,
+                                       size_t nodes_per_replay) {
+  TempDir dir;
+  const std::string trace = dir / "x.trace";
+  const ProcessResult run = testing::run_process(
+      traced(trace, {build_path("GRAPH_REPLAYS"), "--shape", shape, "--replays", "10"}, {"--gpu-timing=cupti"}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const std::string json = dir / "x.json";
+  const ProcessResult convert = run_proftrace({"convert", trace, "-o", json});
+  ASSERT_TRUE(convert.exited_with(0)) << convert.describe();
+  PerfettoJson document;
+  std::string error;
+  ASSERT_TRUE(load_perfetto_json(json, &document, &error)) << error;
+
+  auto ns = [](const JsonValue& value) { return static_cast<int64_t>(std::llround(value.as_double() * 1000)); };
+  std::map<uint64_t, uint64_t> launch_flows;  // cuGraphLaunch correlation -> its flow id
+  for (const JsonValue* slice : document.slices())
+    if ((*slice)["name"].str() == "cuGraphLaunch" && slice->has("bind_id"))
+      launch_flows[(*slice)["args"]["correlation"].as_uint()] = (*slice)["bind_id"].as_uint();
+  ASSERT_EQ(launch_flows.size(), 10u) << "every launch has an arrow to its replay";
+
+  struct Span {
+    int64_t start = INT64_MAX, end = INT64_MIN;
+    size_t nodes = 0;
+  };
+  std::map<uint64_t, Span> nodes;  // by correlation
+  std::map<std::string, int> per_kernel;
+  for (const JsonValue* slice : document.slices("kernel")) {
+    const std::string track = document.thread_names.at({static_cast<uint32_t>((*slice)["pid"].as_uint()),
+                                                        static_cast<uint32_t>((*slice)["tid"].as_uint())});
+    EXPECT_EQ(track.find("graph replays"), std::string::npos) << "a node on the replays' track";
+    EXPECT_EQ((*slice)["name"].str().find("not in the trace"), std::string::npos) << (*slice)["name"].str();
+    const JsonValue& args = (*slice)["args"];
+    ASSERT_TRUE(args.has("graph_node")) << "a node slice says which node";
+    const uint64_t correlation = args["correlation"].as_uint();
+    EXPECT_EQ(launch_flows.count(correlation), 1u) << "a node of a launch: " << correlation;
+    ++per_kernel[(*slice)["name"].str()];
+    Span& span = nodes[correlation];
+    // As measured: a start moved to keep the stream's slices nested says by how much.
+    const int64_t moved = args.has("start_adjusted_ns") ? args["start_adjusted_ns"].as_int() : 0;
+    span.start = std::min(span.start, ns((*slice)["ts"]) - moved);
+    span.end = std::max(span.end, ns((*slice)["ts"]) + ns((*slice)["dur"]));
+    ++span.nodes;
+  }
+  EXPECT_EQ(nodes.size(), 10u);
+  for (const auto& [correlation, span] : nodes) EXPECT_EQ(span.nodes, nodes_per_replay) << correlation;
+  std::set<std::string> names;
+  for (const auto& [name, count] : per_kernel) names.insert(name);
+  EXPECT_EQ(names, kernels);
+
+  size_t replays = 0;
+  for (const JsonValue* slice : document.slices("gpu.graph")) {
+    ++replays;
+    const std::string track = document.thread_names.at({static_cast<uint32_t>((*slice)["pid"].as_uint()),
+                                                        static_cast<uint32_t>((*slice)["tid"].as_uint())});
+    EXPECT_NE(track.find("graph replays"), std::string::npos) << track;
+    const uint64_t correlation = (*slice)["args"]["correlation"].as_uint();
+    ASSERT_EQ(nodes.count(correlation), 1u);
+    const JsonValue& args = (*slice)["args"];
+    const int64_t moved = args.has("start_adjusted_ns") ? args["start_adjusted_ns"].as_int() : 0;
+    EXPECT_EQ(ns((*slice)["ts"]) - moved, nodes[correlation].start) << "from its first node's start";
+    EXPECT_EQ(ns((*slice)["ts"]) + ns((*slice)["dur"]), nodes[correlation].end) << "to its last node's end";
+    ASSERT_TRUE(slice->has("bind_id"));
+    EXPECT_EQ((*slice)["bind_id"].as_uint(), launch_flows[correlation]) << "the arrow from its cuGraphLaunch";
+  }
+  EXPECT_EQ(replays, 10u);
+}
+
+TEST(GraphReplaysUnderCupti, TwoNodesOfOneKernelAreTwentyNamedNodeSlices) {
+  expect_replays_drawn_node_by_node("same", {"replay_step"}, 2);
+}
+
+TEST(GraphReplaysUnderCupti, BranchesAreDrawnNodeByNode) {
+  expect_replays_drawn_node_by_node("branches", {"replay_left", "replay_right", "replay_join"}, 3);
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ struct RecordingSink : JoinSink {
     EXPECT_EQ(op.span().correlation_id, a.activity.correlation_id);
     more_nodes.push_back(a.activity.graph_node);
   }
-  std::vector<uint64_t> pairs, lone_operations, lone_activities, more_nodes;
+  void nodes_done(const Operation& op) override { done.push_back(op.span().correlation_id); }
+  std::vector<uint64_t> pairs, lone_operations, lone_activities, more_nodes, done;
 };
 
 Operation operation(Section* section, uint64_t id) {
@@ -140,6 +141,7 @@ TEST(CorrelationJoin, EveryNodeOfAGraphLaunchJoinsItsLaunch) {
   join.finish();
   EXPECT_EQ(sink.pairs, (std::vector<uint64_t>{7, 8}));
   EXPECT_EQ(sink.more_nodes, (std::vector<uint64_t>{0xB, 0xC}));
+  EXPECT_EQ(sink.done, (std::vector<uint64_t>{7})) << "once, when the trace ends";
   EXPECT_TRUE(sink.lone_operations.empty());
   EXPECT_TRUE(sink.lone_activities.empty());
   EXPECT_EQ(join.stats().more_node_work, 2u);
@@ -175,6 +177,7 @@ TEST(CorrelationJoin, ANodeTimedLaunchLeavesTheWindowLikeAnyEntry) {
   join.finish();
   EXPECT_EQ(sink.pairs, (std::vector<uint64_t>{1}));
   EXPECT_TRUE(sink.more_nodes.empty());
+  EXPECT_EQ(sink.done, (std::vector<uint64_t>{1})) << "when it was pushed out";
   EXPECT_EQ(sink.lone_activities, (std::vector<uint64_t>{1})) << "the node that came after its launch left";
   EXPECT_EQ(sink.lone_operations, (std::vector<uint64_t>{2, 3}));
   EXPECT_LE(join.waiting(), 2u);
@@ -192,6 +195,7 @@ struct EventLog : JoinSink {
   void more_node_work(const Operation& op, const GpuWork&) override {
     log.push_back("M" + text(op.section, op.span().correlation_id));
   }
+  void nodes_done(const Operation& op) override { log.push_back("D" + text(op.section, op.span().correlation_id)); }
   static std::string text(const Section* section, uint64_t id) {
     return std::to_string(reinterpret_cast<uintptr_t>(section) % 4096) + ":" + std::to_string(id);
   }

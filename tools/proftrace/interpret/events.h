@@ -178,8 +178,11 @@ class Consumer {
   virtual void on_operation_read(const Operation&) {}
   virtual void on_operation(const Operation&, const GpuWork* /*gpu*/) {}
   // A graph launch timed node by node (CUPTI): each node after the first,
-  // which came with the launch in on_operation.
+  // which came with the launch in on_operation; then, once no more of its
+  // nodes can come (it left the join's window, or the trace ended),
+  // on_nodes_done.
   virtual void on_more_gpu_work(const Operation&, const GpuWork&) {}
+  virtual void on_nodes_done(const Operation&) {}
   // GPU work whose call is not in the trace.
   virtual void on_gpu_work_alone(const GpuWork&) {}
   // Every piece of GPU work once more, in the order it was read (which is

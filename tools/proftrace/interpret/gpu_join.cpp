@@ -104,7 +104,10 @@ void CorrelationJoin::insert(const Key& key, const Entry& entry) {
 void CorrelationJoin::release(Entry& entry, bool evicted) {
   if (entry.done) return;
   entry.done = true;
-  if (entry.has_work) return;  // a graph launch done with its nodes
+  if (entry.has_work) {  // a graph launch done with its nodes
+    sink_.nodes_done(entry.operation);
+    return;
+  }
   if (evicted) ++stats_.evicted_by_window;
   if (entry.is_operation) {
     ++stats_.operations_without_activity;

@@ -7,7 +7,7 @@
 // A graph launch timed node by node (CUPTI) has a piece of GPU work per node,
 // each with the launch's correlation id and its node: the first is joined,
 // the others follow as more work of the same launch, which stays in the
-// window for them until it leaves it (silently: it had its GPU work).
+// window for them until it leaves it (nodes_done: it had its GPU work).
 #pragma once
 
 #include <cstddef>
@@ -27,6 +27,9 @@ class JoinSink {
   virtual void activity_alone(const GpuWork& activity) = 0;
   // A graph launch's node after its first (already joined).
   virtual void more_node_work(const Operation& operation, const GpuWork& activity) = 0;
+  // A graph launch joined with its nodes leaves the window: no node of it
+  // comes any more.
+  virtual void nodes_done(const Operation& operation) = 0;
 };
 
 struct JoinStats {

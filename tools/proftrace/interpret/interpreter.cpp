@@ -153,6 +153,9 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     for (Consumer* c : consumers_) c->on_more_gpu_work(operation, gpu);
     joined_now_ = &operation;
   }
+  void nodes_done(const Operation& operation) override {
+    for (Consumer* c : consumers_) c->on_nodes_done(operation);
+  }
   void activity_alone(const GpuWork& work) override {
     const GpuWork gpu = resolved(work);
     for (Consumer* c : consumers_) c->on_gpu_work_alone(gpu);

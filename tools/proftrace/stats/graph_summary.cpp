@@ -7,7 +7,6 @@
 // captured calls, and nodes by type. State grows with the number of
 // executable graphs, not launches.
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <unordered_map>
 
@@ -19,8 +18,6 @@ namespace proflaunch::tools::stats {
 namespace {
 
 using namespace format;
-
-constexpr size_t kNodeWindow = size_t{1} << 17;
 
 struct ExecKey {
   uint64_t section;
@@ -88,8 +85,8 @@ class GraphSummary final : public StatsSection {
   }
 
   // A graph launch with its GPU work: one kGraph activity (timed by events),
-  // or its first node (timed node by node by CUPTI: the launch lasts from its
-  // first node's start to its last node's end, known once every node is in).
+  // or its nodes (timed node by node by CUPTI: the launch lasts from its
+  // first node's start to its last node's end, known once its nodes are done).
   void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
     if (op.kind != interpret::OperationKind::kGraphLaunch || op.span().result != 0 || op.captured()) return;
     ExecSummary& exec = execs_[ExecKey{op.section->id, op.graph_launch.graph_exec}];
@@ -97,10 +94,8 @@ class GraphSummary final : public StatsSection {
     if (gpu == nullptr) {
       ++unmatched_;
     } else if (gpu->activity.graph_node != 0) {
-      const CorrelationKey key{op.section->id, op.span().correlation_id};
-      node_timed_[key] = op.graph_launch.graph_exec;
-      order_.push_back(key);
-      evict();
+      node_spans_[CorrelationKey{op.section->id, op.span().correlation_id}] =
+          NodeSpan{gpu->activity.start_ns, gpu->activity.end_ns};
     } else if (gpu->activity.kind == static_cast<uint8_t>(GpuActivityKind::kGraph)) {
       ++exec.timed_launches;
       exec.gpu_ns += gpu->duration_ns();
@@ -109,23 +104,23 @@ class GraphSummary final : public StatsSection {
     }
   }
 
-  void on_gpu_work_read(const interpret::GpuWork& work) override {
-    const GpuActivityRecord& activity = work.activity;
-    if (activity.graph_node == 0) return;
-    const CorrelationKey key{work.section->id, activity.correlation_id};
-    auto [span, added] = node_spans_.try_emplace(key, NodeSpan{activity.start_ns, activity.end_ns});
-    if (added) {
-      order_.push_back(key);
-      evict();
-    } else {
-      span->second.start_ns = std::min(span->second.start_ns, activity.start_ns);
-      span->second.end_ns = std::max(span->second.end_ns, activity.end_ns);
-    }
+  void on_more_gpu_work(const interpret::Operation& op, const interpret::GpuWork& gpu) override {
+    auto span = node_spans_.find(CorrelationKey{op.section->id, op.span().correlation_id});
+    if (span == node_spans_.end()) return;
+    span->second.start_ns = std::min(span->second.start_ns, gpu.activity.start_ns);
+    span->second.end_ns = std::max(span->second.end_ns, gpu.activity.end_ns);
+  }
+
+  void on_nodes_done(const interpret::Operation& op) override {
+    auto span = node_spans_.find(CorrelationKey{op.section->id, op.span().correlation_id});
+    if (span == node_spans_.end()) return;
+    ExecSummary& exec = execs_[ExecKey{op.section->id, op.graph_launch.graph_exec}];
+    ++exec.timed_launches;
+    exec.gpu_ns += span->second.end_ns > span->second.start_ns ? span->second.end_ns - span->second.start_ns : 0;
+    node_spans_.erase(span);
   }
 
   Table finish(const TraceModel& model) override {
-    for (auto launch = node_timed_.begin(); launch != node_timed_.end();)
-      launch = credit_node_span(launch->first) ? node_timed_.erase(launch) : std::next(launch);
     Table table;
     table.title = "CUDA graphs: GPU time per executable graph";
     table.columns = {"GPU Time (%)", "Total GPU Time (ns)", "Launches", "Avg (ns)", "Nodes", "Kernels",
@@ -157,41 +152,13 @@ class GraphSummary final : public StatsSection {
     table.notes.push_back(std::to_string(captures_) + " stream captures ended with a graph, " +
                           std::to_string(failed_captures_) + " failed; " + std::to_string(captured_calls_) +
                           " calls captured into graphs (their work runs when the graph is launched)");
-    uint64_t untimed = node_timed_.size() + unmatched_;
+    const uint64_t untimed = unmatched_;
     if (untimed != 0)
       table.notes.push_back(std::to_string(untimed) + " launches without GPU time (GPU timing off, or lost)");
     return table;
   }
 
  private:
-  // Beyond the window the oldest node-timed launch is settled: timed by its
-  // nodes when they came, else counted as untimed.
-  void evict() {
-    while (order_.size() > kNodeWindow) {
-      const CorrelationKey old = order_.front();
-      order_.pop_front();
-      if (node_timed_.count(old) != 0 && credit_node_span(old)) {
-        node_timed_.erase(old);
-        continue;
-      }
-      unmatched_ += node_timed_.erase(old);
-      node_spans_.erase(old);
-    }
-  }
-
-  // The launch `key` (in node_timed_) was timed node by node: its exec gets
-  // the span of its nodes. False when no node of it was timed.
-  bool credit_node_span(const CorrelationKey& key) {
-    auto span = node_spans_.find(key);
-    auto launch = node_timed_.find(key);
-    if (span == node_spans_.end() || launch == node_timed_.end()) return false;
-    ExecSummary& exec = execs_[ExecKey{key.section, launch->second}];
-    ++exec.timed_launches;
-    exec.gpu_ns += span->second.end_ns > span->second.start_ns ? span->second.end_ns - span->second.start_ns : 0;
-    node_spans_.erase(span);
-    return true;
-  }
-
   struct NodeSpan {
     uint64_t start_ns;
     uint64_t end_ns;
@@ -199,9 +166,8 @@ class GraphSummary final : public StatsSection {
 
   std::map<ExecKey, ExecSummary> execs_;
   std::map<std::string, uint64_t> nodes_by_type_;
-  std::unordered_map<CorrelationKey, uint64_t, CorrelationHash> node_timed_;  // launches timed node by node -> exec
-  std::unordered_map<CorrelationKey, NodeSpan, CorrelationHash> node_spans_;  // their nodes' span so far
-  std::deque<CorrelationKey> order_;
+  // Launches timed node by node: their nodes' span so far, until their nodes are done.
+  std::unordered_map<CorrelationKey, NodeSpan, CorrelationHash> node_spans_;
   uint64_t unmatched_ = 0;
   uint64_t instantiated_ = 0;
   uint64_t captures_ = 0;

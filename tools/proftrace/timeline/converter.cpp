@@ -81,14 +81,14 @@ class TimelineConsumer final : public interpret::Consumer {
   void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
     const HostOperation host = host_operation(op);
     if (gpu == nullptr) slices_.operation_alone(host);
+    else if (gpu->activity.graph_node != 0) slices_.graph_replay_node(host, device_activity(*gpu), /*first=*/true);
     else slices_.joined(host, device_activity(*gpu));
   }
   void on_gpu_work_alone(const interpret::GpuWork& gpu) override { slices_.gpu_work_alone(device_activity(gpu)); }
-  // A graph launch's nodes after the first: drawn on their own, as work
-  // whose call is not in the trace.
-  void on_more_gpu_work(const interpret::Operation&, const interpret::GpuWork& gpu) override {
-    slices_.gpu_work_alone(device_activity(gpu));
+  void on_more_gpu_work(const interpret::Operation& op, const interpret::GpuWork& gpu) override {
+    slices_.graph_replay_node(host_operation(op), device_activity(gpu), /*first=*/false);
   }
+  void on_nodes_done(const interpret::Operation& op) override { slices_.graph_replay_done(host_operation(op)); }
   void on_input_end(const std::vector<CaptureWindow>& windows) override {
     slices_.capture_windows(layout_, windows);
     windows_.insert(windows_.end(), windows.begin(), windows.end());

@@ -187,4 +187,93 @@ void SliceWriter::unattributed_gpu_work(SectionContext& section, uint32_t tid, c
   emit();
 }
 
+namespace {
+
+uint64_t replay_key(const SectionContext& section, uint64_t correlation_id) {
+  const uint64_t section_id = section.model != nullptr ? section.model->section_id : section.pid;
+  return (section_id * 0x9E3779B97F4A7C15ull) ^ correlation_id;
+}
+
+}  // namespace
+
+void SliceWriter::graph_replay_node(const HostOperation& launch, const DeviceActivity& node, bool first) {
+  SectionContext& section = *launch.context;
+  const GpuWork work = place_gpu(&launch, node);
+  Replay& replay = replays_[replay_key(section, launch.span().correlation_id)];
+  if (first) {
+    replay = Replay{};
+    replay.device = work.device;
+    nvtx_operation_done(launch, &node);
+    const ApiPlacement api = place_api(section, launch.tid, launch.span());
+    if (work.placement.start_ns >= api.begin_ns) {
+      replay.flow_id = next_flow_id_++;
+      ++stats_.flows;
+    } else {
+      ++stats_.flows_dropped_backwards;
+    }
+    write_operation(launch, api, replay.flow_id);
+  }
+  replay.start_ns = std::min(replay.start_ns, work.measured_start_ns);
+  replay.end_ns = std::max(replay.end_ns, work.measured_end_ns);
+
+  const GpuActivityRecord& activity = node.activity;
+  const GraphNodeRecord* record = node.node;
+  const auto kind = static_cast<GpuActivityKind>(activity.kind);
+  std::string_view category = gpu_activity_category(activity.kind);
+  Str name;
+  if (kind == GpuActivityKind::kKernel && record != nullptr && record->function != 0)
+    name = section.kernel_name(record->function, launch.span().begin_ns);
+  else if (kind == GpuActivityKind::kMemoryCopy)
+    name = intern_static("Memcpy");
+  else if (kind == GpuActivityKind::kMemorySet)
+    name = intern_static("Memset");
+  else
+    name = intern(gpu_activity_kind_name(activity.kind) + " (graph node)");
+  begin_gpu_slice(intern_static(category), name, work.placement);
+  // Kineto's args first (device, stream, correlation), then our own.
+  add_device(args_, "device", work.device);
+  args_.add_uint("stream", section.stream_id(work.stream, work.launching_tid));
+  args_.add_uint("correlation", activity.correlation_id);
+  args_.add_uint("pid", section.model != nullptr ? section.model->pid() : section.pid);
+  args_.add_uint("tid", work.launching_tid);
+  args_.add_text("graph_exec", hex(launch.graph_launch.graph_exec));
+  args_.add_text("graph_node", hex(activity.graph_node));
+  if (kind == GpuActivityKind::kKernel && record != nullptr) {
+    args_.add_dim3("grid", record->grid);
+    args_.add_dim3("block", record->block);
+    args_.add_uint("shared_bytes", record->dynamic_shared_bytes);
+  } else if (record != nullptr && record->bytes != 0) {
+    args_.add_uint("bytes", record->bytes);
+  }
+  if (work.placement.adjusted_ns != 0) args_.add_int("start_adjusted_ns", work.placement.adjusted_ns);
+  emit();
+}
+
+void SliceWriter::graph_replay_done(const HostOperation& launch) {
+  SectionContext& section = *launch.context;
+  const auto found = replays_.find(replay_key(section, launch.span().correlation_id));
+  if (found == replays_.end()) return;
+  const Replay replay = found->second;
+  replays_.erase(found);
+  const uint64_t stream = launch.stream();
+  const GpuPlacement placement =
+      layout_.place_gpu_work(section, replay.device, stream, launch.tid, replay.start_ns, replay.end_ns,
+                             /*graph_replays=*/true);
+  if (placement.adjusted_ns != 0) ++stats_.gpu_overlaps_adjusted;
+  const auto graph = section.graphs.find(launch.graph_launch.graph_exec);
+  const Str name = intern("Graph " + hex(launch.graph_launch.graph_exec) +
+                          (graph != section.graphs.end() ? " (" + std::to_string(graph->second.kernels) + " kernels)"
+                                                         : ""));
+  begin_gpu_slice(intern_static("gpu.graph"), name, placement);
+  slice_.flow_in = replay.flow_id;
+  add_device(args_, "device", replay.device);
+  args_.add_uint("stream", section.stream_id(stream, launch.tid));
+  args_.add_uint("correlation", launch.span().correlation_id);
+  args_.add_uint("pid", section.model != nullptr ? section.model->pid() : section.pid);
+  args_.add_uint("tid", launch.tid);
+  add_graph_args(section, launch.graph_launch.graph_exec);
+  if (placement.adjusted_ns != 0) args_.add_int("start_adjusted_ns", placement.adjusted_ns);
+  emit();
+}
+
 }  // namespace proflaunch::tools::timeline

@@ -123,6 +123,13 @@ class SliceWriter {
   // Both sides, with a flow from the call to the work when time allows.
   void joined(const HostOperation& operation, const DeviceActivity& activity);
 
+  // A graph launch timed node by node (CUPTI): its call, with a flow to the
+  // replay, and each node as a slice of its own on the stream, named by what
+  // it ran; once no more nodes can come, the replay: from its first node's
+  // start to its last node's end, on the stream's "graph replays" track.
+  void graph_replay_node(const HostOperation& launch, const DeviceActivity& node, bool first);
+  void graph_replay_done(const HostOperation& launch);
+
   const SliceStats& stats() const { return stats_; }
 
  private:
@@ -181,6 +188,15 @@ class SliceWriter {
     int64_t end_ns;
   };
   std::unordered_map<uint64_t, LastSlice> last_on_thread_;
+
+  // Graph launches timed node by node, until their nodes are done.
+  struct Replay {
+    uint64_t flow_id = 0;  // 0: no arrow (a node started before the call)
+    int64_t start_ns = INT64_MAX;
+    int64_t end_ns = INT64_MIN;
+    int32_t device = 0;
+  };
+  std::unordered_map<uint64_t, Replay> replays_;  // by (section, correlation id)
 
 
   struct OpenNvtxRange {

@@ -303,11 +303,12 @@ std::string TrackLayout::stream_track_name(SectionContext& section, uint64_t str
 }
 
 GpuPlacement TrackLayout::place_gpu_work(SectionContext& section, int32_t device, uint64_t stream,
-                                         uint32_t launching_tid, int64_t start_ns, int64_t end_ns) {
+                                         uint32_t launching_tid, int64_t start_ns, int64_t end_ns,
+                                         bool graph_replays) {
   GpuProcess& gpu = gpu_process(section, device);
   const uint32_t thread_key = stream == kStreamPerThread ? launching_tid : 0;
   const uint64_t section_key = section.model != nullptr ? section.model->section_id : uint64_t{section.pid};
-  StreamLanes& lanes = gpu.streams[std::make_tuple(section_key, stream, thread_key)];
+  StreamLanes& lanes = gpu.streams[std::make_tuple(section_key, stream, thread_key, graph_replays)];
   const LanePlacement placement = lanes.place(start_ns, end_ns);
   uint32_t tid;
   if (placement.lane < lanes.count()) {
@@ -315,6 +316,7 @@ GpuPlacement TrackLayout::place_gpu_work(SectionContext& section, int32_t device
   } else {
     tid = gpu.next_tid++;
     std::string name = stream_track_name(section, stream, launching_tid);
+    if (graph_replays) name += " graph replays";
     if (placement.lane > 0) name += " overlapping work " + std::to_string(placement.lane);
     // Grouped by traced process, default streams first, lanes after their stream.
     int64_t within = 2 + static_cast<int64_t>(tid);

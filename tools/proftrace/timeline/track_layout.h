@@ -127,8 +127,9 @@ struct GpuPlacement {
 struct GpuProcess {
   uint32_t pid;
   std::string name;
-  // (section, stream handle, launching tid for per-thread default streams)
-  std::map<std::tuple<uint64_t, uint64_t, uint32_t>, StreamLanes> streams;
+  // (section, stream handle, launching tid for per-thread default streams,
+  // graph replays: their own track beside the stream's)
+  std::map<std::tuple<uint64_t, uint64_t, uint32_t, bool>, StreamLanes> streams;
   uint32_t next_tid = 1;  // tid 0 would become the pid in the importer
 };
 
@@ -161,9 +162,12 @@ class TrackLayout {
   }
 
   // Places GPU work [start_ns, end_ns] (timeline ns) on its stream's track,
-  // naming tracks as they come into use.
+  // naming tracks as they come into use. `graph_replays`: on the stream's
+  // "graph replays" track instead (the replays of graphs timed node by node,
+  // whose nodes are on the stream's own track).
   GpuPlacement place_gpu_work(SectionContext& section, int32_t device, uint64_t stream,
-                              uint32_t launching_tid, int64_t start_ns, int64_t end_ns);
+                              uint32_t launching_tid, int64_t start_ns, int64_t end_ns,
+                              bool graph_replays = false);
 
   // The track of a thread's NVTX ranges in one domain, next to the thread:
   // named "NVTX <domain>: <thread>" when it first comes into use.
