@@ -4,8 +4,8 @@
     meson compile -C build bench        (or: ninja -C build bench)
 
 Each figure is a median over repetitions. Untraced and traced runs of the same
-loop alternate, so a drift in machine speed hits both alike. The README's
-Performance section quotes this script's output and says how it was made.
+loop alternate, so a drift in machine speed hits both alike. docs/performance.md
+quotes this script's output and says how it was made.
 
   a  added cost per kernel launch, GPU timing off, call stacks off: traced
      minus untraced, over the null driver (the shim alone) and over the

@@ -10,7 +10,7 @@
 # straight a line it is, events and drops, and the conversion's time and
 # peak RSS. Exits 1 when the run or the conversion fails or when events
 # were dropped; RSS and growth are reported, not judged (they are for the
-# figures in the README).
+# figures in docs/performance.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

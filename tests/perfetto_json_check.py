@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks a Perfetto JSON (Chrome trace-event) file against the importer rules
-in shared/perfetto-format.md and proftrace's own conventions.
+"""Checks a Perfetto JSON (Chrome trace-event) file against the importer's rules
+(docs/outputs.md, "What Perfetto's importer needs") and proftrace's own conventions.
 
     perfetto_json_check.py TRACE.json [MORE.json ...] [--max-errors N] [--summary]
 

@@ -1,8 +1,8 @@
 // The runtime's host-stub ABI: what code compiled by nvcc calls in
 // libcudart, declared by no header a program includes (nvcc's crt headers
 // declare it for the code it generates). The signatures are those of the
-// CUDA 13 crt headers (host_runtime.h, device_functions.h), as
-// platform-facts.md records them. gen_cuda_hooks.py reads this file like the
+// CUDA 13 crt headers (host_runtime.h, device_functions.h); the nvcc-built
+// test programs prove them. gen_cuda_hooks.py reads this file like the
 // public headers; the generated wrappers include it.
 //
 // libcudart.so.13 also exports __cudaRegisterHostVar, __cudaRegisterUnifiedTable

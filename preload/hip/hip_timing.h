@@ -6,10 +6,10 @@
 //
 // HIP events have no absolute timestamps, only differences
 // (hipEventElapsedTime). Each device gets an anchor event, recorded and
-// waited for on first use: the host clock right after the wait is the
-// anchor's time, and an operation's times are the anchor's plus its events'
-// distance from it. The error is the wait's wake-up latency (on the
-// simulator a few microseconds; README).
+// waited for (eight tries) on first use: the anchor's time is the middle of
+// the narrowest window between the host clock before the record and after
+// the wait, and an operation's times are the anchor's plus its events'
+// distance from it. The error is half that window (docs/amd.md).
 #pragma once
 
 #include <cstdint>

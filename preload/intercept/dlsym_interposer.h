@@ -1,4 +1,4 @@
-// The shim's dlsym/dlvsym (DESIGN.md, "Where to intercept").
+// The shim's dlsym/dlvsym (docs/design.md, "Where to intercept").
 //
 // Triton, XLA and our own simulated cuBLAS-like path look driver functions up
 // by name on a handle of libcuda (dlsym(handle, "cuLaunchKernel")). Such a

@@ -1,4 +1,4 @@
-// The NCCL hooks (DESIGN.md: NCCL exports weak ncclX over strong pncclX).
+// The NCCL hooks. NCCL exports each ncclX as a weak alias of a strong pncclX.
 //
 // The shim exports and records ncclX only: that is the API programs and
 // frameworks call. pncclX is NCCL's profiling interface (as PMPI is MPI's),

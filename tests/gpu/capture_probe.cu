@@ -3,8 +3,8 @@
 // from the capturing thread and from another thread, in global and in
 // relaxed mode; one line per probe says what the call returned and whether
 // the capture survived. Run by tests/gpu/validate.sh untraced and traced:
-// the shim must not change a line. (On an H200, driver 580: README "On a
-// real GPU".)
+// the shim must not change a line. (On an H200, driver 580:
+// docs/validation.md, "On a real GPU".)
 //
 //   nvcc -cudart shared -o capture_probe capture_probe.cu -lcuda
 #include <cuda.h>

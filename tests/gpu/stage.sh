@@ -15,7 +15,7 @@
 #
 #   tests/gpu/stage.sh [build-dir] DIR      (needs patchelf: apt-get install patchelf)
 #
-# Used for the H200 run of 2026-11-27 (README "On a real GPU").
+# Used for the H200 run of 2026-11-27 (docs/validation.md, "On a real GPU").
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -eq 2 ]; then build=$1; out=$2; else build=$here/build; out=${1:?usage: stage.sh [build-dir] DIR}; fi

@@ -5,9 +5,9 @@ JSON of the same trace.
 
     pftrace_check.py OUT.pftrace [--json OUT.json] [--sizes] [--expand PLAIN.pftrace]
 
-Decodes the wire format by hand (field numbers: tests/perfetto/perfetto_subset.proto,
-from /work/shared/perfetto-format.md) and applies the rules the importer
-applies (perfetto-format.md, "Importer rules that bite"):
+Decodes the wire format by hand (field numbers: tests/perfetto/perfetto_subset.proto)
+and applies the rules the importer applies (docs/outputs.md, "What Perfetto's
+importer needs"):
 
   - a bundle of compressed packets (compressed_packets: deflate in zlib
     format, as Perfetto's service writes it; zstd_compressed_packets: one

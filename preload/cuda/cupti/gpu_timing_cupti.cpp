@@ -7,8 +7,8 @@
 // operation takes it right after the real call (returned()). CUPTI's
 // kernel, memcpy and memset records carry the same id, so the writer joins
 // them to the operation exactly. (External correlation ids would need a
-// DRIVER or RUNTIME activity record for every API call of the program;
-// README "GPU time" has the measurement.)
+// DRIVER or RUNTIME activity record for every API call of the program,
+// as CUPTI's header documents; docs/gpu-time.md. Not measured.)
 //
 // Threads. CUPTI hands buffers back on its own thread: the callback only
 // queues them. The writer thread parses them (a writer task), so the

@@ -8,8 +8,8 @@
 
 namespace proflaunch::cuda {
 
-// hook_registry.cpp: the wrapper for what cuGetProcAddress(symbol, version,
-// flags) answered with `*pfn`, written over it.
+// Writes over `*pfn` (what cuGetProcAddress(symbol, version, flags) answered)
+// the hook registry's wrapper of that ABI variant.
 void substitute_proc_address(const char* symbol, void** pfn, int version, cuuint64_t flags) noexcept;
 
 struct EntryPointRow {

@@ -105,7 +105,7 @@ TEST_P(GpuTimingBackend, KernelsTakeTheirModelledTimeAndEveryOperationIsJoined) 
     // Queued back to back on one stream: each starts where the last ended,
     // within the GPU clock mapping's error (about 1 us; 1.5 us was seen
     // under AddressSanitizer with the CI's other tests running, 3.7 us
-    // elsewhere: README "Known limits"). Work not queued behind a 3 ms
+    // elsewhere: docs/limits.md). Work not queued behind a 3 ms
     // kernel would start milliseconds early.
     if (previous_end_ns != 0) {
       EXPECT_GE(launch->gpu.front().start_ns + kClockMappingSlackNs, previous_end_ns);

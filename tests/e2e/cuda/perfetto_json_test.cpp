@@ -26,7 +26,7 @@ void convert_and_check(const TempDir& dir, const std::vector<std::string>& progr
   const ProcessResult run = testing::run_process(
       // Events: with CUPTI, host functions are still event-timed, and where one
       // borders a CUPTI-timed copy on a stream the converter trims the overlap
-      // the two clock mappings leave (README, known limits), which skews the
+      // the two clock mappings leave (docs/limits.md), which skews the
       // copy's bandwidth argument this file checks to 1 %.
       traced(dir / "x.trace", program, {"--gpu-timing=events"}, {{"SIMGPU_H2D_GBPS", std::to_string(kH2dGbps)}}));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();

@@ -5,7 +5,7 @@
 //
 // Their declarations live in crt/host_runtime.h and crt/device_functions.h,
 // which only compile under nvcc, so they are declared here with the same
-// signatures (platform-facts.md lists them; the nvcc test programs prove them).
+// signatures (the nvcc test programs prove them).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

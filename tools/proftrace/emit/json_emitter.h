@@ -1,5 +1,5 @@
 // The timeline as Perfetto JSON (Chrome trace-event format), as
-// /work/shared/perfetto-format.md describes the importer, with the PyTorch
+// docs/outputs.md describes the importer, with the PyTorch
 // profiler's (Kineto's) top-level keys before traceEvents: X slices, i
 // instants, b/e async slices, C counters, M metadata for names and sort
 // order, flows as bind_id with flow_out/flow_in. Times are microseconds with

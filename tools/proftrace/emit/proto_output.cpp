@@ -20,7 +20,7 @@ constexpr uint8_t kPacketTag = 1 << 3 | 2;  // Trace.packet, length-delimited
 constexpr uint32_t kCompressedPackets = 50;
 constexpr uint32_t kZstdCompressedPackets = 133;
 // ISA-L's igzip at level 0: 6.3x on these packets at ~1.8 GB/s, where
-// libdeflate's fastest level makes 7.8x at ~0.85 GB/s (README, "Why q").
+// libdeflate's fastest level makes 7.8x at ~0.85 GB/s (docs/performance.md, "Why q").
 // Not levels 1 to 3 (7.7-8.2x): in ISA-L 2.30 their output for the same
 // block now and then differs between calls in one process (valid, but the
 // same trace would not always convert to the same bytes); level 0's does not.

@@ -10,7 +10,7 @@
 // Compression runs on a thread of the output's own, blocks queued in order
 // (at most kQueuedBlocks), so it overlaps the encoding. Where there is no
 // core to spare for that thread (a third busy thread on two cores costs
-// more in waiting than it gains: see the README's figure q), the blocks
+// more in waiting than it gains: docs/performance.md, figure q), the blocks
 // are shared instead: another thread that would otherwise wait compresses
 // the oldest waiting block through help(), and the writing thread
 // compresses blocks itself once more than kSharedBlocks wait; bundles are

@@ -13,7 +13,7 @@ namespace proflaunch::tools::emit {
 
 namespace {
 
-// Field numbers (/work/shared/perfetto-format.md; tests/perfetto_subset.proto).
+// Field numbers (tests/perfetto/perfetto_subset.proto).
 namespace trace {
 constexpr uint32_t kPacket = 1;
 }

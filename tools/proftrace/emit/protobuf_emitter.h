@@ -1,6 +1,7 @@
 // The timeline as Perfetto's native protobuf trace (.pftrace), encoded by
-// hand from the field numbers in /work/shared/perfetto-format.md (the
-// project's subset schema is tests/perfetto_subset.proto).
+// hand from the field numbers of Perfetto's documented format (the
+// project's subset schema is tests/perfetto/perfetto_subset.proto; the
+// importer's rules: docs/outputs.md).
 //
 // - One packet sequence. It starts with a ClockSnapshot that makes
 //   CLOCK_MONOTONIC the trace clock and relates an incremental timeline
