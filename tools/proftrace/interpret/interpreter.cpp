@@ -87,7 +87,8 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
         join_(*this, options.join_window),
         on_chunk_(options.on_chunk),
         only_defined_sections_(options.only_defined_sections),
-        calls_in_file_order_(options.calls_in_file_order) {}
+        calls_in_file_order_(options.calls_in_file_order),
+        join_gpu_work_(options.join_gpu_work) {}
 
   void read(InputTrace& input, uint64_t bytes_before) {
     bytes_before_ = bytes_before;
@@ -192,7 +193,7 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     work.tid = record.tid;
     work.activity = record.as<GpuActivityRecord>();
     joined_now_ = nullptr;
-    join_.add(work);
+    if (join_gpu_work_) join_.add(work);
     resolve(work);
     work.operation = joined_now_;
     for (Consumer* c : consumers_) c->on_gpu_work_read(work);
@@ -245,6 +246,7 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     op.stacks = stacks;
     op.record_bytes = record.bytes;
     for (Consumer* c : consumers_) c->on_operation_read(op);
+    if (!join_gpu_work_) return;
     // Captured work did not run: it has no GPU side to wait for.
     if (op.captured()) operation_alone(op);
     else join_.add(op);
@@ -303,6 +305,7 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   std::function<void(uint64_t, uint64_t)> on_chunk_;
   const bool only_defined_sections_;
   const bool calls_in_file_order_;
+  const bool join_gpu_work_;
   uint64_t next_call_ordinal_ = 0;
   std::unordered_map<uint64_t, Call> last_calls_;  // calls_in_file_order: per thread, the call a CallStack may follow
   RecentCollectives collectives_;

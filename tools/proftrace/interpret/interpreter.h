@@ -37,6 +37,10 @@ struct InterpretOptions {
   // (they come after it, in on_call_stacks), for outputs that number what
   // they write in file order. Otherwise a call waits for its stacks.
   bool calls_in_file_order = false;
+  // Join operations with their GPU work (on_operation and the others). Off
+  // for an output that joins them itself (SQL joins them in its views):
+  // then only the *_read callbacks come for them.
+  bool join_gpu_work = true;
 };
 
 struct InterpretResult {

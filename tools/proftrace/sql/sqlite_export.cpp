@@ -488,6 +488,7 @@ ExportCounts export_sqlite(std::vector<InputTrace>& inputs, const TraceModel& mo
     interpret::InterpretOptions options;
     options.only_defined_sections = true;
     options.calls_in_file_order = true;
+    options.join_gpu_work = false;  // the views join calls and GPU work
     const interpret::InterpretResult interpreted = interpret::Interpreter(model, {&exporter}, options).run(inputs);
     exporter.check();
     exporter.finish();
