@@ -17,7 +17,10 @@ Kineto's own JSON writer spell them; tools/README.md, "Kineto compatibility"):
     metadata reader stops at "traceEvents")
   - distributedInfo: an object whose "rank" is an integer >= 0 (HTA maps its
     trace files to ranks by it and refuses a file without it); "world_size"
-    an integer > rank; "backend" a string
+    an integer > rank; "backend" a string. HTA does not parse it: it takes
+    the first line of the file matching the regular expression
+    "rank":\s+(\d+) (Kineto writes `"rank": 3`), so that text must be there,
+    and name the same rank
   - deviceProperties: a list whose entry i has "id" i (the TensorBoard plugin
     indexes it by device id), with only Kineto's keys, integers except "name"
   - every event has "ph" and "name" (the TensorBoard plugin reads the name of
@@ -43,6 +46,7 @@ Kineto's own JSON writer spell them; tools/README.md, "Kineto compatibility"):
 import argparse
 import json
 import math
+import re
 import sys
 from collections import Counter, defaultdict
 
@@ -57,6 +61,9 @@ KERNEL_INTEGER_ARGS = ("registers per thread", "shared memory", "est. achieved o
 KERNEL_NUMBER_ARGS = ("blocks per SM", "warps per SM")
 KERNEL_DETAILS = KERNEL_INTEGER_ARGS + KERNEL_NUMBER_ARGS
 MAX_PER_KIND = 20
+# How HTA finds a trace file's rank (hta/common/trace_file.py): the first
+# line that matches, anywhere in the file.
+HTA_RANK = re.compile(r'"rank":\s+(\d+)')
 
 
 def is_int(value):
@@ -246,7 +253,23 @@ class Checker:
 def load(path):
     # Python's dicts keep the file's key order: check_top_level reads it.
     with open(path, "rb") as f:
-        return json.loads(f.read().decode("utf-8"))
+        text = f.read().decode("utf-8")
+    return json.loads(text), text
+
+
+def check_rank_text(checker, document, text):
+    info = document.get("distributedInfo")
+    if not isinstance(info, dict) or not is_int(info.get("rank")):
+        return
+    for line in text.splitlines():
+        match = HTA_RANK.search(line)
+        if match:
+            if int(match.group(1)) != info["rank"]:
+                checker.problem("distributed", f'HTA reads rank {match.group(1)} (the first "rank": N in the file), '
+                                f'distributedInfo says {info["rank"]}')
+            return
+    checker.problem("distributed", 'no "rank": N in the text (with a space, as Kineto writes it): HTA reads '
+                    'every such file as rank 0')
 
 
 def main(argv):
@@ -264,7 +287,7 @@ def main(argv):
 
     checker = Checker(args.trace)
     try:
-        document = load(args.trace)
+        document, text = load(args.trace)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         print(f"{args.trace}: cannot be read as JSON: {error}", file=sys.stderr)
         return 2
@@ -273,6 +296,7 @@ def main(argv):
               file=sys.stderr)
         return 1
     top = checker.check_top_level(document, args)
+    check_rank_text(checker, document, text)
     categories = checker.check_events(top, args)
     if args.summary:
         print(json.dumps({"categories": dict(sorted(categories.items()))}))

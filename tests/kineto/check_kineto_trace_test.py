@@ -82,6 +82,25 @@ class CheckerTest(unittest.TestCase):
         trace["distributedInfo"] = info
         self.assert_rejected(trace, "comes after \"traceEvents\"")
 
+    def test_rank_written_without_a_space_is_not_found_by_hta(self):
+        document = valid_trace()
+        document["distributedInfo"]["rank"] = 3
+        document["distributedInfo"]["world_size"] = 4
+        compact = json.dumps(document, separators=(",", ":"))
+        code, output = self.run_checker(document, text=compact)
+        self.assertEqual(code, 1, output)
+        self.assertIn("HTA reads every such file as rank 0", output)
+        code, output = self.run_checker(document, text=json.dumps(document))
+        self.assertEqual(code, 0, output)
+
+    def test_an_earlier_rank_text_hides_distributed_info(self):
+        document = valid_trace()
+        document["traceEvents"][0]["args"]["rank"] = 5
+        text = json.dumps(document).replace('"distributedInfo"', '"x": {"rank": 5}, "distributedInfo"', 1)
+        code, output = self.run_checker(document, text=text)
+        self.assertEqual(code, 1, output)
+        self.assertIn("HTA reads rank 5", output)
+
     def test_rank_missing(self):
         trace = valid_trace()
         del trace["distributedInfo"]["rank"]

@@ -85,12 +85,14 @@ void JsonEmitter::begin(const timeline::TimelineInfo& info) {
 }
 
 void JsonEmitter::distributed_info(const timeline::DistributedInfo& info) {
-  writer_.raw("\n\"distributedInfo\":{");
-  if (info.collectives) writer_.raw("\"backend\":\"nccl\",");
-  writer_.raw("\"rank\":");
+  // Spaced as Kineto writes it: HTA finds a file's rank with the regular
+  // expression "rank":\s+(\d+), not by parsing (a "rank":3 is rank 0 to it).
+  writer_.raw("\n\"distributedInfo\": {");
+  if (info.collectives) writer_.raw("\"backend\": \"nccl\", ");
+  writer_.raw("\"rank\": ");
   writer_.number(info.rank);
   if (info.world_size > 0) {
-    writer_.raw(",\"world_size\":");
+    writer_.raw(", \"world_size\": ");
     writer_.number(info.world_size);
   }
   writer_.raw("},");
