@@ -3,8 +3,8 @@
 #pragma once
 
 #include "preload/config.h"
-#include "preload/emit.h"
-#include "preload/runtime.h"
+#include "preload/record/emit.h"
+#include "preload/state/runtime_state.h"
 
 namespace proflaunch::cuda {
 

@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "preload/base/guard.h"
 #include "preload/capture/live_set.h"
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/rows/row_support.h"
-#include "preload/definitions.h"
-#include "preload/guard.h"
 #include "preload/hip/hip_hooks.h"
 #include "preload/hip/hip_services.h"
 #include "preload/hip/hip_timing.h"
+#include "preload/record/definitions.h"
 #include "preload/stacks/stacks.h"
 
 namespace proflaunch::hip {

@@ -12,7 +12,7 @@
 
 #include <cstring>
 
-#include "preload/capture/capture_control.h"
+#include "preload/control/capture_control.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/nccl/comm_registry.h"
 #include "preload/nccl/nccl_call.h"

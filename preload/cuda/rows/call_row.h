@@ -4,7 +4,7 @@
 // runtime call is the one recorded: api_call.h).
 #pragma once
 
-#include "preload/capture/capture_control.h"
+#include "preload/control/capture_control.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/rows/row_support.h"
 

@@ -5,7 +5,7 @@
 // which are GPU-stream work with a duration of their own.
 #pragma once
 
-#include "preload/capture/capture_control.h"
+#include "preload/control/capture_control.h"
 #include "preload/cuda/function_names.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/cuda/stream_operation.h"

@@ -8,8 +8,8 @@
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/hook.h"
 #include "preload/cuda/recording.h"
-#include "preload/emit.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
+#include "preload/record/emit.h"
 
 namespace proflaunch::cuda {
 
