@@ -8,11 +8,11 @@
 #include <ctime>
 
 #include "preload/config.h"
+#include "preload/process/lifecycle.h"
 #include "preload/stacks/native_unwinder.h"
 #include "preload/stacks/python_frames.h"
 #include "preload/stacks/stack_catalog.h"
 #include "preload/stacks/stacks.h"
-#include "preload/state/runtime_state.h"
 
 #define BENCH_API extern "C" __attribute__((visibility("default")))
 

@@ -21,9 +21,9 @@
 #include <string>
 
 #include "preload/config.h"
+#include "preload/process/lifecycle.h"
 #include "preload/stacks/native_unwinder.h"
 #include "preload/stacks/stacks.h"
-#include "preload/state/runtime_state.h"
 
 namespace {
 

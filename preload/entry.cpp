@@ -8,8 +8,8 @@
 #include "preload/base/log.h"
 #include "preload/config.h"
 #include "preload/hook_sets.h"
+#include "preload/process/lifecycle.h"
 #include "preload/process/process_hooks.h"
-#include "preload/state/runtime_state.h"
 
 namespace proflaunch {
 namespace {

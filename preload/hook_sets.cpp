@@ -5,7 +5,7 @@
 
 #include "preload/cuda/cuda_hooks.h"
 #include "preload/cuda/cupti/cupti_interpose.h"
-#include "preload/cuda/gpu_timing.h"
+#include "preload/cuda/gpu_timing_select.h"
 #if PROFLAUNCH_HIP
 #include "preload/hip/hip_hooks.h"
 #endif

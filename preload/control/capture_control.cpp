@@ -9,6 +9,7 @@
 #include "preload/base/clock.h"
 #include "preload/base/guard.h"
 #include "preload/base/log.h"
+#include "preload/capture/carried_state.h"
 #include "preload/capture/live_set.h"
 #include "preload/record/api_catalog.h"
 #include "preload/record/definitions.h"
@@ -25,7 +26,6 @@ namespace {
 
 using format::CaptureTrigger;
 
-constexpr size_t kMaxCarryListeners = 4;
 constexpr size_t kMaxRegisteredStrings = 16;
 
 // A record waiting for the writer: a window's begin or end, or a carried
@@ -58,7 +58,6 @@ struct Control {
   uint64_t domain = 0;
   uint64_t registered[kMaxRegisteredStrings] = {};
   std::vector<Pending>* pending = nullptr;
-  CarryFn listeners[kMaxCarryListeners] = {};
 };
 Control g;
 
@@ -115,8 +114,7 @@ bool open_locked(CaptureTrigger trigger, uint32_t step) {
   window_record(format::CaptureWindowAction::kBegin, trigger, g.opened_ns, step);
   g_carry_ns = g.opened_ns;
   for (const format::MemoryOperationRecord& block : live_blocks()) carry(&block, sizeof block);
-  for (CarryFn listener : g.listeners)
-    if (listener != nullptr) listener(carry);
+  run_carry_listeners(carry);
   return true;
 }
 
@@ -211,11 +209,7 @@ void task_run(WriterRecordSink& sink, bool /*final*/) noexcept {
       }
     }
     // A carried record names the API that made its object.
-    if (format::has_api_span(kind) && p.bytes.size() >= format::kApiSpanOffset + sizeof(format::ApiSpan)) {
-      uint16_t api;
-      std::memcpy(&api, p.bytes.data() + format::kApiSpanOffset + offsetof(format::ApiSpan, api), sizeof api);
-      if (api != 0) define_api_on_first_use(api);
-    }
+    define_api_of_record(p.bytes.data(), static_cast<uint16_t>(p.bytes.size()));
     sink.append(p.bytes.data(), static_cast<uint16_t>(p.bytes.size()));
   }
   delete records;
@@ -396,37 +390,6 @@ void request_stop() noexcept {
   if (g.spec == nullptr || g.spec->mode != CaptureMode::kIdle) return;
   g.request_close_ns = 0;
   close_locked(CaptureTrigger::kRequest, 0);
-}
-
-void add_carry_listener(CarryFn listener) noexcept {
-  std::lock_guard lock(g.mutex);
-  for (CarryFn& slot : g.listeners) {
-    if (slot == listener) return;
-    if (slot == nullptr) {
-      slot = listener;
-      return;
-    }
-  }
-}
-
-bool mark_carried(void* record, uint16_t bytes, uint64_t at_ns) noexcept {
-  uint16_t kind;
-  std::memcpy(&kind, record, sizeof kind);
-  if (!format::has_api_span(kind) || bytes < format::kApiSpanOffset + sizeof(format::ApiSpan)) return false;
-  auto* at = static_cast<uint8_t*>(record) + format::kApiSpanOffset;
-  format::ApiSpan span;
-  std::memcpy(&span, at, sizeof span);
-  span.begin_ns = span.end_ns = at_ns;
-  span.flags |= format::kApiCarried;
-  span.correlation_id = 0;
-  std::memcpy(at, &span, sizeof span);
-  return true;
-}
-
-void run_carry_listeners(void (*carry_fn)(const void* record, uint16_t bytes)) noexcept {
-  std::lock_guard lock(g.mutex);
-  for (CarryFn listener : g.listeners)
-    if (listener != nullptr) listener(carry_fn);
 }
 
 void before_section_end(format::CaptureTrigger reason) noexcept {

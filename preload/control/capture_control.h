@@ -1,9 +1,10 @@
 // Capture windows: when the shim records. Outside a window the runtime is
-// paused (runtime.h): hooks pass through as when off, nothing is written,
-// and the state later windows need is kept (live memory: live_set.h).
+// paused (state/runtime_state.h): hooks pass through as when off, nothing is written,
+// and the state later windows need is kept (live memory: capture/live_set.h;
+// the state carried into each window: capture/carried_state.h).
 //
 // Windows open and close at the events the capture options name
-// (capture_spec.h): cuProfilerStart/Stop, an NVTX range, the steps of
+// (capture/capture_spec.h): cuProfilerStart/Stop, an NVTX range, the steps of
 // --steps, the --delay and --duration deadlines, a request (proflaunch ctl).
 // The trigger calls below are made by the hooks that see those events; each
 // is cheap when its trigger is not armed. The state change is immediate
@@ -63,18 +64,6 @@ void kernel_step() noexcept;
 // opens now and closes on stop, or after `duration_ns` when not 0.
 void request_start(uint64_t duration_ns) noexcept;
 void request_stop() noexcept;
-
-// Records that describe state alive when a window opens (a communicator),
-// written with the window's start (flagged kApiCarried, times set to it).
-// Listeners run under the capture lock on the opening thread: quick, and
-// they must not record.
-using CarryFn = void (*)(void (*carry)(const void* record, uint16_t bytes));
-void add_carry_listener(CarryFn listener) noexcept;
-// Makes `record` (a copy, with an ApiSpan) a carried one: flag kApiCarried,
-// its span at `at_ns`, no correlation. False when it has no ApiSpan.
-bool mark_carried(void* record, uint16_t bytes, uint64_t at_ns) noexcept;
-// The flight recorder's dumps carry the same state: every listener, with `carry`.
-void run_carry_listeners(void (*carry)(const void* record, uint16_t bytes)) noexcept;
 
 // The section ends (exit, exec) with the window open: its end record.
 void before_section_end(format::CaptureTrigger reason) noexcept;

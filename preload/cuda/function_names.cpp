@@ -12,6 +12,7 @@
 #include "preload/control/capture_control.h"
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/capture_state.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/record/definitions.h"
 

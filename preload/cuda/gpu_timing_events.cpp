@@ -8,6 +8,7 @@
 #include "preload/base/fork_leftovers.h"
 #include "preload/base/lazy_global.h"
 #include "preload/cuda/capture_state.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/event_pool.h"
 #include "preload/cuda/gpu_clock.h"

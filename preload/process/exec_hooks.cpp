@@ -13,9 +13,10 @@
 #include <cerrno>
 #include <cstdarg>
 
+#include "preload/intercept/real_symbols.h"
 #include "preload/process/exec_environment.h"
+#include "preload/process/lifecycle.h"
 #include "preload/process/process_hooks.h"
-#include "preload/real_symbols.h"
 #include "preload/state/runtime_state.h"
 
 extern char** environ;
@@ -96,8 +97,8 @@ class ArgumentList {
 }  // namespace
 
 void init_exec_hooks(const char* library_path) noexcept {
-  g_real_execve = resolve_next<ExecveFunction>("execve");
-  g_real_execvpe = resolve_next<ExecveFunction>("execvpe");
+  g_real_execve = intercept::resolve_next<ExecveFunction>("execve");
+  g_real_execvpe = intercept::resolve_next<ExecveFunction>("execvpe");
   save_exec_settings(library_path);
 }
 

@@ -23,9 +23,9 @@
 
 #include <atomic>
 
+#include "preload/intercept/real_symbols.h"
+#include "preload/process/lifecycle.h"
 #include "preload/process/process_hooks.h"
-#include "preload/real_symbols.h"
-#include "preload/state/runtime_state.h"
 
 namespace proflaunch {
 namespace {
@@ -45,9 +45,9 @@ std::atomic<pid_t> g_first_exiting_thread{0};
 }  // namespace
 
 void init_exit_hooks() noexcept {
-  g_real_exit = resolve_next<ExitFunction>("_exit");
-  g_real_Exit = resolve_next<ExitFunction>("_Exit");
-  g_real_libc_exit = resolve_next<ExitFunction>("exit");
+  g_real_exit = intercept::resolve_next<ExitFunction>("_exit");
+  g_real_Exit = intercept::resolve_next<ExitFunction>("_Exit");
+  g_real_libc_exit = intercept::resolve_next<ExitFunction>("exit");
 }
 
 }  // namespace proflaunch
@@ -70,7 +70,7 @@ __attribute__((visibility("default"))) void exit(int status) {
   // for the other thread's flush when it is already finishing.
   if (!g_first_exiting_thread.compare_exchange_strong(first, self, std::memory_order_acq_rel) && first != self)
     runtime::finish();
-  ExitFunction* real = g_real_libc_exit != nullptr ? g_real_libc_exit : resolve_next<ExitFunction>("exit");
+  ExitFunction* real = g_real_libc_exit != nullptr ? g_real_libc_exit : intercept::resolve_next<ExitFunction>("exit");
   if (real != nullptr) real(status);
   for (;;) syscall(SYS_exit_group, status);
 }

@@ -1,11 +1,10 @@
-#include "preload/state/runtime_state.h"
+#include "preload/process/lifecycle.h"
 
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
-#include <mutex>
 
 #include "preload/base/clock.h"
 #include "preload/base/log.h"
@@ -13,8 +12,8 @@
 #include "preload/control/control_client.h"
 #include "preload/process/crash_signals.h"
 #include "preload/record/definitions.h"
-#include "preload/record/emit.h"
 #include "preload/record/thread_registry.h"
+#include "preload/state/runtime_state.h"
 #include "preload/writer/writer.h"
 
 namespace proflaunch::runtime {
@@ -26,16 +25,6 @@ namespace {
 constexpr uint32_t kExitFlushTimeoutMs = 5000;
 constexpr uint32_t kExecFlushTimeoutMs = 3000;
 
-}  // namespace
-
-Config g_config;
-std::atomic<State> g_state{State::kOff};
-
-namespace {
-std::mutex g_section_mutex;
-SectionIdentity g_section;
-std::atomic<uint64_t> g_section_id{0};
-std::atomic<uint32_t> g_section_pid{0};
 std::atomic<bool> g_fork_handlers_registered{false};
 // Whether finish() flushed: waited for by a second thread that finishes
 // while the first one flushes (set once the state is kFinished by a CAS, so
@@ -45,12 +34,6 @@ std::atomic<int> g_finish_stage{kFinishNotDone};
 // Whether the prepare handler took the locks (the state can change between
 // prepare and parent/child only through this thread).
 bool g_fork_locked = false;
-
-void set_section(const SectionIdentity& section) {
-  g_section = section;
-  g_section_id.store(section.id, std::memory_order_relaxed);
-  g_section_pid.store(section.pid, std::memory_order_relaxed);
-}
 
 // fork while another thread holds one of these locks (the writer handing
 // over a chunk, a hook defining a name) would leave it locked forever in the
@@ -67,7 +50,7 @@ void prepare_fork() {
   writer_quiesce_before_fork();
   capture::lock_before_fork();
   definitions_lock_before_fork();
-  g_section_mutex.lock();
+  section_lock_before_fork();
   registry_lock_before_fork();
   writer_lock_before_fork();
 }
@@ -76,7 +59,7 @@ void after_fork_in_parent() {
   if (!g_fork_locked) return;
   writer_unlock_after_fork_in_parent();
   registry_unlock_after_fork_in_parent();
-  g_section_mutex.unlock();
+  section_unlock_after_fork();
   definitions_unlock_after_fork();
   capture::unlock_after_fork_in_parent();
   writer_resume_after_fork_in_parent();
@@ -89,9 +72,8 @@ void after_fork_in_child() {
   if (!g_fork_locked) return;
   writer_reset_after_fork_in_child();
   registry_reset_after_fork_in_child();
-  const uint64_t parent_section = g_section.id;
-  set_section(make_section_identity(format::kProcessForked, parent_section));
-  g_section_mutex.unlock();
+  set_section_in_fork_child(make_section_identity(format::kProcessForked, section_id()));
+  section_unlock_after_fork();
   definitions_unlock_after_fork();
   definitions_begin_section();
   capture::after_fork_in_child();
@@ -99,21 +81,6 @@ void after_fork_in_child() {
 }
 
 }  // namespace
-
-
-
-SectionIdentity section() noexcept {
-  std::lock_guard<std::mutex> lock(g_section_mutex);
-  return g_section;
-}
-
-uint64_t section_id() noexcept { return g_section_id.load(std::memory_order_relaxed); }
-
-uint32_t section_pid() noexcept { return g_section_pid.load(std::memory_order_relaxed); }
-
-bool owns_this_process() noexcept {
-  return static_cast<uint32_t>(getpid()) == section_pid();
-}
 
 bool start(const Config& config) noexcept {
   if (g_state.load(std::memory_order_acquire) != State::kOff) return true;
@@ -139,12 +106,11 @@ bool start(const Config& config) noexcept {
   } else if (g_config.exec_parent_pid == static_cast<uint32_t>(getppid())) {
     parent_section = g_config.exec_parent_section;  // spawned through vfork + exec
   }
-  {
-    std::lock_guard<std::mutex> lock(g_section_mutex);
-    set_section(make_section_identity(flags, parent_section));
-  }
+  set_section(make_section_identity(flags, parent_section));
 
-  if (!init_thread_registry()) {
+  // The writer drains the rings: it starts on the first record and wakes
+  // when a thread exits.
+  if (!init_thread_registry(RingDrainer{writer_ensure_started, writer_wake})) {
     warn_once(Warning::kOutOfMemory, "cannot create a thread key; not recording");
     return false;
   }
@@ -159,16 +125,6 @@ bool start(const Config& config) noexcept {
   capture::start(g_config.capture);
   control::start_client(g_config);
   return true;
-}
-
-bool pause_recording() noexcept {
-  State expected = State::kRecording;
-  return g_state.compare_exchange_strong(expected, State::kPaused, std::memory_order_acq_rel);
-}
-
-bool resume_recording() noexcept {
-  State expected = State::kPaused;
-  return g_state.compare_exchange_strong(expected, State::kRecording, std::memory_order_acq_rel);
 }
 
 // Another thread is finishing (two threads exiting at once): whichever
@@ -207,18 +163,9 @@ void before_exec() noexcept {
 
 void after_failed_exec() noexcept {
   if (!active() || !owns_this_process() || !writer_section_ended()) return;
-  SectionIdentity next;
-  {
-    std::lock_guard<std::mutex> lock(g_section_mutex);
-    next = make_section_identity(0, g_section.id);
-    set_section(next);
-  }
+  const SectionIdentity next = make_section_identity(0, section_id());
+  set_section(next);
   writer_begin_section(next);
 }
 
 }  // namespace proflaunch::runtime
-
-namespace proflaunch {
-
-
-}  // namespace proflaunch

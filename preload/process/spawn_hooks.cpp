@@ -7,9 +7,9 @@
 
 #include <cerrno>
 
+#include "preload/intercept/real_symbols.h"
 #include "preload/process/exec_environment.h"
 #include "preload/process/process_hooks.h"
-#include "preload/real_symbols.h"
 #include "preload/state/runtime_state.h"
 
 namespace proflaunch {
@@ -33,8 +33,8 @@ int traced_spawn(SpawnFunction* real, pid_t* pid, const char* path,
 }  // namespace
 
 void init_spawn_hooks() noexcept {
-  g_real_posix_spawn = resolve_next<SpawnFunction>("posix_spawn");
-  g_real_posix_spawnp = resolve_next<SpawnFunction>("posix_spawnp");
+  g_real_posix_spawn = intercept::resolve_next<SpawnFunction>("posix_spawn");
+  g_real_posix_spawnp = intercept::resolve_next<SpawnFunction>("posix_spawnp");
 }
 
 }  // namespace proflaunch

@@ -6,8 +6,8 @@
 
 #include "preload/base/clock.h"
 #include "preload/base/guard.h"
+#include "preload/intercept/real_symbols.h"
 #include "preload/process/process_hooks.h"
-#include "preload/real_symbols.h"
 #include "preload/record/definitions.h"
 #include "preload/record/thread_registry.h"
 #include "preload/state/runtime_state.h"
@@ -21,7 +21,7 @@ SetNameFunction* g_real_setname = nullptr;
 }  // namespace
 
 void init_thread_name_hook() noexcept {
-  g_real_setname = resolve_next<SetNameFunction>("pthread_setname_np");
+  g_real_setname = intercept::resolve_next<SetNameFunction>("pthread_setname_np");
 }
 
 }  // namespace proflaunch

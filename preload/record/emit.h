@@ -87,8 +87,6 @@ inline void commit() noexcept { tls_thread_buffer->commit(); }
 // so within its section: the thread's slot in the high 24 bits, a per-thread
 // sequence in the low 40. No shared counter, so no cache line bouncing
 // between recording threads. A fork child's threads get new slots.
-extern __thread __attribute__((tls_model("initial-exec"))) uint64_t tls_next_correlation_id;
-uint64_t first_correlation_id_of_thread() noexcept;
 inline uint64_t next_correlation_id() noexcept {
   uint64_t id = tls_next_correlation_id;
   if (__builtin_expect(id == 0, 0)) id = first_correlation_id_of_thread();

@@ -10,9 +10,7 @@
 #include "preload/base/guard.h"
 #include "preload/base/log.h"
 #include "preload/record/definitions.h"
-#include "preload/record/emit.h"
 #include "preload/state/runtime_state.h"
-#include "preload/writer/writer.h"
 
 namespace proflaunch {
 
@@ -25,6 +23,7 @@ std::mutex g_registry_mutex;
 std::atomic<RegisteredBuffer*> g_first{nullptr};
 pthread_key_t g_thread_exit_key;
 bool g_key_created = false;
+RingDrainer g_drainer{nullptr, nullptr};
 
 // Set when attaching failed on this thread, so the slow path is not retried
 // (and a warning is not repeated) on every record.
@@ -44,7 +43,7 @@ void on_thread_exit(void* value) {
   if (ring == nullptr) return;
   if (tls_thread_buffer == ring) tls_thread_buffer = nullptr;
   owner_of(ring)->retired.store(true, std::memory_order_release);
-  writer_wake();
+  if (g_drainer.thread_exited != nullptr) g_drainer.thread_exited();
 }
 
 }  // namespace
@@ -55,7 +54,8 @@ uint64_t first_correlation_id_of_thread() noexcept {
   return (slot << 40) | 1;
 }
 
-bool init_thread_registry() noexcept {
+bool init_thread_registry(const RingDrainer& drainer) noexcept {
+  g_drainer = drainer;
   if (g_key_created) return true;
   if (pthread_key_create(&g_thread_exit_key, on_thread_exit) != 0) return false;
   g_key_created = true;
@@ -98,7 +98,7 @@ ThreadBuffer* attach_current_thread() noexcept {
   if (g_key_created) pthread_setspecific(g_thread_exit_key, &buffer->ring);
   tls_thread_buffer = &buffer->ring;
 
-  if (!writer_ensure_started()) {
+  if (g_drainer.first_record == nullptr || !g_drainer.first_record()) {
     // Without a writer the ring would only fill up; keep it registered (the
     // final drain at exit still sees it) but stop recording on this thread.
     tls_thread_buffer = nullptr;

@@ -6,6 +6,10 @@
 // buffers are unlinked and unmapped only by the writer, after their thread
 // exited (retired) and their ring is empty. So the writer walks the list
 // without a lock, and a thread never sees its buffer disappear.
+//
+// The registry knows its drainer (the writer) only through RingDrainer,
+// which the life cycle hands it: the data flows from the rings up to the
+// writer, never the includes.
 #pragma once
 
 #include <atomic>
@@ -25,13 +29,29 @@ struct RegisteredBuffer {
 // The calling thread's buffer; nullptr until its first record.
 extern __thread __attribute__((tls_model("initial-exec"))) ThreadBuffer* tls_thread_buffer;
 
+// The thread's next correlation id (record/emit.h, next_correlation_id());
+// 0 until its first, which first_correlation_id_of_thread() gives.
+extern __thread __attribute__((tls_model("initial-exec"))) uint64_t tls_next_correlation_id;
+uint64_t first_correlation_id_of_thread() noexcept;
+
+// Who drains the rings. Cold calls only.
+struct RingDrainer {
+  // A thread's first record: the drainer starts if it does not run yet (a
+  // process that records nothing runs none). False when it cannot: the
+  // thread then stops recording.
+  bool (*first_record)() noexcept;
+  // A thread exited: its ring holds its last records. Async-signal-safe.
+  void (*thread_exited)() noexcept;
+};
+
 // The slow path of the first record on a thread: maps and registers a buffer,
 // records ThreadInfo, starts the writer if needed. nullptr when this thread
 // cannot record (not recording, out of memory, profiler thread).
 ThreadBuffer* attach_current_thread() noexcept;
 
-// Registry set-up (pthread key for thread exit); called once by the runtime.
-bool init_thread_registry() noexcept;
+// Registry set-up (pthread key for thread exit, the drainer); called once
+// by the life cycle's start.
+bool init_thread_registry(const RingDrainer& drainer) noexcept;
 
 // Newest first. Writer only.
 RegisteredBuffer* registry_first() noexcept;

@@ -12,6 +12,7 @@
 #include "preload/record/definitions.h"
 #include "preload/stacks/frame_hash.h"
 #include "preload/stacks/module_map.h"
+#include "preload/stacks/python_frames.h"
 #include "preload/stacks/stack_id_table.h"
 
 namespace proflaunch::stacks {

@@ -1,14 +1,7 @@
-// The shim's life cycle inside one process: start (at load), fork, exec,
-// exit. Holds the configuration and the current section.
-//
-// Initialization order (start):
-//   1. configuration copied into static storage (no allocation)
-//   2. parts directory checked: not usable -> one warning, pass-through
-//   3. section identity (fresh, or continuing an exec'd image's parent)
-//   4. thread-exit key, fork handlers, crash signal handlers
-//   5. state = recording: threads may attach from now on
-// The writer thread starts later, on the first record (so processes that
-// record nothing never run it and leave no part).
+// The state every part of the shim reads: the configuration, whether hooks
+// record now, and the current section. Hooks read it on every call, so the
+// readers are inline loads. Only the life cycle (process/lifecycle.h) and
+// the capture windows (pause/resume) change it.
 #pragma once
 
 #include <atomic>
@@ -23,17 +16,19 @@ enum class State : uint8_t {
   kOff,        // not configured, or the configuration cannot work: pass-through
   kRecording,
   kFinished,   // exit in progress or done
-  // Outside a capture window (capture/capture_control.h): hooks pass
+  // Outside a capture window (control/capture_control.h): hooks pass
   // through as when off, but the shim stays set up and keeps the state it
   // needs to record correctly when the next window opens (kernel names,
   // handed-out entry points, live memory, communicators, NVTX definitions).
   kPaused,
 };
 
-// Read on every hook: inline. Written by start() only, before recording.
+// Read on every hook: inline. Written once by the life cycle's start,
+// before recording.
 extern Config g_config;
 inline const Config& config() noexcept { return g_config; }
-extern std::atomic<State> g_state;  // read through state(); written by runtime.cpp only
+// Read through state(); changed by the life cycle and pause/resume only.
+extern std::atomic<State> g_state;
 inline State state() noexcept { return g_state.load(std::memory_order_acquire); }
 // Whether hooks record now (inside a capture window).
 inline bool recording() noexcept { return state() == State::kRecording; }
@@ -45,7 +40,7 @@ inline bool active() noexcept {
   return s == State::kRecording || s == State::kPaused;
 }
 
-// Capture windows (only capture_control.cpp): kPaused <-> kRecording.
+// Capture windows (only control/capture_control.cpp): kPaused <-> kRecording.
 // False when the state was not the expected one (the process is exiting).
 bool pause_recording() noexcept;
 bool resume_recording() noexcept;
@@ -62,15 +57,14 @@ uint32_t section_pid() noexcept;
 // not touch the profiler's state.
 bool owns_this_process() noexcept;
 
-// Runs the ladder above. Returns true when recording.
-bool start(const Config& config) noexcept;
+// ---- the life cycle's (process/lifecycle.cpp)
 
-// Exit: final drain, SectionEnd, writer stops. Idempotent.
-void finish() noexcept;
-
-// exec: flush everything and end the section before the real exec; if the
-// exec fails, continue in a new section.
-void before_exec() noexcept;
-void after_failed_exec() noexcept;
+// A new current section: at start, after a failed exec.
+void set_section(const SectionIdentity& section) noexcept;
+// fork: the section lock is held from prepare to the parent's and the
+// child's handlers; the child sets its new section under it.
+void section_lock_before_fork() noexcept;
+void section_unlock_after_fork() noexcept;
+void set_section_in_fork_child(const SectionIdentity& section) noexcept;
 
 }  // namespace proflaunch::runtime

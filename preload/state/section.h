@@ -6,9 +6,6 @@
 
 #include <cstdint>
 
-#include "formats/records.h"
-#include "preload/config.h"
-
 namespace proflaunch {
 
 struct SectionIdentity {
@@ -26,11 +23,6 @@ struct SectionIdentity {
 // A fresh identity for the calling process. Async-signal-safe enough for a
 // fork child handler (getrandom, getpid, clock_gettime; no allocation).
 SectionIdentity make_section_identity(uint32_t flags, uint64_t parent_section) noexcept;
-
-// The first record of the section's first Definitions chunk. Interns the host
-// name, command line, executable and tool version (reads /proc: writer thread).
-format::ProcessInfoRecord build_process_info(const SectionIdentity& section,
-                                             const Config& config) noexcept;
 
 // "<pid>:<16 hex digits>", the value of PROFLAUNCH_EXEC_PARENT. `out` holds 32 bytes.
 void format_exec_parent(const SectionIdentity& section, char* out) noexcept;

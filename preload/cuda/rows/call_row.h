@@ -5,7 +5,7 @@
 #pragma once
 
 #include "preload/control/capture_control.h"
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/rows/row_support.h"
 
 namespace proflaunch::cuda {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "preload/cuda/driver_services.h"
 #include "preload/cuda/function_names.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/rows/graph_row.h"

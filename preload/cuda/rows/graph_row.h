@@ -8,7 +8,7 @@
 #pragma once
 
 #include "preload/cuda/capture_state.h"
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/cuda/stream_operation.h"
 #include "preload/stacks/stacks.h"

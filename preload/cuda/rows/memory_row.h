@@ -13,7 +13,7 @@
 
 #include "preload/capture/live_set.h"
 #include "preload/cuda/capture_state.h"
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/memory_pool_queries.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/stacks/stacks.h"

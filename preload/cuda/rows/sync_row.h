@@ -3,7 +3,7 @@
 // for the dependencies it creates.
 #pragma once
 
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/stacks/stacks.h"

@@ -16,8 +16,8 @@
 #include "preload/cuda/gpu_timing_events.h"
 #include "preload/cuda/pending_operations.h"
 #include "preload/cuda/rows/rows.h"
+#include "preload/process/lifecycle.h"
 #include "preload/stacks/stacks.h"
-#include "preload/state/runtime_state.h"
 #include "tests/unit/preload/support/process_runner.h"
 
 namespace proflaunch::cuda {

@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "preload/process/lifecycle.h"
 #include "preload/record/emit.h"
-#include "preload/state/runtime_state.h"
 #include "preload/writer/writer.h"
 #include "tests/unit/preload/support/process_runner.h"
 #include "tests/unit/preload/support/trace_contents.h"

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "formats/reader.h"
+#include "preload/process/lifecycle.h"
 #include "preload/record/emit.h"
 #include "preload/stacks/stacks.h"
-#include "preload/state/runtime_state.h"
 #include "tests/unit/preload/support/process_runner.h"
 
 extern "C" void capture_site_a(void (*capture)(void*), void* context);

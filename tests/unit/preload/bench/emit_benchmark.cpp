@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "formats/records.h"
+#include "preload/process/lifecycle.h"
 #include "preload/record/emit.h"
-#include "preload/state/runtime_state.h"
 #include "preload/writer/writer.h"
 
 namespace proflaunch {

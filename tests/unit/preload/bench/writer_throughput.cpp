@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "formats/records.h"
+#include "preload/process/lifecycle.h"
 #include "preload/record/emit.h"
-#include "preload/state/runtime_state.h"
 #include "tests/unit/preload/support/process_runner.h"
 #include "tests/unit/preload/support/trace_contents.h"
 
