@@ -26,4 +26,13 @@ inline bool cuda_hooks_active() noexcept {
   return runtime::active() && (trace_domains() & (kTraceCuda | kTraceMemory)) != 0;
 }
 
+// Whether the memory domain's hooks (allocations) record now, and whether
+// they follow the program (between capture windows too: the live set).
+inline bool memory_domain_recording() noexcept {
+  return runtime::recording() && (trace_domains() & kTraceMemory) != 0;
+}
+inline bool memory_domain_active() noexcept {
+  return runtime::active() && (trace_domains() & kTraceMemory) != 0;
+}
+
 }  // namespace proflaunch::cuda
