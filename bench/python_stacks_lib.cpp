@@ -8,7 +8,7 @@
 #include <ctime>
 
 #include "preload/config.h"
-#include "preload/runtime.h"
+#include "preload/process/lifecycle.h"
 #include "preload/stacks/native_unwinder.h"
 #include "preload/stacks/python_frames.h"
 #include "preload/stacks/stack_catalog.h"

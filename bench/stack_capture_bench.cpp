@@ -21,7 +21,7 @@
 #include <string>
 
 #include "preload/config.h"
-#include "preload/runtime.h"
+#include "preload/process/lifecycle.h"
 #include "preload/stacks/native_unwinder.h"
 #include "preload/stacks/stacks.h"
 

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "preload/base/log.h"
 #include "preload/config.h"
 #include "preload/hook_sets.h"
-#include "preload/log.h"
-#include "preload/process_hooks.h"
-#include "preload/runtime.h"
+#include "preload/process/lifecycle.h"
+#include "preload/process/process_hooks.h"
 
 namespace proflaunch {
 namespace {

@@ -5,16 +5,16 @@
 
 #include "preload/cuda/cuda_hooks.h"
 #include "preload/cuda/cupti/cupti_interpose.h"
-#include "preload/cuda/gpu_timing.h"
+#include "preload/cuda/gpu_timing_select.h"
 #if PROFLAUNCH_HIP
 #include "preload/hip/hip_hooks.h"
 #endif
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 #include "preload/nccl/nccl_apis.h"
 #include "preload/nccl/nccl_hooks.h"
 #include "preload/nvtx/nvtx_hooks.h"
-#include "preload/runtime.h"
 #include "preload/stacks/stacks.h"
+#include "preload/state/runtime_state.h"
 
 namespace proflaunch {
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 
 #include "preload/config.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 namespace proflaunch {
 

@@ -4,11 +4,11 @@
 
 #include <atomic>
 
-#include "preload/capture/capture_control.h"
+#include "preload/control/capture_control.h"
 #include "preload/control/control_page.h"
-#include "preload/runtime.h"
-#include "preload/writer.h"
-#include "preload/writer_tasks.h"
+#include "preload/state/runtime_state.h"
+#include "preload/writer/writer.h"
+#include "preload/writer/writer_tasks.h"
 
 namespace proflaunch::control {
 namespace {

@@ -16,8 +16,8 @@
 #include <cstdint>
 
 #include "formats/records.h"
-#include "preload/clock.h"
-#include "preload/emit.h"
+#include "preload/base/clock.h"
+#include "preload/record/emit.h"
 
 namespace proflaunch::cuda {
 

@@ -1,7 +1,7 @@
 #include "preload/cuda/capture_state.h"
 
 #include "preload/cuda/driver_services.h"
-#include "preload/emit.h"
+#include "preload/record/emit.h"
 
 namespace proflaunch::cuda {
 

@@ -3,7 +3,7 @@
 // variant of the driver and of the runtime.
 #pragma once
 
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 namespace proflaunch::cuda {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "preload/cuda/driver_services.h"
-#include "preload/definitions.h"
+#include "preload/record/definitions.h"
 
 namespace proflaunch::cuda {
 namespace {

@@ -2,7 +2,6 @@
 
 #include <atomic>
 
-#include "preload/cuda/devices.h"
 #include "preload/intercept/real_symbols.h"
 
 namespace proflaunch::cuda {
@@ -18,35 +17,6 @@ void resolve(Fn*& member, const char* name, bool& complete) {
     __atomic_store_n(&member, found, __ATOMIC_RELEASE);
   }
   complete = complete && member != nullptr;
-}
-
-struct ContextCache {
-  CUcontext context;
-  int device;
-  uint32_t uses_left;   // 0: ask the driver
-  uint32_t generation;  // of g_context_generation when filled
-};
-__thread __attribute__((tls_model("initial-exec"))) ContextCache tls_context_cache{nullptr, -1, 0, 0};
-std::atomic<uint32_t> g_context_generation{0};
-
-int refresh_current_device(ContextCache& cache, CUcontext* context) noexcept {
-  const DriverServices& driver = driver_services();
-  CUcontext current = nullptr;
-  const uint32_t generation = g_context_generation.load(std::memory_order_acquire);
-  if (driver.ctx_get_current == nullptr || driver.ctx_get_current(&current) != CUDA_SUCCESS) current = nullptr;
-  if (current != cache.context || cache.device < 0) {
-    CUdevice device = -1;
-    if (current == nullptr || driver.ctx_get_device == nullptr || driver.ctx_get_device(&device) != CUDA_SUCCESS)
-      device = -1;
-    cache.context = current;
-    cache.device = device;
-    if (device >= 0) ensure_device_defined(device);
-  }
-  // No context yet: ask again next time (the runtime creates it lazily).
-  cache.uses_left = current != nullptr ? kContextRevalidatePeriod : 0;
-  cache.generation = generation;
-  *context = cache.context;
-  return cache.device;
 }
 
 }  // namespace
@@ -100,23 +70,6 @@ const DriverServices& driver_services() noexcept {
   resolve(g_services.kernel_get_function, "cuKernelGetFunction", ignored);
   g_complete.store(true, std::memory_order_release);
   return g_services;
-}
-
-int current_device(CUcontext* context) noexcept {
-  ContextCache& cache = tls_context_cache;
-  if (__builtin_expect(cache.uses_left != 0 &&
-                           cache.generation == g_context_generation.load(std::memory_order_relaxed), 1)) {
-    --cache.uses_left;
-    *context = cache.context;
-    return cache.device;
-  }
-  return refresh_current_device(cache, context);
-}
-
-void forget_current_context() noexcept { tls_context_cache.uses_left = 0; }
-
-void forget_all_current_contexts() noexcept {
-  g_context_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace proflaunch::cuda

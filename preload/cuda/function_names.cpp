@@ -9,11 +9,12 @@
 #include <cstring>
 #include <mutex>
 
-#include "preload/capture/capture_control.h"
+#include "preload/control/capture_control.h"
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/capture_state.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/driver_services.h"
-#include "preload/definitions.h"
+#include "preload/record/definitions.h"
 
 namespace proflaunch::cuda {
 namespace {

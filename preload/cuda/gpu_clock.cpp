@@ -5,7 +5,7 @@
 #include <mutex>
 #include <new>
 
-#include "preload/clock.h"
+#include "preload/base/clock.h"
 #include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 

@@ -21,8 +21,6 @@
 
 #include <cstdint>
 
-#include "preload/config.h"
-
 #include "formats/records.h"
 
 namespace proflaunch::cuda {
@@ -115,28 +113,31 @@ class GpuTimingBackend {
 // The backend a token goes back to.
 inline GpuTimingBackend& owner_of(const TimingToken& token);
 
-// The backend chosen at start (--gpu-timing). Never null: `none` is a backend
-// that does nothing.
+// The backend in use, chosen at start (gpu_timing_select.h) and changed when
+// CUPTI gives way to events. Never null: `none` is a backend that does
+// nothing. This file knows the backends only through GpuTimingBackend.
 GpuTimingBackend& gpu_timing() noexcept;
 
 // Whether GPU timing is on at all (hooks skip the timing calls when not).
 bool gpu_timing_enabled() noexcept;
 
-// At shim start, from --gpu-timing.
-void select_gpu_timing(GpuTiming timing) noexcept;
-
-// The backend for work whose GPU time CUPTI does not record: host functions
-// (CUPTI has no activity record for them) and library frames (a collective
-// is timed from the moment its rank reached it, library_frame.h). The events
-// backend while CUPTI is in use; otherwise gpu_timing().
+// The backend for work whose GPU time the backend in use does not record
+// (CUPTI has no activity record for host functions, and a library frame's
+// collective is timed from the moment its rank reached it, library_frame.h):
+// the events backend while CUPTI is in use; otherwise gpu_timing().
 GpuTimingBackend& gpu_timing_for_host_work() noexcept;
 
 // Whether `backend` is the one in use.
 bool gpu_timing_backend_is(const GpuTimingBackend* backend) noexcept;
 
-// Makes `backend` the one in use (null: none). For tests that watch what the
-// hooks ask of a backend.
+// Makes `backend` the one in use (null: none), for all work: the events
+// backend taking over from CUPTI, tests that watch what the hooks ask of a
+// backend.
 void use_gpu_timing_backend(GpuTimingBackend* backend) noexcept;
+
+// Makes `backend` the one in use and `host_work` the one for host work
+// (null: the same).
+void use_gpu_timing_backends(GpuTimingBackend* backend, GpuTimingBackend* host_work) noexcept;
 
 inline GpuTimingBackend& owner_of(const TimingToken& token) {
   return token.owner != nullptr ? *token.owner : gpu_timing();

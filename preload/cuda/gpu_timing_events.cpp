@@ -4,17 +4,18 @@
 #include <deque>
 #include <mutex>
 
-#include "preload/clock.h"
+#include "preload/base/clock.h"
+#include "preload/base/fork_leftovers.h"
+#include "preload/base/lazy_global.h"
 #include "preload/cuda/capture_state.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/driver_services.h"
 #include "preload/cuda/event_pool.h"
 #include "preload/cuda/gpu_clock.h"
 #include "preload/cuda/pending_operations.h"
-#include "preload/definitions.h"
-#include "preload/fork_leftovers.h"
-#include "preload/lazy_global.h"
-#include "preload/writer.h"
-#include "preload/writer_tasks.h"
+#include "preload/record/definitions.h"
+#include "preload/writer/writer.h"
+#include "preload/writer/writer_tasks.h"
 
 namespace proflaunch::cuda {
 namespace {

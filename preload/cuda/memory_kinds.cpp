@@ -9,8 +9,6 @@ namespace {
 
 using format::MemoryKind;
 
-bool is_host(MemoryKind kind) { return kind == MemoryKind::kPageableHost || kind == MemoryKind::kPinnedHost; }
-
 // The device of an explicit context (cuMemcpyPeer): cuCtxGetDevice_v2 (CUDA
 // 13) takes the context; older drivers cannot say.
 int32_t device_of_context(CUcontext context) {
@@ -63,15 +61,6 @@ void classify(MemoryEnd& end) noexcept {
     const int32_t of_context = device_of_context(end.context);
     if (of_context >= 0) end.device = of_context;
   }
-}
-
-format::CopyDirection direction_between(const MemoryEnd& src, const MemoryEnd& dst) noexcept {
-  using format::CopyDirection;
-  if (src.kind == MemoryKind::kUnknown || dst.kind == MemoryKind::kUnknown) return CopyDirection::kUnknown;
-  if (is_host(src.kind)) return is_host(dst.kind) ? CopyDirection::kHostToHost : CopyDirection::kHostToDevice;
-  if (is_host(dst.kind)) return CopyDirection::kDeviceToHost;
-  if (src.device >= 0 && dst.device >= 0 && src.device != dst.device) return CopyDirection::kPeer;
-  return CopyDirection::kDeviceToDevice;
 }
 
 }  // namespace proflaunch::cuda

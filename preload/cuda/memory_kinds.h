@@ -31,9 +31,8 @@ struct MemoryEnd {
 // Fills kind and device (cold-ish: one driver query).
 void classify(MemoryEnd& end) noexcept;
 
-// The direction of a copy between two classified ends: a device-to-device
-// copy between two different devices is a peer copy.
-format::CopyDirection direction_between(const MemoryEnd& src, const MemoryEnd& dst) noexcept;
+// The direction of a copy between two classified ends: direction_between
+// (rows/copy_row.h), for either vendor's ends.
 
 inline bool is_pageable(const MemoryEnd& end) noexcept { return end.kind == format::MemoryKind::kPageableHost; }
 

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "preload/config.h"
-#include "preload/emit.h"
-#include "preload/runtime.h"
+#include "preload/record/emit.h"
+#include "preload/state/runtime_state.h"
 
 namespace proflaunch::cuda {
 
@@ -24,6 +24,15 @@ inline bool cuda_hooks_recording() noexcept {
 // learnt between windows are needed by the next one.
 inline bool cuda_hooks_active() noexcept {
   return runtime::active() && (trace_domains() & (kTraceCuda | kTraceMemory)) != 0;
+}
+
+// Whether the memory domain's hooks (allocations) record now, and whether
+// they follow the program (between capture windows too: the live set).
+inline bool memory_domain_recording() noexcept {
+  return runtime::recording() && (trace_domains() & kTraceMemory) != 0;
+}
+inline bool memory_domain_active() noexcept {
+  return runtime::active() && (trace_domains() & kTraceMemory) != 0;
 }
 
 }  // namespace proflaunch::cuda

@@ -15,7 +15,7 @@
 
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/capture_state.h"
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/library_frame.h"
 

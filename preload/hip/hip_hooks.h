@@ -7,7 +7,7 @@
 
 #include "preload/cuda/hook.h"
 #include "preload/hip/hip_private_abi.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 namespace proflaunch::hip {
 

@@ -22,19 +22,18 @@ void close_library_frame() noexcept {
   if (!frame.entry.taken) hip_timing_release(frame.entry.start);
 }
 
-HipMemoryEnd classify(const void* pointer) noexcept {
-  HipMemoryEnd end;
-  end.address = reinterpret_cast<uint64_t>(pointer);
+void classify(HipMemoryEnd& end) noexcept {
+  const void* pointer = reinterpret_cast<const void*>(end.address);
   const HipServices& hip = hip_services();
-  if (!hip.complete || pointer == nullptr) return end;
+  if (!hip.complete || pointer == nullptr) return;
   // An address HIP does not know fails the query (and would set the
   // thread's last error): asked only when there is none to lose.
   const LastErrorGuard keep(hip);
-  if (!keep.clean_before()) return end;
+  if (!keep.clean_before()) return;
   hipPointerAttribute_t attributes{};
   if (hip.pointer_get_attributes(&attributes, pointer) != hipSuccess) {
     end.kind = format::MemoryKind::kPageableHost;
-    return end;
+    return;
   }
   if (attributes.isManaged) {
     end.kind = format::MemoryKind::kManaged;
@@ -48,7 +47,6 @@ HipMemoryEnd classify(const void* pointer) noexcept {
   } else {
     end.kind = format::MemoryKind::kPinnedHost;
   }
-  return end;
 }
 
 const void* symbol_device_address(const void* symbol, size_t offset) noexcept {
@@ -59,22 +57,6 @@ const void* symbol_device_address(const void* symbol, size_t offset) noexcept {
   void* address = nullptr;
   if (hip.get_symbol_address(&address, symbol) != hipSuccess || address == nullptr) return nullptr;
   return static_cast<const char*>(address) + offset;
-}
-
-format::CopyDirection HipCopyRow::direction_between(const HipMemoryEnd& src, const HipMemoryEnd& dst) noexcept {
-  auto on_device = [](const HipMemoryEnd& e) {
-    return e.kind == format::MemoryKind::kDevice || e.kind == format::MemoryKind::kManaged ||
-           e.kind == format::MemoryKind::kArray;
-  };
-  auto on_host = [](const HipMemoryEnd& e) {
-    return e.kind == format::MemoryKind::kPageableHost || e.kind == format::MemoryKind::kPinnedHost;
-  };
-  if (on_device(src) && on_device(dst))
-    return src.device != dst.device ? format::CopyDirection::kPeer : format::CopyDirection::kDeviceToDevice;
-  if (on_host(src) && on_device(dst)) return format::CopyDirection::kHostToDevice;
-  if (on_device(src) && on_host(dst)) return format::CopyDirection::kDeviceToHost;
-  if (on_host(src) && on_host(dst)) return format::CopyDirection::kHostToHost;
-  return format::CopyDirection::kUnknown;
 }
 
 }  // namespace proflaunch::hip

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "formats/records.h"
-#include "preload/definitions.h"
-#include "preload/hooks/hook_registry.h"
 #include "preload/hip/hip_hooks.h"
+#include "preload/intercept/hook_registry.h"
+#include "preload/record/definitions.h"
 
 namespace proflaunch::hip {
 namespace {

@@ -8,13 +8,13 @@
 #include <new>
 #include <vector>
 
-#include "preload/clock.h"
+#include "preload/base/clock.h"
+#include "preload/base/fork_leftovers.h"
 #include "preload/config.h"
 #include "preload/cuda/gpu_timing.h"
-#include "preload/fork_leftovers.h"
 #include "preload/hip/hip_services.h"
-#include "preload/writer.h"
-#include "preload/writer_tasks.h"
+#include "preload/writer/writer.h"
+#include "preload/writer/writer_tasks.h"
 
 namespace proflaunch::hip {
 namespace {

@@ -2,7 +2,19 @@
 // reached if the shim were not loaded.
 #pragma once
 
+#include <dlfcn.h>
+
 namespace proflaunch::intercept {
+
+// The next definition of a libc function the shim interposes (exec, _exit,
+// posix_spawn, pthread_setname_np), resolved once at load. Looking it up
+// lazily is not an option for the exec and _exit hooks: they may run in a
+// vfork child, where dlsym could block on a loader lock held by a parent
+// thread frozen mid-update.
+template <typename Function>
+inline Function* resolve_next(const char* name) noexcept {
+  return reinterpret_cast<Function*>(dlsym(RTLD_NEXT, name));
+}
 
 // First dlsym(RTLD_NEXT, name) as seen from the shim. If that fails because the
 // library was loaded RTLD_LOCAL (torch extension modules, Triton, our own

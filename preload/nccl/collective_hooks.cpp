@@ -9,7 +9,7 @@
 #include <nccl.h>
 
 #include "preload/cuda/api_call.h"
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/library_frame.h"
 #if PROFLAUNCH_HIP
 #include "preload/hip/hip_library_frame.h"

@@ -12,8 +12,8 @@
 
 #include <cstring>
 
-#include "preload/capture/capture_control.h"
-#include "preload/cuda/driver_services.h"
+#include "preload/capture/carried_state.h"
+#include "preload/cuda/current_context.h"
 #include "preload/nccl/comm_registry.h"
 #include "preload/nccl/nccl_call.h"
 #include "preload/nccl/nccl_hooks.h"

@@ -6,7 +6,7 @@
 // reached the group.
 #include <nccl.h>
 
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/library_frame.h"
 #include "preload/nccl/nccl_call.h"
 #include "preload/nccl/nccl_hooks.h"

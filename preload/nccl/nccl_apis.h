@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 #define PROFLAUNCH_NCCL_APIS(X)    \
   X(2000, ncclGetVersion)          \

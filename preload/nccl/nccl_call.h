@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "formats/records.h"
-#include "preload/emit.h"
 #include "preload/nccl/nccl_apis.h"
+#include "preload/record/emit.h"
 
 namespace proflaunch::nccl {
 

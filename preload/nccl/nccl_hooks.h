@@ -8,7 +8,7 @@
 // between us and NCCL still sees the call).
 #pragma once
 
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 namespace proflaunch::nccl {
 

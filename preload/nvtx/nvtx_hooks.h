@@ -7,7 +7,7 @@
 // definitions.
 #pragma once
 
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 namespace proflaunch::nvtx {
 

@@ -13,14 +13,14 @@
 #include <string>
 #include <unordered_map>
 
-#include "preload/capture/capture_control.h"
+#include "preload/base/guard.h"
+#include "preload/control/capture_control.h"
 #include "preload/cuda/api_call.h"
-#include "preload/definitions.h"
-#include "preload/emit.h"
-#include "preload/guard.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 #include "preload/nvtx/nvtx_hooks.h"
-#include "preload/runtime.h"
+#include "preload/record/definitions.h"
+#include "preload/record/emit.h"
+#include "preload/state/runtime_state.h"
 
 namespace proflaunch::nvtx {
 namespace {

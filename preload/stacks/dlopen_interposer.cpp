@@ -11,9 +11,9 @@
 #include <atomic>
 #include <cstring>
 
+#include "preload/base/log.h"
 #include "preload/intercept/libc_symbols.h"
-#include "preload/log.h"
-#include "preload/runtime.h"
+#include "preload/state/runtime_state.h"
 
 namespace {
 

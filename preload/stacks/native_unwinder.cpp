@@ -9,10 +9,10 @@
 #include <libunwind.h>
 #endif
 
+#include "preload/base/log.h"
 #include "preload/config.h"
 #include "preload/intercept/dlsym_interposer.h"
 #include "preload/intercept/libc_symbols.h"
-#include "preload/log.h"
 #include "preload/stacks/stack_catalog.h"
 
 namespace proflaunch::stacks {

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 
+#include "preload/stacks/stack_keys.h"
 #include "preload/stacks/thread_unwind_state.h"
 
 namespace proflaunch::stacks {
@@ -30,11 +31,6 @@ namespace proflaunch::stacks {
 // shim itself, libunwind) and prepares the per-thread states. Cold. False
 // when neither the walker nor libunwind can work.
 bool init_native_unwinder() noexcept;
-
-struct NativeStack {
-  uint32_t count = 0;
-  bool truncated = false;
-};
 
 // The interned id (stack_catalog.h) of the calling thread's native stack,
 // up to `depth` frames innermost first without the shim's own; 0 when there

@@ -12,9 +12,35 @@
 #include <cstring>
 
 #include "formats/records.h"
-#include "preload/stacks/python_frames.h"
-#include "preload/stacks/python_interpreter.h"
 #include "preload/stacks/python_layout.h"
+#include "preload/stacks/stack_keys.h"
+
+namespace proflaunch::stacks {
+
+struct PythonInterpreter;
+
+// The calling thread's frames from its thread state: walk<Layout> below.
+using PythonWalkFn = PythonKeys (*)(const PythonInterpreter& python, uintptr_t thread_state,
+                                    PythonFrameKey* keys, uint32_t depth);
+
+// What a walk reads of the running interpreter, found at start
+// (python_interpreter.h).
+struct PythonInterpreter {
+  const PythonLayout* layout = nullptr;
+  PythonWalkFn walk = nullptr;
+  // A thread-specific-data read: the calling thread's PyThreadState, or null
+  // when the thread never ran Python code. Safe without the GIL.
+  void* (*get_this_thread_state)() = nullptr;
+  // Reads _PyRuntime.initialized, which finalization clears before it frees
+  // thread states (a daemon thread may still call CUDA then).
+  int (*is_initialized)() = nullptr;
+  uintptr_t code_type = 0;     // &PyCode_Type
+  uintptr_t frame_type = 0;    // &PyFrame_Type
+  uintptr_t unicode_type = 0;  // &PyUnicode_Type
+  uintptr_t bytes_type = 0;    // &PyBytes_Type
+};
+
+}  // namespace proflaunch::stacks
 
 namespace proflaunch::stacks::python_walk {
 

@@ -23,25 +23,14 @@
 #include <cstdint>
 #include <string>
 
-namespace proflaunch::stacks {
+#include "preload/stacks/stack_keys.h"
 
-// One frame as the hot path sees it: the code object and the instruction
-// offset. Resolved to file, function and line on the cold path.
-struct PythonFrameKey {
-  uintptr_t code;
-  int32_t instruction;  // index of the code unit being executed, -1 unknown
-  uint32_t flags;       // format::PythonFrameFlags
-};
+namespace proflaunch::stacks {
 
 // Looks for a supported CPython interpreter in the process (its C API
 // symbols).
 // Cold; may be called again when libraries were loaded. True once found.
 bool init_python_frames() noexcept;
-
-struct PythonKeys {
-  uint32_t count = 0;
-  bool truncated = false;
-};
 
 // The calling thread's Python frames, innermost first (none when the thread
 // runs no Python code). Lock-free, allocation-free, no call into Python

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "preload/base/log.h"
 #include "preload/intercept/dlsym_interposer.h"
-#include "preload/log.h"
 #include "preload/stacks/python_frame_walk.h"
 #include "preload/stacks/python_layout_310.h"
 #include "preload/stacks/python_layout_311.h"

@@ -2,15 +2,15 @@
 // subsystem (stacks.h).
 #include <pthread.h>
 
-#include "preload/emit.h"
-#include "preload/log.h"
-#include "preload/runtime.h"
+#include "preload/base/log.h"
+#include "preload/record/emit.h"
 #include "preload/stacks/module_map.h"
 #include "preload/stacks/native_unwinder.h"
 #include "preload/stacks/python_frames.h"
 #include "preload/stacks/stack_catalog.h"
 #include "preload/stacks/stacks.h"
-#include "preload/writer_tasks.h"
+#include "preload/state/runtime_state.h"
+#include "preload/writer/writer_tasks.h"
 
 namespace proflaunch::stacks {
 

@@ -7,11 +7,12 @@
 #include <unordered_map>
 
 #include "formats/records.h"
+#include "preload/base/log.h"
 #include "preload/config.h"
-#include "preload/definitions.h"
-#include "preload/log.h"
+#include "preload/record/definitions.h"
 #include "preload/stacks/frame_hash.h"
 #include "preload/stacks/module_map.h"
+#include "preload/stacks/python_frames.h"
 #include "preload/stacks/stack_id_table.h"
 
 namespace proflaunch::stacks {

@@ -11,8 +11,7 @@
 
 #include <cstdint>
 
-#include "preload/stacks/native_unwinder.h"
-#include "preload/stacks/python_frames.h"
+#include "preload/stacks/stack_keys.h"
 
 namespace proflaunch::stacks {
 

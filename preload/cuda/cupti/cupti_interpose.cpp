@@ -13,7 +13,7 @@
 
 #include "preload/cuda/cupti/cupti_interpose.h"
 #include "preload/cuda/cupti/gpu_timing_cupti.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // interception, so that the program's first use makes the shim give CUPTI up.
 #pragma once
 
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 namespace proflaunch::cuda {
 

@@ -27,17 +27,17 @@
 #include <unordered_map>
 #include <vector>
 
-#include "preload/clock.h"
+#include "preload/base/clock.h"
+#include "preload/base/fork_leftovers.h"
+#include "preload/base/lazy_global.h"
+#include "preload/base/log.h"
 #include "preload/cuda/cupti/cupti_library.h"
 #include "preload/cuda/gpu_timing_events.h"
 #include "preload/cuda/pending_operations.h"
-#include "preload/definitions.h"
-#include "preload/fork_leftovers.h"
-#include "preload/lazy_global.h"
-#include "preload/log.h"
-#include "preload/runtime.h"
-#include "preload/writer.h"
-#include "preload/writer_tasks.h"
+#include "preload/record/definitions.h"
+#include "preload/state/runtime_state.h"
+#include "preload/writer/writer.h"
+#include "preload/writer/writer_tasks.h"
 
 namespace proflaunch::cuda {
 namespace {

@@ -1,32 +1,44 @@
-// The row of every driver API without one of its own: the call's name,
-// duration and result. Counted instead when the API is counted
-// (hook_rows.txt) or when a runtime call made it on its own behalf (the
-// runtime call is the one recorded: api_call.h).
+// The row of every driver API without one of its own (and of every HIP API:
+// ApiCallRowOf<HipVendor>): the call's name, duration and result. Counted
+// instead when the API is counted (hook_rows.txt) or, for the driver, when a
+// runtime call made it on its own behalf (the runtime call is the one
+// recorded: api_call.h).
 #pragma once
 
-#include "preload/capture/capture_control.h"
-#include "preload/cuda/driver_services.h"
+#include <type_traits>
+
+#include "preload/control/capture_control.h"
+#include "preload/cuda/current_context.h"
+#include "preload/cuda/rows/cuda_vendor.h"
 #include "preload/cuda/rows/row_support.h"
 
 namespace proflaunch::cuda {
 
-struct ApiCallRow {
+template <typename Vendor>
+struct ApiCallRowOf {
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&&, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-    if (counted_api(Hook::api) || tls_runtime_frame.api != 0) return counted_call<Hook>(call_real);
+    if (!guard.outermost() || !Vendor::recording()) return call_real();
+    if (Vendor::counts(Hook::api)) return counted_call<Hook>(call_real);
     DriverCall call(Hook::api, Operation::kOther, variant_flags(Hook::per_thread, false));
-    const auto result = call_real();
-    call.returned();
-    record_api_call(call, result);
-    return result;
+    if constexpr (std::is_void_v<decltype(call_real())>) {
+      call_real();
+      call.returned();
+      record_api_call(call, 0);
+    } else {
+      const auto result = call_real();
+      call.returned();
+      record_api_call(call, result);
+      return result;
+    }
   }
 };
+using ApiCallRow = ApiCallRowOf<CudaVendor>;
 
 // cuCtxSetCurrent, cuCtxPushCurrent, cuCtxPopCurrent: recorded like any
 // call, and the thread's cached current context is forgotten whether or not
-// the call is recorded (driver_services.h).
+// the call is recorded (current_context.h).
 struct ContextChangeRow {
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {

@@ -2,104 +2,94 @@
 // cuMemsetD* (1D and 2D), sync and async, each with its per-thread variant.
 // Synchronous forms run on the legacy default stream (the per-thread one
 // for _ptds) and block the host. Both ends of a copy are classified by the
-// pointers' attributes (memory_kinds.h).
+// pointers' attributes (memory_kinds.h). The families are HIP's copies and
+// memsets too (hip/hip_rows.h): CopyRowOf<HipVendor>, MemorySetRowOf<HipVendor>.
 #pragma once
 
-#include "preload/cuda/memory_kinds.h"
+#include "preload/cuda/rows/cuda_vendor.h"
 #include "preload/cuda/rows/row_support.h"
-#include "preload/cuda/stream_operation.h"
-#include "preload/stacks/stacks.h"
 
 namespace proflaunch::cuda {
 
-struct CopyRow {
-  MemoryEnd dst;
-  MemoryEnd src;
-  uint64_t bytes = 0;
-  CUstream stream = nullptr;
-  bool async = false;
+// The direction of a copy between two classified ends (either vendor's
+// MemoryEnd: a kind and a device): a device-to-device copy between two
+// different devices is a peer copy.
+template <typename End>
+format::CopyDirection direction_between(const End& src, const End& dst) noexcept {
+  using format::CopyDirection;
+  using format::MemoryKind;
+  auto is_host = [](MemoryKind kind) { return kind == MemoryKind::kPageableHost || kind == MemoryKind::kPinnedHost; };
+  if (src.kind == MemoryKind::kUnknown || dst.kind == MemoryKind::kUnknown) return CopyDirection::kUnknown;
+  if (is_host(src.kind)) return is_host(dst.kind) ? CopyDirection::kHostToHost : CopyDirection::kHostToDevice;
+  if (is_host(dst.kind)) return CopyDirection::kDeviceToHost;
+  if (src.device >= 0 && dst.device >= 0 && src.device != dst.device) return CopyDirection::kPeer;
+  return CopyDirection::kDeviceToDevice;
+}
 
-  // "API synchronization behavior" (CUDA driver API documentation): a
-  // synchronous copy returns once the copy is done when it ends in host
-  // memory, or starts in pinned host memory; from pageable memory it may
-  // return once the data is staged, and device to device it does not wait.
-  bool done_by_return() const noexcept {
-    if (async) return false;
-    const bool to_host = dst.kind == format::MemoryKind::kPageableHost || dst.kind == format::MemoryKind::kPinnedHost;
-    return to_host || src.kind == format::MemoryKind::kPinnedHost;
-  }
+template <typename Vendor>
+struct CopyRowOf {
+  typename Vendor::MemoryEnd dst;
+  typename Vendor::MemoryEnd src;
+  uint64_t bytes = 0;
+  typename Vendor::Stream stream = nullptr;
+  bool async = false;
 
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-    CopyRow row = describe();
-    classify(row.src);
-    classify(row.dst);
-    // An "async" copy from or to pageable memory may wait for the GPU
-    // (staging): it is submitted as the synchronous copy it may be.
-    const bool may_block = !row.async || is_pageable(row.src) || is_pageable(row.dst);
-    StreamOperation operation(Hook::api, Operation::kCopy, Hook::per_thread, row.async,
-                              may_block ? Submission::kSynchronous : Submission::kAsynchronous, row.stream,
-                              row.done_by_return());
-    const CUresult result = call_real();
-    operation.returned(result);
-    if (auto* record = emit<format::MemoryCopyRecord>()) {
-      operation.finish(*record, result);
+    if (!guard.outermost() || !Vendor::recording()) return call_real();
+    CopyRowOf row = describe();
+    Vendor::classify(row.src);
+    Vendor::classify(row.dst);
+    typename Vendor::StreamOperation operation(Hook::api, Operation::kCopy, Hook::per_thread, row.async,
+                                               Vendor::copy_submission(row.async, row.src, row.dst), row.stream,
+                                               Vendor::copy_done_by_return(row.async, row.src, row.dst));
+    return submit<format::MemoryCopyRecord>(operation, call_real, format::GpuActivityKind::kMemoryCopy,
+                                            [&](format::MemoryCopyRecord& record) {
       const format::CopyDirection direction = direction_between(row.src, row.dst);
-      record->bytes = row.bytes;
-      record->src = row.src.address;
-      record->dst = row.dst.address;
-      record->direction = static_cast<uint8_t>(direction);
-      record->src_kind = static_cast<uint8_t>(row.src.kind);
-      record->dst_kind = static_cast<uint8_t>(row.dst.kind);
-      record->peer_device = direction == format::CopyDirection::kPeer ? row.src.device : -1;
-      record->src_device = row.src.device;
-      record->dst_device = row.dst.device;
-      commit();
-      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
-    }
-    operation.queue(format::GpuActivityKind::kMemoryCopy);
-    return result;
+      record.bytes = row.bytes;
+      record.src = row.src.address;
+      record.dst = row.dst.address;
+      record.direction = static_cast<uint8_t>(direction);
+      record.src_kind = static_cast<uint8_t>(row.src.kind);
+      record.dst_kind = static_cast<uint8_t>(row.dst.kind);
+      record.peer_device = direction == format::CopyDirection::kPeer ? row.src.device : -1;
+      record.src_device = row.src.device;
+      record.dst_device = row.dst.device;
+    });
   }
 };
+using CopyRow = CopyRowOf<CudaVendor>;
 
-struct MemorySetRow {
-  MemoryEnd dst;
+template <typename Vendor>
+struct MemorySetRowOf {
+  typename Vendor::MemoryEnd dst;
   uint32_t value = 0;
   uint8_t element_bytes = 1;
   uint64_t bytes = 0;
-  CUstream stream = nullptr;
+  typename Vendor::Stream stream = nullptr;
   bool async = false;
 
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-    MemorySetRow row = describe();
-    classify(row.dst);
-    // A synchronous memset waits for the GPU only when it sets pinned host
-    // or managed memory (the same documentation).
-    const bool waits = !row.async && (row.dst.kind == format::MemoryKind::kPinnedHost ||
-                                      row.dst.kind == format::MemoryKind::kManaged);
-    StreamOperation operation(Hook::api, Operation::kSet, Hook::per_thread, row.async,
-                              row.async ? Submission::kAsynchronous : Submission::kSynchronous, row.stream, waits);
-    const CUresult result = call_real();
-    operation.returned(result);
-    if (auto* record = emit<format::MemorySetRecord>()) {
-      operation.finish(*record, result);
-      record->bytes = row.bytes;
-      record->dst = row.dst.address;
-      record->value = row.value;
-      record->element_bytes = row.element_bytes;
-      record->dst_kind = static_cast<uint8_t>(row.dst.kind);
-      commit();
-      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
-    }
-    operation.queue(format::GpuActivityKind::kMemorySet);
-    return result;
+    if (!guard.outermost() || !Vendor::recording()) return call_real();
+    MemorySetRowOf row = describe();
+    Vendor::classify(row.dst);
+    typename Vendor::StreamOperation operation(Hook::api, Operation::kSet, Hook::per_thread, row.async,
+                                               row.async ? Submission::kAsynchronous : Submission::kSynchronous,
+                                               row.stream, Vendor::memset_done_by_return(row.async, row.dst));
+    return submit<format::MemorySetRecord>(operation, call_real, format::GpuActivityKind::kMemorySet,
+                                           [&](format::MemorySetRecord& record) {
+      record.bytes = row.bytes;
+      record.dst = row.dst.address;
+      record.value = row.value;
+      record.element_bytes = row.element_bytes;
+      record.dst_kind = static_cast<uint8_t>(row.dst.kind);
+    });
   }
 };
+using MemorySetRow = MemorySetRowOf<CudaVendor>;
 
 namespace rows {
 

@@ -1,7 +1,7 @@
 #include "preload/cuda/rows/entry_point_row.h"
 
 #include "preload/cuda/recording.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 
 namespace proflaunch::cuda {
 

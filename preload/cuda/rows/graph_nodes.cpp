@@ -4,10 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "preload/cuda/driver_services.h"
 #include "preload/cuda/function_names.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/rows/graph_row.h"
-#include "preload/emit.h"
+#include "preload/record/emit.h"
 
 namespace proflaunch::cuda {
 namespace {

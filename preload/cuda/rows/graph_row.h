@@ -8,7 +8,8 @@
 #pragma once
 
 #include "preload/cuda/capture_state.h"
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
+#include "preload/cuda/rows/cuda_vendor.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/cuda/stream_operation.h"
 #include "preload/stacks/stacks.h"
@@ -109,32 +110,27 @@ struct GraphExecRow {
   }
 };
 
-// cuGraphLaunch: GPU work on a stream like a kernel launch, timed as one
-// unit (events around the whole graph); captured like any work when its
-// stream captures (a graph launched into a capture becomes a child graph).
-struct GraphLaunchRow {
-  CUgraphExec exec;
-  CUstream stream;
+// cuGraphLaunch (and hipGraphLaunch: GraphLaunchRowOf<HipVendor>): GPU work
+// on a stream like a kernel launch, timed as one unit (events around the
+// whole graph); captured like any work when its stream captures (a graph
+// launched into a capture becomes a child graph).
+template <typename Vendor>
+struct GraphLaunchRowOf {
+  uint64_t exec;
+  typename Vendor::Stream stream;
 
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-    const GraphLaunchRow row = describe();
-    StreamOperation operation(Hook::api, Operation::kGraphLaunch, Hook::per_thread, /*async=*/true,
-                              Submission::kAsynchronous, row.stream);
-    const CUresult result = call_real();
-    operation.returned(result);
-    if (auto* record = emit<format::GraphLaunchRecord>()) {
-      operation.finish(*record, result);
-      record->graph_exec = reinterpret_cast<uint64_t>(row.exec);
-      commit();
-      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
-    }
-    operation.queue(format::GpuActivityKind::kGraph);
-    return result;
+    if (!guard.outermost() || !Vendor::recording()) return call_real();
+    const GraphLaunchRowOf row = describe();
+    typename Vendor::StreamOperation operation(Hook::api, Operation::kGraphLaunch, Hook::per_thread, /*async=*/true,
+                                               Submission::kAsynchronous, row.stream);
+    return submit<format::GraphLaunchRecord>(operation, call_real, format::GpuActivityKind::kGraph,
+                                             [&](format::GraphLaunchRecord& record) { record.graph_exec = row.exec; });
   }
 };
+using GraphLaunchRow = GraphLaunchRowOf<CudaVendor>;
 
 namespace rows {
 inline CaptureRow capture_begin(CUstream stream, CUstreamCaptureMode mode) noexcept {
@@ -164,7 +160,9 @@ inline GraphExecRow graph_exec_destroy(CUgraphExec exec) noexcept {
 inline GraphExecRow graph_destroy(CUgraph graph) noexcept {
   return {format::GraphExecAction::kGraphDestroy, nullptr, nullptr, graph};
 }
-inline GraphLaunchRow graph_launch(CUgraphExec exec, CUstream stream) noexcept { return {exec, stream}; }
+inline GraphLaunchRow graph_launch(CUgraphExec exec, CUstream stream) noexcept {
+  return {reinterpret_cast<uint64_t>(exec), stream};
+}
 }  // namespace rows
 
 }  // namespace proflaunch::cuda

@@ -2,23 +2,22 @@
 // and the legacy forms, with their per-thread variants; the runtime's
 // launches arrive here through the pointers cuGetProcAddress handed it), and
 // host functions queued on a stream (cuLaunchHostFunc, cuStreamAddCallback),
-// which are GPU-stream work with a duration of their own.
+// which are GPU-stream work with a duration of their own. The family is
+// HIP's launches too (hip/hip_rows.h): LaunchRowOf<HipVendor>.
 #pragma once
 
-#include "preload/capture/capture_control.h"
-#include "preload/cuda/function_names.h"
+#include "preload/cuda/rows/cuda_vendor.h"
 #include "preload/cuda/rows/row_support.h"
-#include "preload/cuda/stream_operation.h"
-#include "preload/stacks/stacks.h"
 
 namespace proflaunch::cuda {
 
-struct LaunchRow {
-  uint64_t function;  // CUfunction, or a host function's address
+template <typename Vendor>
+struct LaunchRowOf {
+  uint64_t function;  // CUfunction, a HIP host stub or hipFunction_t, or a host function's address
   format::Dim3 grid;
   format::Dim3 block;
   uint32_t shared_bytes;
-  CUstream stream;
+  typename Vendor::Stream stream;
   uint32_t launch_flags;  // format::LaunchFlags
 
   bool host_function() const noexcept { return (launch_flags & format::kLaunchHostFunction) != 0; }
@@ -27,34 +26,25 @@ struct LaunchRow {
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
     if (!guard.outermost()) return call_real();
-    // --step-range=kernel:NAME: a launch of the step kernel is a step
-    // boundary, seen before the launch is (or is not) recorded.
-    if (__builtin_expect(capture::armed(capture::kArmedKernelStep), 0)) {
-      const LaunchRow row = describe();
-      if (!row.host_function() && is_step_kernel(row.function)) capture::kernel_step();
-    }
-    if (!cuda_domain_recording()) return call_real();
-    const LaunchRow row = describe();
-    if (row.host_function()) ensure_host_function_named(row.function);
-    else ensure_function_named(row.function);
-    StreamOperation operation(Hook::api, row.host_function() ? Operation::kHostFunction : Operation::kLaunch,
-                              Hook::per_thread, /*async=*/true, Submission::kAsynchronous, row.stream);
-    const CUresult result = call_real();
-    operation.returned(result);
-    if (auto* record = emit<format::KernelLaunchRecord>()) {
-      operation.finish(*record, result);
-      record->function = row.function;
-      record->grid = row.grid;
-      record->block = row.block;
-      record->dynamic_shared_bytes = row.shared_bytes;
-      record->launch_flags = row.launch_flags;
-      commit();
-      stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
-    }
-    operation.queue(row.host_function() ? format::GpuActivityKind::kHostFunction : format::GpuActivityKind::kKernel);
-    return result;
+    Vendor::launch_seen(describe);
+    if (!Vendor::recording()) return call_real();
+    const LaunchRowOf row = describe();
+    Vendor::name_launch(row.function, row.host_function());
+    typename Vendor::StreamOperation operation(Hook::api,
+                                               row.host_function() ? Operation::kHostFunction : Operation::kLaunch,
+                                               Hook::per_thread, /*async=*/true, Submission::kAsynchronous, row.stream);
+    const format::GpuActivityKind kind =
+        row.host_function() ? format::GpuActivityKind::kHostFunction : format::GpuActivityKind::kKernel;
+    return submit<format::KernelLaunchRecord>(operation, call_real, kind, [&](format::KernelLaunchRecord& record) {
+      record.function = row.function;
+      record.grid = row.grid;
+      record.block = row.block;
+      record.dynamic_shared_bytes = row.shared_bytes;
+      record.launch_flags = row.launch_flags;
+    });
   }
 };
+using LaunchRow = LaunchRowOf<CudaVendor>;
 
 namespace rows {
 

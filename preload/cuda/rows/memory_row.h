@@ -6,26 +6,19 @@
 // need to see), in the `memory` trace domain. A free records only its
 // address, and the tools find its size from the matching allocation. Only
 // when recording is not continuous (capture windows) are the live blocks
-// followed, so that each window starts from them (capture/live_set.h).
+// followed, so that each window starts from them (capture/live_set.h). The
+// family is HIP's memory too (hip/hip_rows.h): MemoryRowOf<HipVendor>.
 #pragma once
 
 #include <algorithm>
 
 #include "preload/capture/live_set.h"
-#include "preload/cuda/capture_state.h"
-#include "preload/cuda/driver_services.h"
-#include "preload/cuda/memory_pool_queries.h"
+#include "preload/cuda/current_context.h"
+#include "preload/cuda/rows/cuda_vendor.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/stacks/stacks.h"
 
 namespace proflaunch::cuda {
-
-inline bool memory_domain_recording() noexcept {
-  return runtime::recording() && (trace_domains() & kTraceMemory) != 0;
-}
-inline bool memory_domain_active() noexcept {
-  return runtime::active() && (trace_domains() & kTraceMemory) != 0;
-}
 
 // An output parameter the call writes: CUdeviceptr is 32 bits wide in the
 // CUDA 2.x variants, 64 in the others; host pointers and handles 64.
@@ -50,7 +43,8 @@ enum class PoolLookup : uint8_t {
   kPool,        // the pool passed (trim)
 };
 
-struct MemoryRow {
+template <typename Vendor>
+struct MemoryRowOf {
   format::AllocationKind kind;
   format::MemoryAction action;
   uint64_t address = 0;
@@ -60,9 +54,9 @@ struct MemoryRow {
   uint64_t height = 0;
   uint64_t handle = 0;
   Output handle_out;
-  CUstream stream = nullptr;
+  typename Vendor::Stream stream = nullptr;
   bool has_stream = false;
-  CUmemoryPool pool = nullptr;
+  typename Vendor::MemoryPool pool = nullptr;
   PoolLookup pool_lookup = PoolLookup::kNone;
   bool pool_queries = true;  // false: the pool and its reserved bytes stay unknown (a captured call)
   uint64_t pitch_or_offset_bytes = 0;
@@ -83,69 +77,68 @@ struct MemoryRow {
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !memory_domain_active()) return call_real();
+    if (!guard.outermost() || !Vendor::memory_active()) return call_real();
     // Between capture windows nothing is written, but the live set is
     // followed (capture/live_set.h).
     const bool writing = runtime::recording();
     if (!writing && !capture::follows_memory()) return call_real();
-    MemoryRow row = describe();
-    CUcontext context = nullptr;
-    const int device = current_device(&context);
+    MemoryRowOf row = describe();
+    const typename Vendor::Place place = Vendor::current_place();
     // A stream-ordered allocation or free on a capturing stream becomes a
     // graph node: its memory is obtained when the graph runs, not now, and
     // belongs to no pool the shim could ask about. Asking anyway broke real
     // captures on an H200 (driver 580): the pool queries are left out.
-    const CUstream runs_on = row.has_stream ? effective_stream(row.stream, Hook::per_thread) : nullptr;
-    const bool captured = row.has_stream && stream_may_be_capturing(runs_on);
+    const auto runs_on = row.has_stream ? Vendor::runs_on(row.stream, Hook::per_thread) : nullptr;
+    const bool captured = row.has_stream && Vendor::stream_may_be_capturing(runs_on);
     if (captured) row.pool_queries = false;
     // Another thread's global-mode capture forbids this thread's unsafe
     // calls: the shim's own queries run in relaxed mode while one may be open.
-    const bool relax = captures_may_be_open();
+    const bool relax = Vendor::captures_may_be_open();
     if (row.pool_lookup == PoolLookup::kFree && row.pool_queries) {
-      const RelaxedCaptureScope relaxed(relax);
-      row.pool = pool_of_address(row.address);
+      const typename Vendor::RelaxedCaptureScope relaxed(relax);
+      row.pool = Vendor::pool_of_address(row.address);
     }
     if (!writing) {
-      const CUresult result = call_real();
+      const auto result = call_real();
       if (captured) return result;
-      const RelaxedCaptureScope relaxed(relax);
-      row.complete(result, device);
+      const typename Vendor::RelaxedCaptureScope relaxed(relax);
+      row.complete(result, place);
       format::MemoryOperationRecord record{};
       record.span.result = result;
       record.span.api = Hook::api;
-      row.fill<Hook>(record, device, context);
+      row.template fill<Hook>(record, place);
       capture::note_memory_operation(record);
       return result;
     }
     DriverCall call(Hook::api, row.operation(), variant_flags(Hook::per_thread, row.has_stream));
-    const CUresult result = call_real();
+    const auto result = call_real();
     call.returned();
     if (auto* record = emit<format::MemoryOperationRecord>()) {
       call.finish(record->span, result);
       if (captured) record->span.flags |= format::kApiCaptured;
       {
-        const RelaxedCaptureScope relaxed(relax);
-        row.complete(result, device);
-        row.fill<Hook>(*record, device, context);
+        const typename Vendor::RelaxedCaptureScope relaxed(relax);
+        row.complete(result, place);
+        row.template fill<Hook>(*record, place);
       }
       if (!captured) capture::note_memory_operation(*record);
       commit();
       stacks::attach_stacks(call.correlation(), format::StackPoint::kMemory);
-      if (captured && result == CUDA_SUCCESS) record_captured_node(call.correlation(), runs_on);
+      if (captured && result == Vendor::kSuccess) Vendor::record_captured_node(call.correlation(), runs_on);
     }
     return result;
   }
 
   template <typename Hook>
-  void fill(format::MemoryOperationRecord& record, int current_device_ordinal, CUcontext context) const noexcept {
-    record.device = device == kCurrentContextDevice ? current_device_ordinal : device;
+  void fill(format::MemoryOperationRecord& record, const typename Vendor::Place& place) const noexcept {
+    record.device = device == kCurrentContextDevice ? Vendor::recorded_device(place) : device;
     record.address = address;
     record.bytes = bytes;
-    record.stream = has_stream ? stream_handle(stream, Hook::per_thread) : 0;
+    record.stream = has_stream ? Vendor::stream_id(stream, Hook::per_thread) : 0;
     record.handle = pool_lookup != PoolLookup::kNone ? reinterpret_cast<uint64_t>(pool) : handle;
-    record.context = reinterpret_cast<uint64_t>(context);
+    record.context = reinterpret_cast<uint64_t>(place.context);
     record.pool_reserved_bytes = pool_lookup == PoolLookup::kNone ? 0
-                                 : pool_queries                 ? pool_reserved_bytes(pool)
+                                 : pool_queries                 ? Vendor::pool_reserved_bytes(pool)
                                                                 : format::kPoolReservedUnknown;
     record.pitch_or_offset_bytes = pitch_or_offset_bytes;
     record.flags = flags;
@@ -155,8 +148,8 @@ struct MemoryRow {
 
   // After the call: what its outputs say (nothing when it failed, except the
   // size asked for).
-  void complete(CUresult result, int current_device_ordinal) noexcept {
-    const bool ok = result == CUDA_SUCCESS;
+  void complete(typename Vendor::Result result, const typename Vendor::Place& place) noexcept {
+    const bool ok = result == Vendor::kSuccess;
     if (address_out.at != nullptr) address = ok ? address_out.read() : 0;
     if (handle_out.at != nullptr) handle = ok ? handle_out.read() : 0;
     if (pitch_out.at != nullptr) {
@@ -166,11 +159,12 @@ struct MemoryRow {
       bytes = (pitch != 0 ? pitch : bytes) * height;
     }
     if (pool_lookup == PoolLookup::kAllocation && pool == nullptr && pool_queries) {
-      pool = address != 0 ? pool_of_address(address) : nullptr;
-      if (pool == nullptr) pool = current_pool_of_device(current_device_ordinal);
+      pool = address != 0 ? Vendor::pool_of_address(address) : nullptr;
+      if (pool == nullptr) pool = Vendor::current_pool_of_device(place.device);
     }
   }
 };
+using MemoryRow = MemoryRowOf<CudaVendor>;
 
 // cuMemGetInfo: the driver's view of the device.
 struct MemoryInfoRow {
@@ -182,20 +176,12 @@ struct MemoryInfoRow {
     ReentrancyGuard guard;
     if (!guard.outermost() || !memory_domain_recording()) return call_real();
     const MemoryInfoRow row = describe();
-    CUcontext context = nullptr;
-    const int device = current_device(&context);
-    DriverCall call(Hook::api, Operation::kMemoryInfo, 0);
-    const CUresult result = call_real();
-    call.returned();
-    if (auto* record = emit<format::MemoryInfoRecord>()) {
-      call.finish(record->span, result);
-      record->device = device;
-      const bool answered = result == CUDA_SUCCESS;
-      record->free_bytes = answered ? row.free_out.read() : 0;
-      record->total_bytes = answered ? row.total_out.read() : 0;
-      commit();
-    }
-    return result;
+    return record_call<format::MemoryInfoRecord, CudaVendor, Hook>(
+        Operation::kMemoryInfo, 0, call_real, [&](format::MemoryInfoRecord& record, CUresult result, const auto&) {
+          const bool answered = result == CUDA_SUCCESS;
+          record.free_bytes = answered ? row.free_out.read() : 0;
+          record.total_bytes = answered ? row.total_out.read() : 0;
+        });
   }
 };
 

@@ -1,5 +1,6 @@
 #include "preload/cuda/rows/object_row.h"
 
+#include "preload/cuda/driver_services.h"
 #include "preload/cuda/hook.h"
 
 namespace proflaunch::cuda {

@@ -5,7 +5,7 @@
 // cache must forget what it knew (driver_services.h).
 #pragma once
 
-#include "preload/cuda/driver_services.h"
+#include "preload/cuda/current_context.h"
 #include "preload/cuda/function_names.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/rows/call_row.h"

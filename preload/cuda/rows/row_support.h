@@ -1,5 +1,6 @@
-// What every row family shares: results, counting, and recording a call that
-// has nothing but a span.
+// What every row family shares, for either vendor: results, counting,
+// recording a call that has nothing but a span, and the steps around the real
+// call of a stream operation or of a call that submits no GPU work.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,9 @@
 #include "preload/cuda/api_call.h"
 #include "preload/cuda/hook.h"
 #include "preload/cuda/recording.h"
-#include "preload/emit.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
+#include "preload/record/emit.h"
+#include "preload/stacks/stacks.h"
 
 namespace proflaunch::cuda {
 
@@ -73,6 +75,43 @@ inline void record_api_call(DriverCall& call, Result result) noexcept {
     call.finish(record->span, result_code(result));
     commit();
   }
+}
+
+// What every stream-work family does once its operation is open (the
+// vendor's StreamOperation, built right before the real call): the real
+// call, then at once the span's end and the end event, the record (`fill`
+// adds the family's own fields), its stack, then the GPU time
+// (stream_operation.h says why in this order).
+template <typename Record, typename StreamWork, typename CallReal, typename Fill>
+auto submit(StreamWork& operation, CallReal&& call_real, format::GpuActivityKind kind, Fill&& fill) {
+  const auto result = call_real();
+  operation.returned(result);
+  if (auto* record = emit<Record>()) {
+    operation.finish(*record, result);
+    fill(*record);
+    commit();
+    stacks::attach_stacks(operation.correlation(), format::StackPoint::kLaunch);
+  }
+  operation.queue(kind);
+  return result;
+}
+
+// A call that submits no GPU work, on the calling thread's device: the span
+// around the real call, then the record (`fill` adds the row's fields, given
+// the result and where the call ran).
+template <typename Record, typename Vendor, typename Hook, typename CallReal, typename Fill>
+auto record_call(Operation operation, uint16_t flags, CallReal&& call_real, Fill&& fill) {
+  const typename Vendor::Place place = Vendor::current_place();
+  DriverCall call(Hook::api, operation, flags);
+  const auto result = call_real();
+  call.returned();
+  if (auto* record = emit<Record>()) {
+    call.finish(record->span, result);
+    record->device = Vendor::recorded_device(place);
+    fill(*record, result, place);
+    commit();
+  }
+  return result;
 }
 
 }  // namespace proflaunch::cuda

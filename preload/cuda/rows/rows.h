@@ -12,4 +12,4 @@
 #include "preload/cuda/rows/registration_row.h"
 #include "preload/cuda/rows/runtime_row.h"
 #include "preload/cuda/rows/sync_row.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"

@@ -1,46 +1,41 @@
 // Where the CPU waits for the GPU: context, stream and event synchronization
 // (the span is the wait), and cuStreamWaitEvent, a GPU-side wait recorded
-// for the dependencies it creates.
+// for the dependencies it creates. The family is HIP's synchronization too
+// (hip/hip_rows.h): SyncRowOf<HipVendor>.
 #pragma once
 
-#include "preload/cuda/driver_services.h"
-#include "preload/cuda/gpu_timing.h"
+#include "preload/cuda/rows/cuda_vendor.h"
 #include "preload/cuda/rows/row_support.h"
-#include "preload/stacks/stacks.h"
 
 namespace proflaunch::cuda {
 
-struct SyncRow {
+template <typename Vendor>
+struct SyncRowOf {
   format::SyncTarget target;
-  CUstream stream = nullptr;  // as passed (normalized with the variant in run())
+  typename Vendor::Stream stream = nullptr;  // as passed (normalized with the variant in run())
   bool has_stream = false;
   uint64_t event = 0;
-  CUcontext context = nullptr;  // cuCtxSynchronize_v2's explicit context
+  typename Vendor::Context context = nullptr;  // cuCtxSynchronize_v2's explicit context
 
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !cuda_domain_recording()) return call_real();
-    const SyncRow row = describe();
-    CUcontext context = nullptr;
-    const int device = current_device(&context);
-    if (row.context != nullptr) context = row.context;
+    if (!guard.outermost() || !Vendor::recording()) return call_real();
+    const SyncRowOf row = describe();
+    typename Vendor::Place place = Vendor::current_place();
+    if (row.context != nullptr) place.context = row.context;
     DriverCall call(Hook::api, Operation::kSync, variant_flags(Hook::per_thread, false));
-    // A wait queued on a stream delays what follows it: it must not land
-    // inside another thread's timed operation (gpu_timing_events.cpp).
-    GpuTimingBackend& timing = gpu_timing();  // the lock goes back to the backend that gave it
-    void* lock = row.target == format::SyncTarget::kStreamWaitEvent && gpu_timing_enabled()
-                     ? timing.lock_submissions(context, effective_stream(row.stream, Hook::per_thread))
-                     : nullptr;
-    const CUresult result = call_real();
+    typename Vendor::SubmissionLock lock(place, row.target == format::SyncTarget::kStreamWaitEvent,
+                                         Vendor::runs_on(row.stream, Hook::per_thread));
+    const auto result = call_real();
     call.returned();
-    if (lock != nullptr) timing.unlock_submissions(lock);
+    lock.release();
     if (auto* record = emit<format::SynchronizeRecord>()) {
       call.finish(record->span, result);
-      record->device = device;
-      record->stream = row.has_stream ? stream_handle(row.stream, Hook::per_thread) : 0;
+      record->device = Vendor::recorded_device(place);
+      record->stream = row.has_stream ? Vendor::stream_id(row.stream, Hook::per_thread) : 0;
       record->event = row.event;
-      record->context = reinterpret_cast<uint64_t>(context);
+      record->context = reinterpret_cast<uint64_t>(place.context);
       record->target = static_cast<uint8_t>(row.target);
       commit();
       stacks::attach_stacks(call.correlation(), format::StackPoint::kSync);
@@ -48,6 +43,7 @@ struct SyncRow {
     return result;
   }
 };
+using SyncRow = SyncRowOf<CudaVendor>;
 
 namespace rows {
 inline SyncRow sync_context(CUcontext context = nullptr) noexcept {

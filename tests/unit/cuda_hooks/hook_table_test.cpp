@@ -21,7 +21,7 @@
 #include "preload/cuda/hook.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/hook_sets.h"
-#include "preload/hooks/hook_registry.h"
+#include "preload/intercept/hook_registry.h"
 #include "tests/unit/cuda_hooks/elf_symbols.h"
 #include "tests/unit/preload/support/process_runner.h"
 

@@ -16,7 +16,7 @@
 #include "preload/cuda/gpu_timing_events.h"
 #include "preload/cuda/pending_operations.h"
 #include "preload/cuda/rows/rows.h"
-#include "preload/runtime.h"
+#include "preload/process/lifecycle.h"
 #include "preload/stacks/stacks.h"
 #include "tests/unit/preload/support/process_runner.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "formats/records.h"
-#include "preload/chunk_builder.h"
+#include "preload/writer/chunk_builder.h"
 
 namespace proflaunch {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "formats/records.h"
-#include "preload/definitions.h"
+#include "preload/record/definitions.h"
 
 namespace proflaunch {
 namespace {

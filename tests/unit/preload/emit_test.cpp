@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "preload/emit.h"
-#include "preload/runtime.h"
-#include "preload/writer.h"
+#include "preload/process/lifecycle.h"
+#include "preload/record/emit.h"
+#include "preload/writer/writer.h"
 #include "tests/unit/preload/support/process_runner.h"
 #include "tests/unit/preload/support/trace_contents.h"
 

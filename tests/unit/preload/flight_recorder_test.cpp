@@ -1,7 +1,7 @@
 // The flight recorder's bookkeeping (preload/capture/flight_recorder.h) with
 // hand-built chunks, the triggers it reads from records, and the parsing of
 // its options (preload/capture/capture_spec.h).
-#include "preload/capture/flight_recorder.h"
+#include "preload/writer/flight_recorder.h"
 
 #include <gtest/gtest.h>
 

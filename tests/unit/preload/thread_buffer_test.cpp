@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "formats/records.h"
-#include "preload/thread_buffer.h"
+#include "preload/record/thread_buffer.h"
 
 namespace proflaunch {
 namespace {

@@ -1,6 +1,6 @@
 // The writer turns hook ticks into CLOCK_MONOTONIC ns: the result must agree
 // with the clock read at the same moment, and stay monotonic across cycles.
-#include "preload/tick_converter.h"
+#include "preload/writer/tick_converter.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "preload/clock.h"
+#include "preload/base/clock.h"
 
 namespace proflaunch {
 namespace {

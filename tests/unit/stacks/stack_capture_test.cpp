@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "formats/reader.h"
-#include "preload/emit.h"
-#include "preload/runtime.h"
+#include "preload/process/lifecycle.h"
+#include "preload/record/emit.h"
 #include "preload/stacks/stacks.h"
 #include "tests/unit/preload/support/process_runner.h"
 

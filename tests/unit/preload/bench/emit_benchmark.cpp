@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "formats/records.h"
-#include "preload/emit.h"
-#include "preload/runtime.h"
-#include "preload/writer.h"
+#include "preload/process/lifecycle.h"
+#include "preload/record/emit.h"
+#include "preload/writer/writer.h"
 
 namespace proflaunch {
 namespace {

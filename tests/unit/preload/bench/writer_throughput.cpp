@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "formats/records.h"
-#include "preload/emit.h"
-#include "preload/runtime.h"
+#include "preload/process/lifecycle.h"
+#include "preload/record/emit.h"
 #include "tests/unit/preload/support/process_runner.h"
 #include "tests/unit/preload/support/trace_contents.h"
 

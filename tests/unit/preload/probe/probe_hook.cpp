@@ -3,8 +3,8 @@
 #include <dlfcn.h>
 
 #include "formats/records.h"
-#include "preload/emit.h"
 #include "preload/hook_sets.h"
+#include "preload/record/emit.h"
 #include "tests/unit/preload/probe/probe.h"
 
 namespace {

@@ -1,7 +1,0 @@
-#include "preload/guard.h"
-
-namespace proflaunch {
-
-__thread __attribute__((tls_model("initial-exec"))) uint32_t tls_guard_depth = 0;
-
-}  // namespace proflaunch
