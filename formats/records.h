@@ -354,6 +354,11 @@ enum class LostReason : uint32_t {
   // Activity records the GPU-time backend itself dropped (CUPTI's dropped
   // record count: its buffers were full or none was given).
   kGpuTimingDropped = 5,
+  // Not a loss: GPU work of calls made outside every capture window, which
+  // the timing backend timed all the same (CUPTI sees all work); dropped on
+  // purpose, and counted so that none of it reads as work no hooked call
+  // made. first_ns/last_ns: the span of that work on the GPU.
+  kOutsideCaptureWindow = 6,
 };
 
 // Fields shared by every host API record. `result` is the API's return code

@@ -38,9 +38,13 @@ bool EventChunkBuilder::append(uint32_t tid, const void* record, uint16_t bytes,
 
   RecordHeader header;
   std::memcpy(&header, record, sizeof header);
+  LostRecord lost{};
   if (header.kind == static_cast<uint16_t>(RecordKind::kLost) && bytes >= sizeof(LostRecord)) {
-    LostRecord lost;
     std::memcpy(&lost, record, sizeof lost);
+  }
+  // GPU work outside the capture windows is dropped on purpose, not lost.
+  if (header.kind == static_cast<uint16_t>(RecordKind::kLost) && bytes >= sizeof(LostRecord) &&
+      lost.reason != static_cast<uint32_t>(LostReason::kOutsideCaptureWindow)) {
     lost_records_ += lost.count;
   } else {
     ++event_records_;

@@ -178,6 +178,12 @@ int run_info(const InfoCommand& command, std::FILE* out, std::FILE* err) {
     }
     if (!timing.empty() || unattributed > 0)
       std::fprintf(out, "unattributed GPU work (no hooked call launched it): %" PRIu64 "\n", unattributed);
+    uint64_t outside_windows = 0;
+    for (const auto& [id, stats] : statistics.sections()) outside_windows += stats.outside_window_work;
+    if (outside_windows > 0)
+      std::fprintf(out,
+                   "GPU work of calls outside the capture windows (timed by CUPTI, not recorded): %" PRIu64 "\n",
+                   outside_windows);
 
     uint64_t lost_total = 0, lost_records = 0, dropped_total = 0;
     std::map<uint32_t, uint64_t> lost_by_reason;
@@ -185,7 +191,7 @@ int run_info(const InfoCommand& command, std::FILE* out, std::FILE* err) {
       lost_total += stats.lost_records;
       for (const auto& [reason, n] : stats.lost_by_reason) lost_by_reason[reason] += n;
     }
-    lost_records = statistics.count(static_cast<uint16_t>(RecordKind::kLost));
+    for (const auto& [id, stats] : statistics.sections()) lost_records += stats.lost_record_count;
     for (const auto& [id, section] : model.sections())
       if (section.end) dropped_total += section.end->records_dropped;
     std::fprintf(out, "dropped events: %" PRIu64 " in %" PRIu64 " LOST records", lost_total, lost_records);

@@ -83,6 +83,7 @@ std::string lost_reason_name(uint32_t reason) {
     case LostReason::kThreadGone: return "thread gone";
     case LostReason::kGpuTimingUnresolved: return "GPU timing unresolved";
     case LostReason::kGpuTimingDropped: return "GPU timing records dropped by the backend";
+    case LostReason::kOutsideCaptureWindow: return "GPU work of calls outside the capture windows";
   }
   return unknown(reason);
 }

@@ -41,7 +41,12 @@ void StatisticsCollector::on_record(const RecordView& record) {
   switch (record.record_kind()) {
     case RecordKind::kLost: {
       const auto lost = record.as<LostRecord>();
+      if (lost.reason == static_cast<uint32_t>(LostReason::kOutsideCaptureWindow)) {
+        section.outside_window_work += lost.count;  // not a loss
+        break;
+      }
       section.lost_records += lost.count;
+      ++section.lost_record_count;
       section.lost_by_reason[lost.reason] += lost.count;
       see_time(section, lost.first_ns);
       see_time(section, lost.last_ns);

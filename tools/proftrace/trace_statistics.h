@@ -14,6 +14,10 @@ struct SectionStatistics {
   uint64_t event_records = 0;
   uint64_t counted_calls = 0;  // the calls ApiCount records count (not records of their own)
   uint64_t lost_records = 0;  // sum of LOST counts
+  uint64_t lost_record_count = 0;  // LOST records (of a loss)
+  // GPU work of calls outside every capture window, dropped on purpose
+  // (LostReason::kOutsideCaptureWindow): not in lost_records.
+  uint64_t outside_window_work = 0;
   std::map<uint32_t, uint64_t> lost_by_reason;
   uint64_t first_ns = UINT64_MAX;
   uint64_t last_ns = 0;

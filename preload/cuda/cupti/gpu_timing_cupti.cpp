@@ -18,6 +18,7 @@
 
 #include <cupti.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -97,6 +98,19 @@ constinit LazyGlobal<std::vector<Buffer>> g_buffers;    // completed by CUPTI, p
 constinit LazyGlobal<std::vector<TimingNote>> g_notes;
 constinit LazyGlobal<std::unordered_map<uint64_t, uint64_t>> g_graph_nodes;  // CUPTI graphNodeId -> node handle
 
+// Capture windows. CUPTI times all work, recorded or not; what a call made
+// outside every window launched must not come back as work no hooked call
+// made. CUPTI numbers calls in the order they are made, so the ids at which
+// recording turned on or off cut them into ranges: on_api notes each such
+// edge when it first sees the new state (a call racing the change on
+// another thread may land on the wrong side of it).
+struct WindowEdge {
+  uint32_t first_id;  // the first call seen in this state
+  bool recording;
+};
+constinit LazyGlobal<std::vector<WindowEdge>> g_window_edges;
+std::atomic<int> g_recording_seen{-1};  // the state of the last edge; -1: none yet
+
 // Owned by the writer thread.
 constinit LazyGlobal<std::unordered_map<uint32_t, Pending>> g_waiting;  // CUPTI correlation id -> operation
 constinit LazyGlobal<std::deque<Orphan>> g_orphans;
@@ -108,6 +122,10 @@ constinit LazyGlobal<std::unordered_map<uint64_t, uint64_t>> g_streams;
 uint64_t g_records_parsed = 0;
 uint64_t g_parse_ns = 0;
 uint64_t g_last_flush_ns = 0;
+// Records of calls outside every capture window, dropped: how many, and
+// their span (GPU times), reported at each cycle as a Lost record of reason
+// kOutsideCaptureWindow.
+uint64_t g_outside_count = 0, g_outside_first_ns = 0, g_outside_last_ns = 0;
 
 uint64_t stream_key(int32_t device, uint32_t cupti_stream) {
   return (uint64_t(uint32_t(device)) << 32) | cupti_stream;
@@ -145,6 +163,25 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
     t_driver_id = info->correlationId;
   else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
     t_runtime_id = info->correlationId;
+  const int recording = runtime::recording() ? 1 : 0;
+  if (g_recording_seen.load(std::memory_order_relaxed) != recording) {
+    std::lock_guard lock(g_mutex);
+    if (g_recording_seen.load(std::memory_order_relaxed) != recording) {
+      g_window_edges->push_back(WindowEdge{info->correlationId, recording == 1});
+      g_recording_seen.store(recording, std::memory_order_relaxed);
+    }
+  }
+}
+
+// Whether the call of CUPTI correlation id `id` was made outside every
+// capture window (false when not known: before the first edge).
+bool outside_windows(uint32_t id) {
+  std::lock_guard lock(g_mutex);
+  const std::vector<WindowEdge>& edges = *g_window_edges;
+  auto after = std::upper_bound(edges.begin(), edges.end(), id,
+                                [](uint32_t value, const WindowEdge& edge) { return value < edge.first_id; });
+  if (after == edges.begin()) return false;
+  return !std::prev(after)->recording;
 }
 
 // The ids on_api noted since the last take, cleared for the next call.
@@ -416,11 +453,13 @@ bool join(WriterRecordSink& sink, const CUpti_Activity* record) {
 }
 
 void emit_unattributed(WriterRecordSink& sink, const CUpti_Activity* record) {
-  // Outside a capture window: work launched while the hooks passed through
-  // (what CUPTI delivers after a window closed is mostly that).
-  // (At exit the state is finished, not paused: the last records still count.)
-  if (runtime::state() == runtime::State::kPaused) return;
   const Fields f = fields_of(record);
+  if (outside_windows(f.correlation)) {
+    // Launched while the hooks passed through: not in the trace, counted.
+    if (g_outside_count++ == 0 || f.start < g_outside_first_ns) g_outside_first_ns = f.start;
+    g_outside_last_ns = std::max(g_outside_last_ns, f.end);
+    return;
+  }
   format::UnattributedGpuWorkRecord out{};
   out.header = format::header_for<format::UnattributedGpuWorkRecord>();
   out.device = f.device;
@@ -526,6 +565,8 @@ void run(WriterRecordSink& sink, bool final) noexcept {
     std::free(buffer.data);
   }
   g_parse_ns += now_ns() - parse_start;
+  emit_lost(sink, format::LostReason::kOutsideCaptureWindow, g_outside_count, g_outside_first_ns, g_outside_last_ns);
+  g_outside_count = 0;
   if (final && runtime::config().verbose && g_records_parsed > 0) {
     char line[160];
     std::snprintf(line, sizeof line, "CUPTI: %llu activity records parsed in %.3f ms (%.2f M records/s)",
@@ -557,6 +598,8 @@ void reset_in_child() noexcept {
   restart_after_fork(*g_waiting);
   restart_after_fork(*g_orphans);
   restart_after_fork(*g_streams);
+  restart_after_fork(*g_window_edges);
+  g_recording_seen.store(-1);
   if (g_state.load() == State::kRunning) {
     g_state.store(State::kYielded);
     note(format::GpuTimingSource::kEvents, "CUPTI does not follow fork: the child uses events");

@@ -1,7 +1,11 @@
 // Capture windows end to end: capture_steps (programs/) under proflaunch
-// with --capture-range, --steps, --delay and --duration. A step's copy is
-// 4096 * (step + 1) bytes, so the host-to-device copies in a trace say which
-// steps it holds. Every traced run must print what the untraced run prints.
+// with --capture-range, --steps, --delay and --duration, each timed by CUPTI
+// and by events. A step's copy is 4096 * (step + 1) bytes, so the
+// host-to-device copies in a trace say which steps it holds. Every traced
+// run must print what the untraced run prints, and hold the GPU work of its
+// recorded calls and no other: CUPTI times all work, and what the calls
+// outside the windows launched must be dropped, not drawn as work no hooked
+// call made.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -27,6 +31,34 @@ struct TracedRun {
   CudaTrace trace;
 };
 
+// The GPU-time backend of the test being run ("cupti" or "events").
+std::string g_timing = "events";
+
+class CaptureWindows : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { g_timing = GetParam(); }
+};
+
+std::vector<std::string> with_timing(std::vector<std::string> options) {
+  options.push_back("--gpu-timing=" + g_timing);
+  return options;
+}
+
+// The GPU work in the trace is exactly that of its recorded launches,
+// copies and memsets: each has its one piece, and nothing else is there.
+void expect_gpu_work_of_recorded_calls_only(const CudaTrace& trace) {
+  for (const ProcessImage& image : trace.images) {
+    EXPECT_TRUE(image.unattributed.empty())
+        << image.unattributed.size() << " pieces of GPU work no recorded call made (" << g_timing << ")";
+    size_t joined = 0;
+    for (const Operation& op : image.operations) {
+      EXPECT_EQ(op.gpu.size(), 1u) << op.api << " has its GPU time (" << g_timing << ")";
+      joined += op.gpu.size();
+    }
+    EXPECT_EQ(image.gpu_activities.size(), joined) << "GPU work whose call is not in the trace (" << g_timing << ")";
+  }
+}
+
 TracedRun run(const TempDir& dir, const std::vector<std::string>& program_args, const std::vector<std::string>& options,
         const std::string& name = "capture.trace") {
   std::vector<std::string> program = {build_path("CAPTURE_STEPS")};
@@ -34,11 +66,12 @@ TracedRun run(const TempDir& dir, const std::vector<std::string>& program_args, 
   TracedRun r;
   r.untraced = testing::run_process(untraced(program));
   r.path = dir.path() + "/" + name;
-  r.traced = testing::run_process(traced(r.path, program, options));
+  r.traced = testing::run_process(traced(r.path, program, with_timing(options)));
   EXPECT_TRUE(r.untraced.exited_with(0)) << r.untraced.describe();
   EXPECT_TRUE(r.traced.exited_with(0)) << r.traced.describe();
   EXPECT_EQ(r.traced.out, r.untraced.out);
   r.trace = load_trace_or_fail(r.path);
+  expect_gpu_work_of_recorded_calls_only(r.trace);
   return r;
 }
 
@@ -71,7 +104,7 @@ void expect_calls_inside_windows(const CudaTrace& trace) {
 // stats --section overview on a whole run: one step per "train_step" range
 // (found by the heuristic, no --step-range), and each step's categories add
 // up to its duration with none over it.
-TEST(Capture, OverviewFindsOneStepPerTrainStepRange) {
+TEST_P(CaptureWindows, OverviewFindsOneStepPerTrainStepRange) {
   TempDir dir;
   TracedRun r = run(dir, {"--steps", "6"}, {}, "overview.trace");
   const ProcessResult stats = run_proftrace({"stats", r.path, "--csv", "--section", "overview"});
@@ -100,7 +133,7 @@ TEST(Capture, OverviewFindsOneStepPerTrainStepRange) {
   EXPECT_NE(text.out.find("NVTX range 'train_step'"), std::string::npos) << text.out;
 }
 
-TEST(Capture, ProfilerApiRecordsOnlyBetweenStartAndStopWithTheLiveSetCarriedIn) {
+TEST_P(CaptureWindows, ProfilerApiRecordsOnlyBetweenStartAndStopWithTheLiveSetCarriedIn) {
   TempDir dir;
   TracedRun r = run(dir, {"--steps", "7", "--profiler", "2-4"}, {"--capture-range=cudaProfilerApi"});
   EXPECT_EQ(recorded_steps(r.trace), (std::set<int>{2, 3, 4})) << describe(r.trace);
@@ -111,6 +144,19 @@ TEST(Capture, ProfilerApiRecordsOnlyBetweenStartAndStopWithTheLiveSetCarriedIn) 
   EXPECT_EQ(begins[0].trigger, trigger(CaptureTrigger::kProfilerApi));
   EXPECT_EQ(ends[0].trigger, trigger(CaptureTrigger::kProfilerApi));
   expect_calls_inside_windows(r.trace);
+  // CUPTI timed the work of the steps outside the window as well: dropped,
+  // and counted as such (not as lost, not as work no hooked call made).
+  const ProcessResult info = run_proftrace({"info", r.path});
+  ASSERT_TRUE(info.exited_with(0)) << info.describe();
+  const size_t outside = info.out.find("GPU work of calls outside the capture windows");
+  if (g_timing == "cupti") {
+    ASSERT_NE(outside, std::string::npos) << info.out;
+    EXPECT_GT(std::stoul(info.out.substr(info.out.find(": ", outside) + 2)), 0u) << info.out;
+  } else {
+    EXPECT_EQ(outside, std::string::npos) << info.out;
+  }
+  EXPECT_NE(info.out.find("unattributed GPU work (no hooked call launched it): 0"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("dropped events: 0 in 0 LOST records"), std::string::npos) << info.out;
 
   // Memory: the blocks allocated before the window are carried in at its
   // start (1 MiB kept, 3 MiB freed in step 3, the loss buffers); the 3 MiB
@@ -144,7 +190,7 @@ TEST(Capture, ProfilerApiRecordsOnlyBetweenStartAndStopWithTheLiveSetCarriedIn) 
   EXPECT_NE(memory.out.find("3.0 MiB"), std::string::npos) << memory.out;
 }
 
-TEST(Capture, ProfilerApiRepeatCountsWindows) {
+TEST_P(CaptureWindows, ProfilerApiRepeatCountsWindows) {
   TempDir dir;
   const std::vector<std::string> program = {"--steps", "8", "--profiler", "1-1,3-4,6-6"};
   EXPECT_EQ(recorded_steps(run(dir, program, {"--capture-range=cudaProfilerApi"}, "one.trace").trace),
@@ -157,7 +203,7 @@ TEST(Capture, ProfilerApiRepeatCountsWindows) {
             (std::set<int>{1, 3, 4, 6}));
 }
 
-TEST(Capture, NvtxRangeInItsDomainOpensTheWindow) {
+TEST_P(CaptureWindows, NvtxRangeInItsDomainOpensTheWindow) {
   TempDir dir;
   TracedRun r = run(dir, {"--steps", "6", "--region", "2-3"}, {"--capture-range=nvtx:region@app"});
   EXPECT_EQ(recorded_steps(r.trace), (std::set<int>{2, 3}));
@@ -171,7 +217,7 @@ TEST(Capture, NvtxRangeInItsDomainOpensTheWindow) {
   EXPECT_TRUE(windows(other.trace, CaptureWindowAction::kBegin).empty());
 }
 
-TEST(Capture, NvtxStepsFollowTorchProfilerSchedule) {
+TEST_P(CaptureWindows, NvtxStepsFollowTorchProfilerSchedule) {
   TempDir dir;
   // wait 1, warmup 1, active 2, two cycles: steps 2-3 and 6-7.
   TracedRun r = run(dir, {"--steps", "12"}, {"--steps=1:1:2:2", "--step-range=train_step"});
@@ -195,7 +241,7 @@ TEST(Capture, NvtxStepsFollowTorchProfilerSchedule) {
   EXPECT_NE(convert.err.find("2 capture windows"), std::string::npos) << convert.err;
 }
 
-TEST(Capture, KernelStepsBeginAtEachLaunchOfTheKernel) {
+TEST_P(CaptureWindows, KernelStepsBeginAtEachLaunchOfTheKernel) {
   TempDir dir;
   TracedRun r = run(dir, {"--steps", "8"},
               {"--steps=1:1:2:1", "--step-range=kernel:cross_entropy_loss_forward_backward_kernel"});
@@ -214,7 +260,7 @@ std::string dump_field(const std::string& line, const std::string& name) {
   return line.substr(start, line.find(' ', start) - start);
 }
 
-TEST(Capture, AJobsRanksEachCarryTheirCommunicatorIntoTheWindow) {
+TEST_P(CaptureWindows, AJobsRanksEachCarryTheirCommunicatorIntoTheWindow) {
   TempDir dir;
   const std::string trace = dir.path() + "/job.trace";
   // Four ranks; a step runs from one AllGather kernel to the next: the
@@ -223,7 +269,7 @@ TEST(Capture, AJobsRanksEachCarryTheirCommunicatorIntoTheWindow) {
   const std::vector<std::string> job = {build_path("TORCHRUN_LIKE"), "--nproc", "4", build_path("NCCL_RANKS"),
                                         "--count", "1024", "--iterations", "3", "--ops", "allgather,allreduce"};
   const ProcessResult result = testing::run_process(
-      traced(trace, job, {"--steps=1:0:1:1", "--step-range=kernel:ncclDevKernel_AllGather_RING_LL"}));
+      traced(trace, job, with_timing({"--steps=1:0:1:1", "--step-range=kernel:ncclDevKernel_AllGather_RING_LL"})));
   ASSERT_TRUE(result.exited_with(0)) << result.describe();
   const ProcessResult dumped = run_proftrace({"dump", trace});
   ASSERT_TRUE(dumped.exited_with(0)) << dumped.describe();
@@ -238,6 +284,7 @@ TEST(Capture, AJobsRanksEachCarryTheirCommunicatorIntoTheWindow) {
       EXPECT_EQ(dump_field(line, "flags"), "0x20") << "a communicator call outside the window: " << line;
       carried_comms[section].insert(dump_field(line, "comm_id"));
     }
+    EXPECT_NE(line.rfind("UnattributedGpuWork ", 0), 0u) << "work no recorded call made: " << line;
     if (line.rfind("Collective ", 0) == 0) {
       ++collectives[section];
       collective_comms.push_back({section, dump_field(line, "comm_id")});
@@ -257,7 +304,7 @@ TEST(Capture, AJobsRanksEachCarryTheirCommunicatorIntoTheWindow) {
   }
 }
 
-TEST(Capture, DelayAndDurationCutTheRunByTime) {
+TEST_P(CaptureWindows, DelayAndDurationCutTheRunByTime) {
   TempDir dir;
   // 10 steps of ~80 ms (the first starts well before the delay ends, the last well after).
   TracedRun delayed = run(dir, {"--steps", "10", "--sleep-ms", "80"}, {"--delay=400ms"}, "delay.trace");
@@ -310,6 +357,9 @@ TEST(Capture, BadOptionsAreRejectedBeforeTheProgramRuns) {
     EXPECT_NE(access(marker.c_str(), F_OK), 0) << options[0] << ": the program ran";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Timing, CaptureWindows, ::testing::Values("cupti", "events"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
 }  // namespace
 }  // namespace proflaunch::e2e

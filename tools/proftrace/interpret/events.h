@@ -194,7 +194,11 @@ class Consumer {
   // Other records.
   virtual void on_graph_node(const Event<format::GraphNodeRecord>&) {}
   virtual void on_api_count(const Event<format::ApiCountRecord>&) {}
+  // Events the trace lost (LOST records).
   virtual void on_lost(const Event<format::LostRecord>&) {}
+  // Not a loss: GPU work of calls outside every capture window, which the
+  // timing backend timed anyway and dropped (a count and its span).
+  virtual void on_work_outside_windows(const Event<format::LostRecord>&) {}
 
   // The end of one input file, with the capture windows its sections had.
   virtual void on_input_end(const std::vector<CaptureWindow>& /*windows*/) {}

@@ -262,7 +262,12 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
       case RecordKind::kApiCall: each(section, record, stacks, &Consumer::on_call); break;
       case RecordKind::kSynchronize: each(section, record, stacks, &Consumer::on_synchronize); break;
       case RecordKind::kObjectLifecycle: each(section, record, stacks, &Consumer::on_lifecycle); break;
-      case RecordKind::kLost: each(section, record, stacks, &Consumer::on_lost); break;
+      case RecordKind::kLost:
+        if (record.as<LostRecord>().reason == static_cast<uint32_t>(LostReason::kOutsideCaptureWindow))
+          each(section, record, stacks, &Consumer::on_work_outside_windows);
+        else
+          each(section, record, stacks, &Consumer::on_lost);
+        break;
       case RecordKind::kKernelLaunch: add_operation(section, record, stacks, OperationKind::kKernel); break;
       case RecordKind::kMemoryCopy: add_operation(section, record, stacks, OperationKind::kCopy); break;
       case RecordKind::kMemorySet: add_operation(section, record, stacks, OperationKind::kMemset); break;
