@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "formats/device_info.h"
+
 namespace proflaunch::format {
 
 TraceBuilder::TraceBuilder() : TraceBuilder(Options{}) {}
@@ -130,25 +132,7 @@ void TraceBuilder::thread(uint64_t section, uint32_t tid, std::string_view name,
 }
 
 void TraceBuilder::device(uint64_t section, const DeviceSpec& spec) {
-  DeviceInfoRecord record{};
-  record.device = spec.ordinal;
-  record.vendor = static_cast<uint8_t>(spec.vendor);
-  record.name_string = string(section, spec.name);
-  record.multiprocessor_count = spec.multiprocessor_count;
-  record.total_memory_bytes = spec.total_memory_bytes;
-  std::memcpy(record.uuid, spec.uuid, sizeof record.uuid);
-  record.max_threads_per_multiprocessor = spec.max_threads_per_multiprocessor;
-  record.max_blocks_per_multiprocessor = spec.max_blocks_per_multiprocessor;
-  record.registers_per_multiprocessor = spec.registers_per_multiprocessor;
-  record.registers_per_block = spec.registers_per_block;
-  record.shared_bytes_per_multiprocessor = spec.shared_bytes_per_multiprocessor;
-  record.shared_bytes_per_block = spec.shared_bytes_per_block;
-  record.shared_bytes_per_block_optin = spec.shared_bytes_per_block_optin;
-  record.reserved_shared_bytes_per_block = spec.reserved_shared_bytes_per_block;
-  record.warp_size = spec.warp_size;
-  record.compute_capability_major = spec.compute_capability_major;
-  record.compute_capability_minor = spec.compute_capability_minor;
-  define(section, record);
+  define(section, device_info_record(spec, spec.ordinal, string(section, spec.name)));
 }
 
 void TraceBuilder::section_end(uint64_t section, uint64_t end_ns, uint64_t records_written,

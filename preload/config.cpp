@@ -36,25 +36,44 @@ namespace {
 // framework's dispatcher into the user's code in the programs we tried;
 // deeper stacks cost ~8 ns a frame.
 
-struct StackPointName {
+// A name of a comma list and the bits it sets.
+struct NamedBits {
   uint32_t bits;
   const char* name;
 };
-constexpr StackPointName kStackPointNames[] = {
+constexpr NamedBits kStackPointNames[] = {
     {kStacksLaunch, "launch"}, {kStacksMemory, "memory"}, {kStacksSync, "sync"},
     {kStacksAll, "all"},       {0, "none"},
 };
 
-struct DomainName {
-  TraceDomain domain;
-  const char* name;
+constexpr NamedBits kDomainNames[] = {
+    {kTraceCuda, "cuda"}, {kTraceMemory, "memory"}, {kTraceNccl, "nccl"}, {kTraceNvtx, "nvtx"}, {kTraceAll, "all"},
 };
-constexpr DomainName kDomainNames[] = {
-    {kTraceCuda, "cuda"},
-    {kTraceMemory, "memory"},
-    {kTraceNccl, "nccl"},
-    {kTraceNvtx, "nvtx"},
-};
+
+// The bits of a comma list of names of `table`, or false for an empty
+// item or a name it does not have. No allocation: the shim's constructor
+// parses with it.
+template <size_t N>
+bool parse_named_bits(const char* text, const NamedBits (&table)[N], uint32_t& bits) {
+  if (text == nullptr) return false;
+  uint32_t result = 0;
+  for (const char* cursor = text;;) {
+    const char* comma = std::strchr(cursor, ',');
+    const size_t length = comma ? static_cast<size_t>(comma - cursor) : std::strlen(cursor);
+    bool known = false;
+    for (const NamedBits& entry : table) {
+      if (std::strlen(entry.name) == length && std::strncmp(cursor, entry.name, length) == 0) {
+        result |= entry.bits;
+        known = true;
+      }
+    }
+    if (!known) return false;
+    if (comma == nullptr) break;
+    cursor = comma + 1;
+  }
+  bits = result;
+  return true;
+}
 
 bool parse_u64(const char* text, uint64_t& value) {
   if (text == nullptr || *text < '0' || *text > '9') return false;
@@ -113,31 +132,7 @@ bool parse_exec_parent(const char* text, uint32_t& pid, uint64_t& section) {
 
 }  // namespace
 
-bool parse_trace_domains(const char* text, uint32_t& domains) {
-  if (text == nullptr) return false;
-  uint32_t result = 0;
-  const char* cursor = text;
-  while (true) {
-    const char* comma = std::strchr(cursor, ',');
-    const size_t length = comma ? static_cast<size_t>(comma - cursor) : std::strlen(cursor);
-    bool known = false;
-    if (length == 3 && std::strncmp(cursor, "all", 3) == 0) {
-      result |= kTraceAll;
-      known = true;
-    }
-    for (const DomainName& entry : kDomainNames) {
-      if (std::strlen(entry.name) == length && std::strncmp(cursor, entry.name, length) == 0) {
-        result |= entry.domain;
-        known = true;
-      }
-    }
-    if (!known) return false;
-    if (comma == nullptr) break;
-    cursor = comma + 1;
-  }
-  domains = result;
-  return true;
-}
+bool parse_trace_domains(const char* text, uint32_t& domains) { return parse_named_bits(text, kDomainNames, domains); }
 
 bool parse_gpu_timing(const char* text, GpuTiming& timing) {
   if (text == nullptr) return false;
@@ -162,29 +157,12 @@ bool parse_gpu_timing(const char* text, GpuTiming& timing) {
 
 bool parse_stack_points(const char* text, uint32_t& points) {
   if (text == nullptr || *text == '\0') return false;
-  uint32_t result = 0;
-  const char* cursor = text;
-  while (true) {
-    const char* comma = std::strchr(cursor, ',');
-    const size_t length = comma ? static_cast<size_t>(comma - cursor) : std::strlen(cursor);
-    bool known = false;
-    for (const StackPointName& entry : kStackPointNames) {
-      if (std::strlen(entry.name) == length && std::strncmp(cursor, entry.name, length) == 0) {
-        result |= entry.bits;
-        known = true;
-      }
-    }
-    if (!known) return false;
-    if (comma == nullptr) break;
-    cursor = comma + 1;
-  }
-  points = result;
-  return true;
+  return parse_named_bits(text, kStackPointNames, points);
 }
 
 const char* trace_domain_name(TraceDomain domain) {
-  for (const DomainName& entry : kDomainNames)
-    if (entry.domain == domain) return entry.name;
+  for (const NamedBits& entry : kDomainNames)
+    if (entry.bits == domain) return entry.name;
   return "?";
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "formats/device_info.h"
 #include "preload/base/clock.h"
 
 namespace proflaunch {
@@ -134,26 +135,7 @@ bool define_device(const DeviceDescription& device) noexcept {
   DefinitionStore& s = store();
   try {
     std::lock_guard<std::mutex> lock(s.mutex);
-    DeviceInfoRecord record{};
-    record.header = header_for<DeviceInfoRecord>();
-    record.device = device.device;
-    record.vendor = static_cast<uint8_t>(device.vendor);
-    record.name_string = intern_locked(s, device.name);
-    record.multiprocessor_count = device.multiprocessor_count;
-    record.total_memory_bytes = device.total_memory_bytes;
-    std::memcpy(record.uuid, device.uuid, sizeof record.uuid);
-    record.max_threads_per_multiprocessor = device.max_threads_per_multiprocessor;
-    record.max_blocks_per_multiprocessor = device.max_blocks_per_multiprocessor;
-    record.registers_per_multiprocessor = device.registers_per_multiprocessor;
-    record.registers_per_block = device.registers_per_block;
-    record.shared_bytes_per_multiprocessor = device.shared_bytes_per_multiprocessor;
-    record.shared_bytes_per_block = device.shared_bytes_per_block;
-    record.shared_bytes_per_block_optin = device.shared_bytes_per_block_optin;
-    record.reserved_shared_bytes_per_block = device.reserved_shared_bytes_per_block;
-    record.warp_size = device.warp_size;
-    record.compute_capability_major = device.compute_capability_major;
-    record.compute_capability_minor = device.compute_capability_minor;
-    append_record(s.catalog, record);
+    append_record(s.catalog, device_info_record(device, device.device, intern_locked(s, device.name)));
     return true;
   } catch (...) {
     return false;
