@@ -24,27 +24,31 @@ if [ ! -f build/meson-private/coredata.dat ]; then
 elif [ ! -f build/build.ninja ]; then
   meson setup --reconfigure build "${options[@]}"
 elif ((${#options[@]})); then
-  # The plan: "wipe", "configure" or "keep", then the options whose value
-  # in the build differs.
+  # Meson keeps the answers of compiler checks (has_header) in build/ for
+  # good, also across --reconfigure, so a build whose checks ran before
+  # packages they look for were installed keeps "not found" (issue 36: the
+  # HIP header, then -Dhip=enabled failed). Such a build is set up again
+  # with --wipe (ccache keeps the objects): one configured for the sample
+  # alone (-Dtests=false, the sample's packages) turned to -Dtests=true, or
+  # one at -Dhip=auto turned to enabled. Our scripts never leave hip at auto
+  # ("disabled" asks nothing, "enabled" must find).
+  # The plan: "wipe", "configure" or "keep", then the options whose value in
+  # the build differs.
   mapfile -t plan < <(meson introspect build --buildoptions | python3 -c '
 import json, sys
-current = {o["name"]: o["value"] for o in json.load(sys.stdin)}
+current = {o["name"]: str(o["value"]).lower() for o in json.load(sys.stdin)}
 changes, wipe = [], False
 for arg in sys.argv[1:]:
     name, value = arg[2:].split("=", 1)
-    if str(current.get(name)).lower() != value.lower():
+    if current.get(name) != value.lower():
         changes.append(arg)
-        # An "auto" configure asked the compiler for the HIP headers, and meson
-        # keeps that answer in build/ for good, also across --reconfigure: a
-        # "not found" from before the HIP packages were installed would fail
-        # -Dhip=enabled (issue 36). "disabled" never asks, "enabled" must find.
-        wipe = wipe or (name == "hip" and value == "enabled" and current.get(name) == "auto")
+        wipe = wipe or (name, current.get(name), value) in {("tests", "false", "true"), ("hip", "auto", "enabled")}
 print("wipe" if wipe else "configure" if changes else "keep")
 print("\n".join(changes))
 ' "${options[@]}")
   case "${plan[0]}" in
     wipe)
-      echo "build.sh: build/ was configured with -Dhip=auto: setting it up again with ${options[*]}" >&2
+      echo "build.sh: setting build/ up again for ${plan[*]:1}: its compiler checks may predate packages installed since" >&2
       meson setup --wipe build "${options[@]}"
       ;;
     # --reconfigure, not `meson configure`: it also takes an option this

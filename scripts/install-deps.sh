@@ -34,19 +34,18 @@ packages=(
   libcpp-httplib-dev  # `proftrace view` serves the trace to the Perfetto UI
   libsqlite3-dev  # `proftrace export --sqlite`
   python3  # the code generators of the shim and the simulated stack
-  # GL, EGL and VDPAU headers: the runtime's graphics-interop entry points
-  # (cudaGL*, cudaEGL*, cudaVDPAU*) are declared against them, so the hook
-  # generator wraps those exports only where they are present
-  # (preload/cuda/gen); hook_table_test checks every export has a wrapper.
-  # The sample's build needs them too: meson keeps a header check's answer
-  # in build/, so a shim configured without them would stay without those
-  # wrappers after the test profile installed them.
-  libgl-dev libegl-dev libvdpau-dev
 )
 if ((!sample_only)); then
   packages+=(
+    # GL, EGL and VDPAU headers: the runtime's graphics-interop entry points
+    # (cudaGL*, cudaEGL*, cudaVDPAU*) are declared against them, so the hook
+    # generator wraps those exports only where they are present
+    # (preload/cuda/gen); hook_table_test checks every export has a wrapper.
+    # Not for the sample: they bring Mesa and LLVM (about 200 MB), and the
+    # training loop calls none of those entry points.
+    libgl-dev libegl-dev libvdpau-dev
     libgtest-dev libgmock-dev libbenchmark-dev
-    clang libclang-rt-14-dev  # scripts/fuzz.sh (libFuzzer) and the sanitizer builds
+    clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer under ASan and UBSan
     protobuf-compiler  # protoc --decode checks the .pftrace output (tests/unit/tools)
     libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
     chromium  # the browser tests of the memory page and `proftrace view` (tests/browser)

@@ -61,10 +61,11 @@ fi
 
 scripts/install-deps.sh --sample
 # A new build is configured for the sample only: no tests or benchmarks
-# (-Dtests=false: their frameworks are not installed), no HIP (-Dhip=disabled
-# asks no question about the HIP headers, so scripts/test.sh's -Dhip=enabled
-# later asks it for the first time, with the packages installed). An existing
-# build (scripts/test.sh's) is used as it is: it has the sample's targets.
+# (-Dtests=false: their frameworks are not installed; scripts/test.sh sets
+# such a build up again), no HIP hooks (-Dhip=disabled: the CUDA sample makes
+# no HIP call, and the same steps are built whatever is installed). An
+# existing build (scripts/test.sh's) is used as it is: it has the sample's
+# targets.
 setup=()
 [ -f build/meson-private/coredata.dat ] || setup=(-Dtests=false -Dhip=disabled)
 build_quietly "${setup[@]}" --target sample

@@ -13,10 +13,10 @@ scripts/install-deps.sh --with-amd
 # ccache (installed above) shares objects between clones at different paths:
 # paths under the checkout are hashed relative to it.
 export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
-# -Dtests=true: a build that scripts/run-sample.sh configured for the sample
-# alone gets the tests and benchmarks. -Dhip=enabled: HIP must be found (it
-# is installed above); scripts/build.sh sets up again a build whose HIP
-# check may have run before the HIP packages were there.
+# -Dtests=true -Dhip=enabled: the tests, the benchmarks and HIP, which must
+# be found (installed above). A build that scripts/run-sample.sh configured
+# for the sample alone is set up again by scripts/build.sh: its compiler
+# checks ran before the test packages were installed.
 scripts/build.sh -Dtests=true -Dhip=enabled
 meson test -C build --print-errorlogs --num-processes "$(nproc)" "$@"
 # One minute of the soak: the training loop traced, RSS and file growth
