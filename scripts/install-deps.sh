@@ -1,42 +1,64 @@
 #!/usr/bin/env bash
-# Installs what proflaunch needs to build and test on Debian 12, if it is
-# missing, and checks for the CUDA toolkit headers (which apt cannot provide).
+# Installs what proflaunch needs on Debian 12, if it is missing, and checks
+# for the CUDA toolkit headers (which apt cannot provide).
 #
-#   scripts/install-deps.sh [--with-amd]
+#   scripts/install-deps.sh [--sample] [--with-amd]
 #
+# Without --sample: everything the tests need (scripts/test.sh).
+# --sample: only what building and running the sample needs
+#   (scripts/run-sample.sh: the launcher, the shim, proftrace and the
+#   simulated GPU stack): no test frameworks, browser, clang or Python
+#   headers.
 # --with-amd also installs Debian's HIP 5.2 (headers, hipcc, the real
-# libamdhip64) and the real rocRAND and rocSPARSE: the HIP hooks, the
-# simulated HIP runtime and the AMD tests are built only where they are.
+#   libamdhip64) and the real rocRAND and rocSPARSE: the HIP hooks, the
+#   simulated HIP runtime and the AMD tests are built only where they are.
 set -euo pipefail
+sample_only=0
 with_amd=0
-if [ "${1:-}" = "--with-amd" ]; then with_amd=1; fi
+for arg in "$@"; do
+  case "$arg" in
+    --sample) sample_only=1 ;;
+    --with-amd) with_amd=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--sample] [--with-amd]" >&2; exit 64 ;;
+  esac
+done
 
+# What the sample builds and runs.
 packages=(
   g++ meson ninja-build pkg-config
   ccache  # meson uses it when present: a second build of the same sources (CI) is mostly cache hits
-  libzstd-dev zlib1g-dev libunwind-dev libdw-dev libelf-dev
+  libzstd-dev zlib1g-dev libdw-dev libelf-dev
+  libunwind-dev  # the shim's native stacks (libunwind is loaded at run time)
   libisal-dev  # .pftrace: packets deflated inside the file (ISA-L igzip)
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+  libcli11-dev
   libcpp-httplib-dev  # `proftrace view` serves the trace to the Perfetto UI
   libsqlite3-dev  # `proftrace export --sqlite`
-  python3 clang libclang-rt-14-dev
-  protobuf-compiler  # protoc --decode checks the .pftrace output (tests/unit/tools)
-  libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
-  chromium  # the browser tests of the memory page and `proftrace view` (tests/browser)
-  # GL, EGL and VDPAU headers: the runtime's graphics-interop entry points
-  # (cudaGL*, cudaEGL*, cudaVDPAU*) are declared against them, so the hook
-  # generator wraps those exports only where they are present
-  # (preload/cuda/gen); hook_table_test checks every export has a wrapper.
-  libgl-dev libegl-dev libvdpau-dev
+  python3  # the code generators of the shim and the simulated stack
 )
+if ((!sample_only)); then
+  packages+=(
+    # GL, EGL and VDPAU headers: the runtime's graphics-interop entry points
+    # (cudaGL*, cudaEGL*, cudaVDPAU*) are declared against them, so the hook
+    # generator wraps those exports only where they are present
+    # (preload/cuda/gen); hook_table_test checks every export has a wrapper.
+    # Not for the sample: they bring Mesa and LLVM (about 200 MB), and the
+    # training loop calls none of those entry points.
+    libgl-dev libegl-dev libvdpau-dev
+    libgtest-dev libgmock-dev libbenchmark-dev
+    clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer under ASan and UBSan
+    protobuf-compiler  # protoc --decode checks the .pftrace output (tests/unit/tools)
+    libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
+    chromium  # the browser tests of the memory page and `proftrace view` (tests/browser)
+  )
+  # Node and npm for the browser test's driver (playwright-core, pinned in
+  # tests/browser/package-lock.json). A node that is already installed (e.g.
+  # from NodeSource) is kept.
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 if ((with_amd)); then
   packages+=(libamdhip64-dev hipcc librocrand-dev librocsparse-dev)
 fi
-# Node and npm for the browser test's driver (playwright-core, pinned in
-# tests/browser/package-lock.json). A node that is already installed (e.g.
-# from NodeSource) is kept.
-command -v node >/dev/null 2>&1 || packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -59,7 +81,7 @@ fi
 
 # playwright-core drives /usr/bin/chromium; it downloads no browser of its own.
 browser_tests="$(dirname "$0")/../tests/browser"
-if [ ! -d "$browser_tests/node_modules/playwright-core" ]; then
+if ((!sample_only)) && [ ! -d "$browser_tests/node_modules/playwright-core" ]; then
   echo "install-deps: npm ci in tests/browser"
   (cd "$browser_tests" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi

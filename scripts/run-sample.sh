@@ -18,9 +18,25 @@ while (($#)); do
   esac
 done
 
+# ccache shares objects between clones at different paths (as scripts/test.sh).
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
+# The build's output goes to out/build.log; its end is shown when it fails.
+build_quietly() {
+  mkdir -p out
+  if ! scripts/build.sh "$@" >out/build.log 2>&1; then
+    tail -n 40 out/build.log >&2
+    echo "run-sample: the build failed; its output is in out/build.log" >&2
+    exit 1
+  fi
+}
+
 if ((hip)); then
-  scripts/install-deps.sh --with-amd
-  scripts/build.sh -Dhip=enabled >/dev/null
+  scripts/install-deps.sh --sample --with-amd
+  # A new build: only what the samples need (-Dtests=false); an existing one
+  # keeps its other options and only turns HIP on.
+  setup=()
+  [ -f build/meson-private/coredata.dat ] || setup=(-Dtests=false)
+  build_quietly "${setup[@]}" -Dhip=enabled --target sample-hip
   b=build
   program=$b/tests/simgpu/programs/hip/hip_training
   if [ ! -x "$program" ]; then
@@ -43,8 +59,16 @@ if ((hip)); then
   exit 0
 fi
 
-scripts/install-deps.sh
-scripts/build.sh >/dev/null
+scripts/install-deps.sh --sample
+# A new build is configured for the sample only: no tests or benchmarks
+# (-Dtests=false: their frameworks are not installed; scripts/test.sh sets
+# such a build up again), no HIP hooks (-Dhip=disabled: the CUDA sample makes
+# no HIP call, and the same steps are built whatever is installed). An
+# existing build (scripts/test.sh's) is used as it is: it has the sample's
+# targets.
+setup=()
+[ -f build/meson-private/coredata.dat ] || setup=(-Dtests=false -Dhip=disabled)
+build_quietly "${setup[@]}" --target sample
 
 b=build
 program=$b/tests/simgpu/programs/training_loop

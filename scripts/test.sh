@@ -13,9 +13,11 @@ scripts/install-deps.sh --with-amd
 # ccache (installed above) shares objects between clones at different paths:
 # paths under the checkout are hashed relative to it.
 export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
-# -Dhip=enabled: a build configured before the HIP packages were installed
-# looks again (and fails loudly if they are still missing).
-scripts/build.sh -Dhip=enabled
+# -Dtests=true -Dhip=enabled: the tests, the benchmarks and HIP, which must
+# be found (installed above). A build that scripts/run-sample.sh configured
+# for the sample alone is set up again by scripts/build.sh: its compiler
+# checks ran before the test packages were installed.
+scripts/build.sh -Dtests=true -Dhip=enabled
 meson test -C build --print-errorlogs --num-processes "$(nproc)" "$@"
 # One minute of the soak: the training loop traced, RSS and file growth
 # sampled, the trace converted; fails on drops or a failed run.
