@@ -4,6 +4,7 @@
 #include "api_guard.h"
 #include "context.h"
 #include "driver_state.h"
+#include "event.h"
 #include "kernel_cost.h"
 #include "capture.h"
 #include "kernel_limits.h"
@@ -27,6 +28,10 @@ struct Launch {
   void** extra = nullptr;
   bool cooperative = false;
   Dimensions cluster;
+  // Events bound to the dispatch itself (HIP's extended launches): the start
+  // event refers to the kernel's start, the stop event to its end.
+  CUevent start_event = nullptr;
+  CUevent stop_event = nullptr;
 };
 
 constexpr unsigned kMaxGridX = 0x7fffffffu;
@@ -86,13 +91,22 @@ CUresult check_launch(const Launch& launch, CUfunc_st*& function) {
   return CUDA_SUCCESS;
 }
 
+// A completion of `event`'s newest record (as cuEventRecord would set it).
+void bind_event(CUevent event, CompletionRef completion) {
+  std::lock_guard lock(event->mutex);
+  event->recorded = std::move(completion);
+}
+
 CUresult launch_kernel(const Launch& launch, NullStream null_means) {
   CUfunc_st* function = nullptr;
   if (CUresult result = check_launch(launch, function); result != CUDA_SUCCESS) return result;
+  for (CUevent event : {launch.start_event, launch.stop_event})
+    if (event != nullptr && !state().events.contains(event)) return CUDA_ERROR_INVALID_HANDLE;
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(launch.stream, null_means, stream); result != CUDA_SUCCESS) return result;
   if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
   StreamOperation op;
+  if (launch.start_event != nullptr) op.started = std::make_shared<Completion>();
   op.duration_ns = kernel_duration_ns(kernel_cost(function->info.name), launch.grid.product(), state().config.sm_count);
   op.node.type = CU_GRAPH_NODE_TYPE_KERNEL;
   op.node.function = launch.function;
@@ -103,7 +117,11 @@ CUresult launch_kernel(const Launch& launch, NullStream null_means) {
   op.node.block[1] = launch.block.y;
   op.node.block[2] = launch.block.z;
   op.node.shared_bytes = launch.shared_bytes;
-  submit(stream, std::move(op));
+  CompletionRef started = op.started;
+  const CompletionRef completion = submit(stream, std::move(op));
+  // Captured work never starts now: both events then refer to the node.
+  if (launch.start_event != nullptr) bind_event(launch.start_event, completion->capture_mark ? completion : started);
+  if (launch.stop_event != nullptr) bind_event(launch.stop_event, completion);
   // The launch itself succeeds; the fault is reported by the calls after it.
   const std::string& faults = state().config.fault_kernels;
   for (size_t at = 0; at < faults.size();) {
@@ -164,6 +182,20 @@ CUresult launch_with_config(const CUlaunchConfig* config, CUfunction f, void** p
 }
 
 }  // namespace
+
+// The device engine's launch with events bound to the dispatch (engine.h in
+// the HIP front end): not a driver entry point.
+CUresult simgpu::launch_kernel_with_events(CUfunction f, const unsigned grid[3], const unsigned block[3],
+                                           unsigned shared_bytes, CUstream stream, void** parameters, void** extra,
+                                           CUevent start_event, CUevent stop_event) {
+  return api_call([&] {
+    Launch launch = classic_launch(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes, stream,
+                                   parameters, extra);
+    launch.start_event = start_event;
+    launch.stop_event = stop_event;
+    return launch_kernel(launch, NullStream::kLegacy);
+  });
+}
 
 extern "C" {
 

@@ -54,6 +54,14 @@ CUresult load_module_from_file(const char* path, CUctx_st* context, CUmod_st*& m
 // kernels take no declared parameters; their costs come from kernel_cost.h.
 CUresult load_named_kernels(const std::vector<std::string>& names, CUctx_st* context, CUmod_st*& module);
 
+// cuLaunchKernel (a NULL stream is the legacy one) whose start event refers
+// to the moment the kernel starts and whose stop event to its end, for a
+// front end whose launches bind events to the dispatch (HIP's
+// hipExtLaunchKernel); either event may be null (launch_api.cpp).
+CUresult launch_kernel_with_events(CUfunction f, const unsigned grid[3], const unsigned block[3],
+                                   unsigned shared_bytes, CUstream stream, void** parameters, void** extra,
+                                   CUevent start_event, CUevent stop_event);
+
 // Waits for the device, frees the module's variables, forgets its functions.
 void unload_module(CUmod_st* module);
 void unload_modules_of_context(CUctx_st* context);

@@ -42,6 +42,10 @@ void run_stream_worker(CUstream_st* stream, int64_t launch_latency_ns) {
       dependency->wait();
       start_ns = std::max(start_ns, dependency->end_ns);
     }
+    if (op.started) {
+      sleep_until_monotonic_ns(start_ns);
+      mark_complete(*op.started, start_ns, start_ns);
+    }
     if (op.effect) op.effect();
     int64_t end_ns = start_ns + op.duration_ns;
     if (op.effect_time_counts) end_ns = std::max(end_ns, monotonic_now_ns());

@@ -74,6 +74,10 @@ struct StreamOperation {
   bool effect_time_counts = false;
   std::vector<CompletionRef> waits;
   CompletionRef completion = std::make_shared<Completion>();
+  // Completed when the operation starts (start and end both its start): what
+  // an event bound to the start of a kernel's dispatch refers to (HIP's
+  // hipExtLaunchKernel start event). Null for other operations.
+  CompletionRef started;
   // What a tools library is told once the operation completed (tools.h).
   struct ToolsInfo {
     uint32_t correlation_id = 0;  // the submitting call's (set by submit())

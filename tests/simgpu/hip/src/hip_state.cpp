@@ -1,5 +1,6 @@
 #include "hip_state.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -46,6 +47,17 @@ hipError_t initialize() noexcept {
   std::call_once(g_init_once, [] {
     if (const char* arch = std::getenv("SIMGPU_HIP_ARCH")) g_machine.arch = arch;
     if (const char* name = std::getenv("SIMGPU_HIP_DEVICE_NAME")) g_machine.name = name;
+    if (const char* load = std::getenv("SIMGPU_HIP_CODE_OBJECT_LOAD_NS")) {
+      char* end = nullptr;
+      const long long ns = std::strtoll(load, &end, 10);
+      if (end == load || *end != '\0' || ns < 0) {
+        std::fprintf(stderr, "simgpu: HIP initialization failed: SIMGPU_HIP_CODE_OBJECT_LOAD_NS='%s' is not ns\n",
+                     load);
+        g_init_result = hipErrorInvalidValue;
+        return;
+      }
+      g_machine.code_object_load_ns = ns;
+    }
     CUresult result = cuInit(0);
     if (result == CUDA_SUCCESS) result = cuDeviceGetCount(&g_machine.device_count);
     g_init_result = to_hip(result);

@@ -11,6 +11,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <new>
 #include <string>
 
@@ -24,11 +25,15 @@ hipError_t to_hip(CUresult result) noexcept;
 const char* error_name(hipError_t error) noexcept;
 
 // What the device engine was initialized with, read once: the AMD target of
-// every device (SIMGPU_HIP_ARCH, default gfx90a:sramecc+:xnack-) and its name.
+// every device (SIMGPU_HIP_ARCH, default gfx90a:sramecc+:xnack-), its name,
+// and the host time the runtime takes to load a program's code object for a
+// device at its first kernel launch there (SIMGPU_HIP_CODE_OBJECT_LOAD_NS,
+// default 0; the real runtime spends milliseconds in it).
 struct Machine {
   int device_count = 0;
   std::string arch = "gfx90a:sramecc+:xnack-";
   std::string name = "AMD Instinct MI210 (simulated)";
+  int64_t code_object_load_ns = 0;
 };
 const Machine& machine() noexcept;
 

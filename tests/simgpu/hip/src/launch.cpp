@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,12 @@ hipError_t module_for(FatBinary& binary, CUmodule* module) {
   if (device < 0 || device >= kMaxDevices) return hipErrorInvalidDevice;
   if (!binary.loaded[device]) {
     binary.loaded[device] = true;
+    // The host time of reading the bundle and loading its code object.
+    if (machine().code_object_load_ns > 0) {
+      const timespec load{time_t(machine().code_object_load_ns / 1'000'000'000),
+                          long(machine().code_object_load_ns % 1'000'000'000)};
+      nanosleep(&load, nullptr);
+    }
     binary.result[device] = hipErrorNoBinaryForGpu;
     for (const BundleEntry& entry : binary.entries) {
       if (!target_matches(entry.id, machine().arch)) continue;
@@ -150,18 +157,23 @@ bool translate_extra(void** extra, std::vector<void*>& out) {
   return false;
 }
 
+// The extended launches' events belong to the kernel's own dispatch (HIP's
+// hip_ext.h): the start event refers to the moment the kernel starts on the
+// device, the stop event to its end, not to when the host made the call. A
+// launch that fails records neither.
 hipError_t module_launch(hipFunction_t f, dim3 grid, dim3 block, size_t shared_bytes, hipStream_t stream,
                          void** params, void** extra, hipEvent_t start, hipEvent_t stop) {
   return device_api([&] {
     std::vector<void*> translated;
     if (!translate_extra(extra, translated)) return hipErrorInvalidValue;
-    if (start != nullptr) {
-      if (CUresult r = cuEventRecord(cu(start), cu(stream)); r != CUDA_SUCCESS) return to_hip(r);
-    }
-    const hipError_t result = launch(cu(f), grid, block, shared_bytes, stream, params,
-                                     extra != nullptr ? translated.data() : nullptr, false);
-    if (result == hipSuccess && stop != nullptr) return to_hip(cuEventRecord(cu(stop), cu(stream)));
-    return result;
+    void** driver_extra = extra != nullptr ? translated.data() : nullptr;
+    if (start == nullptr && stop == nullptr)
+      return launch(cu(f), grid, block, shared_bytes, stream, params, driver_extra, false);
+    if (shared_bytes > UINT32_MAX) return hipErrorInvalidValue;
+    const unsigned grid_dims[3] = {grid.x, grid.y, grid.z}, block_dims[3] = {block.x, block.y, block.z};
+    const CUresult result = simgpu::launch_kernel_with_events(cu(f), grid_dims, block_dims, unsigned(shared_bytes),
+                                                              cu(stream), params, driver_extra, cu(start), cu(stop));
+    return result == CUDA_ERROR_INVALID_VALUE ? hipErrorInvalidConfiguration : to_hip(result);
   });
 }
 
