@@ -17,6 +17,7 @@
 #include "preload/cuda/rows/row_support.h"
 #include "preload/cuda/rows/sync_row.h"
 #include "preload/hip/hip_hooks.h"
+#include "preload/hip/hip_kernel_launch.h"
 #include "preload/hip/hip_services.h"
 #include "preload/hip/hip_timing.h"
 #include "preload/hip/hip_vendor.h"
@@ -90,17 +91,6 @@ inline HipLaunchRow launch(const void* function, dim3 grid, dim3 block, size_t s
                            uint32_t flags = 0) noexcept {
   return {reinterpret_cast<uint64_t>(function), dims(grid), dims(block), static_cast<uint32_t>(shared_bytes), stream,
           flags};
-}
-inline HipLaunchRow module_launch(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                  unsigned bz, size_t shared_bytes, hipStream_t stream) noexcept {
-  return {reinterpret_cast<uint64_t>(f), {gx, gy, gz}, {bx, by, bz}, static_cast<uint32_t>(shared_bytes), stream, 0};
-}
-// hipExtModuleLaunchKernel: work sizes in threads.
-inline HipLaunchRow work_size_launch(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t lx, uint32_t ly,
-                                     uint32_t lz, size_t shared_bytes, hipStream_t stream) noexcept {
-  auto blocks = [](uint32_t global, uint32_t local) { return local == 0 ? 0u : (global + local - 1) / local; };
-  return {reinterpret_cast<uint64_t>(f), {blocks(gx, lx), blocks(gy, ly), blocks(gz, lz)}, {lx, ly, lz},
-          static_cast<uint32_t>(shared_bytes), stream, format::kLaunchExtended};
 }
 
 // hipGraphLaunch: the graph's work as one unit of GPU time on its stream

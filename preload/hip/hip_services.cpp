@@ -50,6 +50,11 @@ const HipServices& hip_services() noexcept {
   ok &= resolve(s.peek_at_last_error, "hipPeekAtLastError");
   ok &= resolve(s.get_last_error, "hipGetLastError");
   s.complete = ok;
+  // Optional. hipExtModuleLaunchKernel has C++ linkage in HIP 5.2 (hip_ext.h).
+  resolve(s.ext_launch_kernel, "hipExtLaunchKernel");
+  if (!resolve(s.ext_module_launch_kernel,
+               "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"))
+    resolve(s.ext_module_launch_kernel, "hipExtModuleLaunchKernel");
   if (ok) services = s;
   ready.store(true, std::memory_order_release);
   return services;

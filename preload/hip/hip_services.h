@@ -23,6 +23,12 @@ struct HipServices {
   hipError_t (*peek_at_last_error)();
   hipError_t (*get_last_error)();
   bool complete;  // every member above was found
+
+  // The extended launches, which bind two events to a kernel's dispatch
+  // (hip_kernel_launch.h); null in a runtime without them.
+  hipError_t (*ext_launch_kernel)(const void*, dim3, dim3, void**, size_t, hipStream_t, hipEvent_t, hipEvent_t, int);
+  hipError_t (*ext_module_launch_kernel)(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                         size_t, hipStream_t, void**, void**, hipEvent_t, hipEvent_t, uint32_t);
 };
 
 // All null until libamdhip64 is loaded (the lookup is retried until it is).

@@ -50,20 +50,27 @@ class HipStreamOperation {
  public:
   // A launch takes the entry of a library call in progress on its stream
   // (hip_library_frame.h). An asynchronous submission holds the stream's
-  // submission lock between its events (hip_timing.h).
+  // submission lock between its events (hip_timing.h). A kernel that can be
+  // launched with events bound to its dispatch (`in_dispatch`) gets them
+  // unrecorded: dispatch_start() and dispatch_stop() are what the launch
+  // must be given.
   HipStreamOperation(uint16_t api, cuda::Operation operation, bool per_thread, bool async,
-                     cuda::Submission submission, hipStream_t stream, bool done_by_return = false) noexcept
+                     cuda::Submission submission, hipStream_t stream, bool done_by_return = false,
+                     bool in_dispatch = false) noexcept
       : ordinal_(current_device()),
         stream_(runs_on(stream, per_thread)),
         stream_id_(stream_id(stream, per_thread)),
         library_(operation == cuda::Operation::kLaunch ? take_library_frame_entry(stream_) : nullptr),
         call_(api, operation, cuda::variant_flags(per_thread, async),
               library_ != nullptr ? library_->correlation_id : 0),
-        token_(library_ != nullptr ? library_->start
-               : hip_timing_enabled()
-                   ? hip_timing_before(stream_, ordinal_, submission == cuda::Submission::kAsynchronous,
-                                       done_by_return)
-                   : HipTimingToken{}) {}
+        token_(library_ != nullptr   ? library_->start
+               : !hip_timing_enabled() ? HipTimingToken{}
+               : in_dispatch           ? hip_timing_dispatch(stream_, ordinal_)
+                             : hip_timing_before(stream_, ordinal_, submission == cuda::Submission::kAsynchronous,
+                                                 done_by_return)) {}
+
+  hipEvent_t dispatch_start() const noexcept { return token_.in_dispatch ? token_.start : nullptr; }
+  hipEvent_t dispatch_stop() const noexcept { return token_.in_dispatch ? token_.end : nullptr; }
 
   void returned(hipError_t result) noexcept {
     call_.returned();

@@ -133,6 +133,52 @@ bool event_time(const HipServices& hip, int ordinal, hipEvent_t event, uint64_t*
   return true;
 }
 
+// The operation's end from the anchor, and its start as the end less the
+// events' own distance: the same as the start event's distance from the
+// anchor when both were recorded on the stream, and, for a kernel's dispatch
+// events, the kernel's own duration on runtimes whose extended launch binds
+// both to the kernel (HIP 5.5 and later) as on HIP 5.2, which records the
+// start as a marker right before the dispatch packet.
+bool operation_times(const HipServices& hip, const HipTimingToken& token, uint64_t* start_ns, uint64_t* end_ns) {
+  float ms = 0;
+  if (!event_time(hip, token.ordinal, token.end, end_ns) ||
+      hip.event_elapsed_time(&ms, token.start, token.end) != hipSuccess)
+    return false;
+  const double duration_ns = static_cast<double>(ms) * 1e6;
+  *start_ns = duration_ns <= 0 ? *end_ns
+              : duration_ns >= static_cast<double>(*end_ns) ? 0
+                                                            : *end_ns - static_cast<uint64_t>(duration_ns);
+  return true;
+}
+
+// The end of the newest operation resolved on each stream (writer thread
+// only; a small direct-mapped table: a stream that collides loses its clamp,
+// nothing else).
+struct StreamEnd {
+  uint64_t stream;
+  uint64_t end_ns;
+};
+constexpr size_t kStreamEnds = 256;
+StreamEnd g_stream_ends[kStreamEnds];
+
+StreamEnd& stream_end_slot(uint64_t stream) {
+  return g_stream_ends[(stream * 0x9E3779B97F4A7C15ull) >> 56];
+}
+
+// An operation started no earlier than the operation before it on its
+// stream ended (streams run in order), if that one came before it at all:
+// operations of two threads on one stream may be queued here out of order.
+uint64_t clamp_to_stream(uint64_t stream, uint64_t start_ns, uint64_t end_ns) {
+  const StreamEnd& previous = stream_end_slot(stream);
+  if (previous.stream == stream && start_ns < previous.end_ns && previous.end_ns <= end_ns) return previous.end_ns;
+  return start_ns;
+}
+
+void note_stream_end(uint64_t stream, uint64_t end_ns) {
+  StreamEnd& slot = stream_end_slot(stream);
+  if (slot.stream != stream || slot.end_ns < end_ns) slot = {stream, end_ns};
+}
+
 void resolve(WriterRecordSink& sink, bool final) {
   const HipServices& hip = hip_services();
   std::vector<uint64_t> blocked;
@@ -151,11 +197,15 @@ void resolve(WriterRecordSink& sink, bool final) {
       continue;
     }
     uint64_t start_ns = 0, end_ns = 0;
-    if (ready == hipSuccess && event_time(hip, p.token.ordinal, p.token.start, &start_ns) &&
-        event_time(hip, p.token.ordinal, p.token.end, &end_ns)) {
+    if (ready == hipSuccess && operation_times(hip, p.token, &start_ns, &end_ns)) {
+      // A bracketed operation's start event may complete before its call
+      // submitted it; an operation's start computed from its duration may
+      // fall a nanosecond before the previous end (float milliseconds).
       if (start_ns < p.token.submitted_ns) start_ns = p.token.submitted_ns;
+      start_ns = clamp_to_stream(p.stream, start_ns, end_ns);
       if (p.token.done_by_return && end_ns > p.token.returned_ns) end_ns = p.token.returned_ns;
       if (end_ns < start_ns) end_ns = start_ns;
+      note_stream_end(p.stream, end_ns);
       format::GpuActivityRecord record{};
       record.header = format::header_for<format::GpuActivityRecord>();
       record.device = p.device;
@@ -234,6 +284,7 @@ void reset_in_child() noexcept {
   g_queue = new std::deque<Pending>();
   g_waiting = new std::deque<Pending>();
   g_unresolved = 0;
+  for (StreamEnd& slot : g_stream_ends) slot = {};
   g_exit_work.set_outstanding(0);
 }
 
@@ -254,38 +305,64 @@ bool registered() noexcept {
 // `events`, `cupti` and `auto` all mean events here.
 bool hip_timing_enabled() noexcept { return cuda::gpu_timing_enabled() && registered(); }
 
+namespace {
+
+// Two events of `ordinal`'s pool for work on `stream` (the caller's thread
+// error state kept), or none: the token says `captured` when the stream
+// captures. Caller guards the last error.
+bool take_events(const HipServices& hip, hipStream_t stream, int ordinal, HipTimingToken& token) noexcept {
+  if (capturing(hip, stream)) {
+    token.captured = true;
+    return false;
+  }
+  std::lock_guard lock(g_mutex);
+  if (!ensure_anchor(hip, ordinal) || !take_event(hip, ordinal, &token.start)) return false;
+  if (!take_event(hip, ordinal, &token.end)) {
+    pool(ordinal).push_back(token.start);
+    token.start = nullptr;
+    return false;
+  }
+  token.ordinal = ordinal;
+  return true;
+}
+
+}  // namespace
+
 HipTimingToken hip_timing_before(hipStream_t stream, int ordinal, bool asynchronous, bool done_by_return) noexcept {
   HipTimingToken token{};
   if (ordinal < 0 || ordinal >= kMaxDevices) return token;
   const HipServices& hip = hip_services();
   if (!hip.complete) return token;
   const LastErrorGuard keep(hip);
-  if (capturing(hip, stream)) {
-    token.captured = true;
-    return token;
-  }
-  hipEvent_t start = nullptr, end = nullptr;
-  {
-    std::lock_guard lock(g_mutex);
-    if (!ensure_anchor(hip, ordinal) || !take_event(hip, ordinal, &start)) return token;
-    if (!take_event(hip, ordinal, &end)) {
-      pool(ordinal).push_back(start);
-      return token;
-    }
-  }
+  if (!take_events(hip, stream, ordinal, token)) return token;
   std::mutex* lock = asynchronous ? submission_lock_of(stream) : nullptr;
   if (lock != nullptr) lock->lock();
-  if (hip.event_record(start, stream) != hipSuccess) {
+  if (hip.event_record(token.start, stream) != hipSuccess) {
     if (lock != nullptr) lock->unlock();
-    give_back(ordinal, start, end);
-    return token;
+    give_back(ordinal, token.start, token.end);
+    return HipTimingToken{};
   }
   g_exit_work.work_begins();
   token.submission_lock = lock;
-  token.start = start;
-  token.end = end;
-  token.ordinal = ordinal;
   token.done_by_return = done_by_return;
+  token.submitted_ns = now_ns();
+  return token;
+}
+
+HipTimingToken hip_timing_dispatch(hipStream_t stream, int ordinal) noexcept {
+  HipTimingToken token{};
+  if (ordinal < 0 || ordinal >= kMaxDevices) return token;
+  const HipServices& hip = hip_services();
+  if (!hip.complete) return token;
+  {
+    const LastErrorGuard keep(hip);
+    if (!take_events(hip, stream, ordinal, token)) return token;
+  }
+  std::mutex* lock = submission_lock_of(stream);
+  if (lock != nullptr) lock->lock();
+  g_exit_work.work_begins();
+  token.in_dispatch = true;
+  token.submission_lock = lock;
   token.submitted_ns = now_ns();
   return token;
 }
@@ -295,7 +372,7 @@ void hip_timing_returned(HipTimingToken& token, hipStream_t stream, bool submitt
   token.returned_ns = now_ns();
   const HipServices& hip = hip_services();
   const LastErrorGuard keep(hip);
-  const bool recorded = submitted && hip.event_record(token.end, stream) == hipSuccess;
+  const bool recorded = submitted && (token.in_dispatch || hip.event_record(token.end, stream) == hipSuccess);
   if (token.submission_lock != nullptr) static_cast<std::mutex*>(token.submission_lock)->unlock();
   token.submission_lock = nullptr;
   if (!recorded) {

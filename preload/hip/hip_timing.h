@@ -1,8 +1,17 @@
 // GPU time of HIP work from HIP events (Debian 12 has no roctracer or
 // rocprofiler-sdk, so there is no activity API to read instead: an AMD
-// activity backend is future work). Each kernel, copy and memset is
-// bracketed by a start and an end event on its stream; the writer thread
-// resolves them once complete.
+// activity backend is future work). A kernel is timed by two events bound
+// to its own dispatch (the extended launch's start and stop events:
+// hip_kernel_launch.h); other work, and a kernel that cannot be launched so,
+// is bracketed by a start and an end event recorded on its stream. The
+// writer thread resolves them once complete.
+//
+// Bracketing events measure from when the stream reaches the start event:
+// on an idle stream that is before the real call even submitted the work,
+// so a kernel's bracket would hold its whole launch call (a first launch
+// loads the code object: milliseconds). An operation's start is therefore
+// moved to no earlier than its call's start and than the end of the
+// operation before it on its stream.
 //
 // HIP events have no absolute timestamps, only differences
 // (hipEventElapsedTime). Each device gets an anchor event, recorded and
@@ -29,6 +38,7 @@ struct HipTimingToken {
   uint64_t returned_ns;
   bool done_by_return;
   bool captured;          // the stream was capturing: the work does not run now
+  bool in_dispatch;       // the events are the kernel dispatch's own (not recorded by the shim)
   void* submission_lock;  // held from the start event to the end event
 };
 
@@ -39,8 +49,14 @@ bool hip_timing_enabled() noexcept;
 // `asynchronous` submission holds the stream's submission lock until
 // hip_timing_returned (hip_timing.cpp says why).
 HipTimingToken hip_timing_before(hipStream_t stream, int ordinal, bool asynchronous, bool done_by_return) noexcept;
-// Right after it: the end event, or the token's events given back when the
-// call failed.
+// Instead, for a kernel launched with events bound to its dispatch: two
+// events the launch itself is given (a null token when timing is off, the
+// stream is capturing, or events cannot be had; `captured` says which). The
+// stream's submission lock is held until hip_timing_returned, so that no
+// other thread's work lands inside another operation's bracket.
+HipTimingToken hip_timing_dispatch(hipStream_t stream, int ordinal) noexcept;
+// Right after it: the end event (bracketing), or the token's events given
+// back when the call failed.
 void hip_timing_returned(HipTimingToken& token, hipStream_t stream, bool submitted) noexcept;
 // After the record was committed: the writer resolves it.
 void hip_timing_queue(const HipTimingToken& token, uint64_t correlation_id, uint64_t stream, int32_t device,

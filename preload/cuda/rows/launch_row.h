@@ -35,13 +35,16 @@ struct LaunchRowOf {
                                                Hook::per_thread, /*async=*/true, Submission::kAsynchronous, row.stream);
     const format::GpuActivityKind kind =
         row.host_function() ? format::GpuActivityKind::kHostFunction : format::GpuActivityKind::kKernel;
-    return submit<format::KernelLaunchRecord>(operation, call_real, kind, [&](format::KernelLaunchRecord& record) {
-      record.function = row.function;
-      record.grid = row.grid;
-      record.block = row.block;
-      record.dynamic_shared_bytes = row.shared_bytes;
-      record.launch_flags = row.launch_flags;
-    });
+    return submit<format::KernelLaunchRecord>(operation, call_real, kind,
+                                              [&](format::KernelLaunchRecord& record) { row.fill(record); });
+  }
+
+  void fill(format::KernelLaunchRecord& record) const noexcept {
+    record.function = function;
+    record.grid = grid;
+    record.block = block;
+    record.dynamic_shared_bytes = shared_bytes;
+    record.launch_flags = launch_flags;
   }
 };
 using LaunchRow = LaunchRowOf<CudaVendor>;
