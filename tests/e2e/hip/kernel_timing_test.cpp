@@ -1,0 +1,130 @@
+// AMD kernels' GPU time is the time they ran, not the time of their launch
+// call (issue 37): launch_paths (tests/simgpu/programs/hip) launches one
+// kernel per launch path on an idle stream, with modelled costs, and a
+// first launch that loads the code object for 5 ms of host time
+// (SIMGPU_HIP_CODE_OBJECT_LOAD_NS). Events recorded around such a launch
+// would hold the whole call; the shim launches it with events bound to its
+// dispatch (preload/hip/hip_kernel_launch.h).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "tests/e2e/cuda/support/traced_run.h"
+
+namespace proflaunch::e2e {
+namespace {
+
+constexpr uint64_t kToleranceNs = 1000;
+constexpr int kRounds = 2;
+constexpr int32_t kHipErrorInvalidConfiguration = 9;   // hip_runtime_api.h
+constexpr int32_t kHipErrorInvalidDeviceFunction = 98;
+
+// Each kernel's modelled time (SIMGPU_KERNEL_COSTS: fixed cost, one wave).
+const std::map<std::string, uint64_t> kModelledNs = {
+    {"_Z9k_chevronPf", 110'000}, {"_Z8k_launchPf", 120'000},       {"_Z5k_sptPf", 130'000},
+    {"_Z5k_extPf", 140'000},     {"_Z12k_ext_eventsPf", 150'000}, {"_Z13k_cooperativePf", 160'000},
+    {"scale", 170'000},
+};
+
+std::vector<std::pair<std::string, std::string>> simulated_machine() {
+  std::string costs;
+  for (const auto& [kernel, ns] : kModelledNs) costs += (costs.empty() ? "" : ",") + kernel + "=" + std::to_string(ns);
+  return {{"SIMGPU_KERNEL_COSTS", costs}, {"SIMGPU_HIP_CODE_OBJECT_LOAD_NS", "5000000"}};
+}
+
+struct LaunchPathsRun {
+  ProcessResult untraced;
+  ProcessResult traced;
+  CudaTrace trace;
+};
+
+LaunchPathsRun run_launch_paths(const TempDir& dir, const std::string& first) {
+  const std::vector<std::string> program = {build_path("LAUNCH_PATHS"), build_path("HIP_SCALE_MODULE"), "--rounds",
+                                            std::to_string(kRounds), "--first", first};
+  LaunchPathsRun run;
+  run.untraced = testing::run_process(untraced(program, simulated_machine()));
+  const std::string trace = dir.path() + "/paths.trace";
+  run.traced = testing::run_process(traced(trace, program, {}, simulated_machine()));
+  run.trace = load_trace_or_fail(trace);
+  return run;
+}
+
+uint64_t gpu_ns(const Operation& op) { return op.gpu.front().end_ns - op.gpu.front().start_ns; }
+
+// The launches made with the events in their dispatch: every launch path but
+// a cooperative one and an extended one with the program's own events.
+bool timed_in_dispatch(const Operation& launch) {
+  return launch.kernel != "_Z13k_cooperativePf" && launch.kernel != "_Z12k_ext_eventsPf";
+}
+
+class KernelTiming : public ::testing::TestWithParam<const char*> {};
+
+// Each registered path in turn makes the program's first launch, the one
+// that loads the code object.
+TEST_P(KernelTiming, EveryKernelTakesItsModelledTimeFirstLaunchIncluded) {
+  TempDir dir;
+  const LaunchPathsRun run = run_launch_paths(dir, GetParam());
+  EXPECT_EQ(run.traced.status, run.untraced.status) << run.traced.describe();
+  EXPECT_EQ(run.traced.out, run.untraced.out);
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  ASSERT_EQ(run.trace.images.size(), 1u) << describe(run.trace);
+  const ProcessImage& image = run.trace.images.front();
+
+  std::map<std::string, int> by_api;
+  bool first = true;
+  for (const Operation* launch : image.launches()) {
+    if (launch->span.result != 0) continue;  // the rejected ones: RejectedLaunches below
+    SCOPED_TRACE(launch->api + " " + launch->kernel + (first ? " (first launch)" : ""));
+    ASSERT_EQ(kModelledNs.count(launch->kernel), 1u);
+    ASSERT_EQ(launch->gpu.size(), 1u);
+    ++by_api[launch->api];
+    const uint64_t modelled = kModelledNs.at(launch->kernel);
+    if (timed_in_dispatch(*launch)) {
+      EXPECT_NEAR(static_cast<double>(gpu_ns(*launch)), static_cast<double>(modelled), kToleranceNs);
+    } else {
+      // Bracketing events: at least the kernel, at most the kernel and its
+      // launch call.
+      EXPECT_GE(gpu_ns(*launch) + kToleranceNs, modelled);
+      EXPECT_LE(gpu_ns(*launch), modelled + (launch->span.end_ns - launch->span.begin_ns) + kToleranceNs);
+    }
+    EXPECT_GE(launch->gpu.front().start_ns, launch->span.begin_ns);
+    first = false;
+  }
+  EXPECT_EQ(by_api["hipLaunchKernel"], 3 * kRounds);  // <<<>>>, hipLaunchKernel, hipLaunchKernel_spt
+  EXPECT_EQ(by_api["hipExtLaunchKernel"], 2 * kRounds);
+  EXPECT_EQ(by_api["hipLaunchCooperativeKernel"], kRounds);
+  EXPECT_EQ(by_api["hipModuleLaunchKernel"], kRounds);
+  EXPECT_EQ(by_api["hipExtModuleLaunchKernel"], kRounds);
+  EXPECT_TRUE(image.lost.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(FirstLaunchPath, KernelTiming, ::testing::Values("chevron", "launch", "spt", "ext"));
+
+// A launch the runtime rejects returns the same error and leaves the same
+// last error, traced or not (the program prints both), and is recorded as
+// a failed call with no GPU work, as every failed call is.
+TEST(KernelTimingErrors, RejectedLaunchesReturnTheirErrorsUnchanged) {
+  TempDir dir;
+  const LaunchPathsRun run = run_launch_paths(dir, "chevron");
+  ASSERT_TRUE(run.traced.exited_with(0)) << run.traced.describe();
+  EXPECT_EQ(run.traced.out, run.untraced.out);
+  EXPECT_NE(run.traced.out.find("2048 threads per block -> hipErrorInvalidConfiguration, last error "
+                                "hipErrorInvalidConfiguration"),
+            std::string::npos)
+      << run.traced.out;
+  ASSERT_EQ(run.trace.images.size(), 1u) << describe(run.trace);
+  std::map<std::string, std::vector<int32_t>> failed;
+  for (const Operation* launch : run.trace.images.front().launches()) {
+    if (launch->span.result == 0) continue;
+    failed[launch->api].push_back(launch->span.result);
+    EXPECT_TRUE(launch->gpu.empty()) << launch->api;
+  }
+  EXPECT_EQ(failed["hipLaunchKernel"], (std::vector<int32_t>{kHipErrorInvalidConfiguration,
+                                                             kHipErrorInvalidDeviceFunction}));
+  EXPECT_EQ(failed["hipModuleLaunchKernel"], std::vector<int32_t>{kHipErrorInvalidConfiguration});
+  EXPECT_TRUE(run.trace.images.front().lost.empty()) << "a rejected launch is not untimed work";
+}
+
+}  // namespace
+}  // namespace proflaunch::e2e
