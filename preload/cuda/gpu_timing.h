@@ -56,6 +56,7 @@ struct TimingToken {
   uint64_t returned_ns = 0;   // host time right after it
   uint32_t clock_generation = 0;
   bool done_by_return = false;  // the work was complete when the call returned
+  Submission submission = Submission::kAsynchronous;
   uint32_t cupti_ids[2] = {0, 0};  // CUPTI: the correlation ids of the driver and runtime call
 };
 

@@ -1,5 +1,6 @@
 #include "preload/cuda/gpu_timing_events.h"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <mutex>
@@ -75,7 +76,8 @@ class EventTiming final : public GpuTimingBackend {
       forget_current_context();
       return {};
     }
-    TimingToken token{this, start, end, context, lock, start_recorded_ns, now_ns(), 0, generation, done_by_return};
+    TimingToken token{this, start, end, context, lock, start_recorded_ns, now_ns(), 0, generation, done_by_return,
+                      submission};
     return token;
   }
 
@@ -98,10 +100,15 @@ class EventTiming final : public GpuTimingBackend {
     }
     // Pushed after the record was committed: the writer's snapshot rule then
     // keeps the GpuActivity behind its record in the file.
+    // Not a library frame's launch: it is timed from the library call's
+    // arrival on the stream on purpose (library_frame.h).
+    const bool launch = op.kind == format::GpuActivityKind::kKernel || op.kind == format::GpuActivityKind::kGraph;
     push_pending_operation(PendingOperation{static_cast<CUevent>(token.start), static_cast<CUevent>(token.end),
                                             static_cast<CUcontext>(token.context), token.start_recorded_ns,
                                             token.submitted_ns, token.returned_ns, op.correlation_id, op.stream, op.device,
-                                            token.clock_generation, op.kind, token.done_by_return});
+                                            token.clock_generation, op.kind, token.done_by_return,
+                                            launch && token.submission == Submission::kAsynchronous,
+                                            token.submission == Submission::kLibraryFrame});
   }
 
   void release(const TimingToken& token) noexcept override {
@@ -158,6 +165,62 @@ struct StreamKey {
   uint64_t stream;
 };
 
+// The end of the last operation resolved on each stream (writer thread),
+// direct-mapped: a stream whose slot another took only loses this clamp.
+struct LastEnd {
+  CUcontext context;
+  uint64_t stream;
+  uint64_t end_ns;
+};
+constexpr size_t kLastEndSlots = 256;
+LastEnd g_last_end[kLastEndSlots];
+
+LastEnd& last_end_slot(CUcontext context, uint64_t stream) {
+  const uint64_t key = (reinterpret_cast<uint64_t>(context) ^ stream) * 0x9E3779B97F4A7C15ull;
+  return g_last_end[key >> 56];
+}
+
+// A launch call this long did more than submit (a launch takes a few
+// microseconds): loading the kernel's module on a first launch with lazy
+// loading, JIT-compiling PTX. That is its head, before the submission.
+constexpr uint64_t kLongLaunchCallNs = 50'000;
+
+// The bounds event times alone do not give (docs/limits.md, "GPU time
+// without CUPTI"): the work cannot start before the call that submitted it
+// began, nor before the previous operation of its stream ended; and a launch
+// still running when its call returned began close to that return.
+void clamp_times(const PendingOperation& op, ResolvedTimes& times) {
+  // The start event completes as soon as the stream reaches it; on an idle
+  // stream that is before the real call even began, but the work cannot
+  // start before it was submitted.
+  if (times.start_ns < op.submitted_ns) times.start_ns = op.submitted_ns;
+  // A launch call returns once its work is queued, after a head that can
+  // take milliseconds (lazy module loading on a first launch, JIT) and a
+  // short tail. The start event, reached at once on an idle stream, dates
+  // the head's beginning. After a long call the return is the better start:
+  // off by the call's tail after it submitted (microseconds), not by its
+  // head; work that ended before its end event was recorded (right after
+  // the return) ended about then. A short call keeps the start it has: off
+  // by its head, microseconds too, and never late.
+  if (op.starts_by_return && op.returned_ns - op.submitted_ns > kLongLaunchCallNs)
+    times.start_ns = std::max(times.start_ns, std::min(op.returned_ns, times.end_ns));
+  // Stream order: not before the operation before it ended, where the clock
+  // mapping of two resolutions put them a microsecond apart. Only when that
+  // end lies before this one's (threads sharing a stream hand their
+  // operations over in any order), and not for a library call's launch,
+  // which holds the library's earlier work on purpose.
+  LastEnd& last = last_end_slot(op.context, op.stream);
+  if (!op.timed_from_arrival && last.context == op.context && last.stream == op.stream &&
+      last.end_ns > times.start_ns && last.end_ns <= times.end_ns)
+    times.start_ns = last.end_ns;
+  // An operation documented to be complete when its call returns was
+  // done by then; another thread's work queued behind it (a synchronous
+  // call holds no submission lock) may have delayed its end event.
+  if (op.done_by_return && op.returned_ns != 0 && times.end_ns > op.returned_ns) times.end_ns = op.returned_ns;
+  if (times.end_ns < times.start_ns) times.end_ns = times.start_ns;
+  last = LastEnd{op.context, op.stream, times.end_ns};
+}
+
 bool is_blocked(const std::deque<StreamKey>& blocked, const PendingOperation& op) {
   for (const StreamKey& key : blocked)
     if (key.context == op.context && key.stream == op.stream) return true;
@@ -211,15 +274,7 @@ void resolve_ready(WriterRecordSink& sink, Unresolved& unresolved) {
     ResolvedTimes times{};
     if (ready == CUDA_SUCCESS && resolve_operation_times(op.context, op.clock_generation, op.start, op.end,
                                                          op.start_recorded_ns, &times)) {
-      // The start event completes as soon as the stream reaches it; on an
-      // idle stream that is before the real call even began, but the work
-      // cannot start before it was submitted.
-      if (times.start_ns < op.submitted_ns) times.start_ns = op.submitted_ns;
-      // An operation documented to be complete when its call returns was
-      // done by then; another thread's work queued behind it (a synchronous
-      // call holds no submission lock) may have delayed its end event.
-      if (op.done_by_return && op.returned_ns != 0 && times.end_ns > op.returned_ns) times.end_ns = op.returned_ns;
-      if (times.end_ns < times.start_ns) times.end_ns = times.start_ns;
+      clamp_times(op, times);
       emit_activity(sink, op, times);
     } else {
       unresolved.add(1, op.submitted_ns);
@@ -279,6 +334,7 @@ void reset_in_child() noexcept {
   // The parent's contexts, events and queues mean nothing in a fork child,
   // and a submission lock another thread held at the fork stays held.
   for (std::mutex& lock : g_submission_locks) new (&lock) std::mutex();
+  for (LastEnd& last : g_last_end) last = LastEnd{};
   g_exit_work.set_outstanding(0);
   restart_after_fork(*g_waiting);
   reset_pending_operations_after_fork();

@@ -185,6 +185,47 @@ TEST_P(GpuTimingBackend, TrainingLoopKernelsMatchTheCostsTheProgramSet) {
   EXPECT_GE(exact, checked / 2);
 }
 
+// Single kernels on idle streams, as small programs launch them; the first
+// launch loads the module lazily inside its call (5 ms here). Without an
+// activity API, such a kernel's start event completes when the call begins:
+// the first kernel read 5.5 ms for 0.5 ms before the events backend dated a
+// long launch call's work from its return (docs/limits.md).
+TEST_P(GpuTimingBackend, SingleKernelsOnIdleStreamsTakeTheirModelledTimeFirstLaunchIncluded) {
+  constexpr uint64_t kKernelNs = 500'000;
+  constexpr uint64_t kModuleLoadNs = 5'000'000;
+  TempDir dir;
+  const int repeats = 2, threads = 2;
+  const ProcessResult run = testing::run_process(traced(
+      dir / "x.trace",
+      {build_path("IDLE_LAUNCHES"), "--repeats", std::to_string(repeats), "--threads", std::to_string(threads)},
+      launcher_args(),
+      {{"SIMGPU_KERNEL_COSTS", "*=" + std::to_string(kKernelNs / 1000) + "us"},
+       {"SIMGPU_MODULE_LOAD_NS", std::to_string(kModuleLoadNs)},
+       {"CUDA_MODULE_LOADING", "LAZY"}}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  ASSERT_EQ(run.out, "idle_launches: ok\n");
+  const CudaTrace trace = load_trace_or_fail(dir / "x.trace");
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  const ProcessImage& image = trace.images.front();
+  expect_joined_gpu_activity(image, source());
+  int checked = 0;
+  bool saw_module_load = false;
+  for (const Operation* launch : image.launches()) {
+    SCOPED_TRACE(launch->kernel + " launched in " + std::to_string(launch->span.end_ns - launch->span.begin_ns) +
+                 " ns");
+    saw_module_load = saw_module_load || launch->span.end_ns - launch->span.begin_ns >= kModuleLoadNs;
+    ASSERT_EQ(launch->gpu.size(), 1u);
+    const uint64_t duration_ns = launch->gpu.front().end_ns - launch->gpu.front().start_ns;
+    // Within 2x either way: events are off by the launch call's head or
+    // tail, microseconds, and never by the module load.
+    EXPECT_LE(duration_ns, 2 * kKernelNs);
+    EXPECT_GE(duration_ns, kKernelNs / 2);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4 * (1 + repeats) + threads * repeats);
+  EXPECT_TRUE(saw_module_load) << "no launch call loaded the module: nothing was measured";
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GpuTimingBackend, ::testing::Values("events", "cupti"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

@@ -91,6 +91,15 @@ bool load_config_from_environment(DriverConfig& config, std::string& error) {
   if (!parse_integer("SIMGPU_LAUNCH_LATENCY_NS", 0, 10'000'000'000, value, error)) return false;
   config.launch_latency_ns = value;
 
+  value = config.module_load_ns;
+  if (!parse_integer("SIMGPU_MODULE_LOAD_NS", 0, 10'000'000'000, value, error)) return false;
+  config.module_load_ns = value;
+  // The real driver's knob; a value it does not know leaves the default.
+  if (const char* loading = env("CUDA_MODULE_LOADING")) {
+    if (std::string(loading) == "EAGER") config.lazy_loading = false;
+    if (std::string(loading) == "LAZY") config.lazy_loading = true;
+  }
+
   if (const char* name = env("SIMGPU_DEVICE_NAME")) config.device_name = name;
   if (!parse_compute_capability(config, error)) return false;
   if (!parse_bandwidth("SIMGPU_H2D_GBPS", config.h2d_bytes_per_ns, error)) return false;

@@ -25,6 +25,8 @@ struct DriverConfig {
   double p2p_bytes_per_ns = 50.0;     // SIMGPU_P2P_GBPS
   int64_t copy_latency_ns = 2'000;    // SIMGPU_COPY_LATENCY_NS (copies and memsets)
   int64_t launch_latency_ns = 3'000;  // SIMGPU_LAUNCH_LATENCY_NS (submit -> earliest start)
+  int64_t module_load_ns = 0;         // SIMGPU_MODULE_LOAD_NS (each module load, on the loading thread)
+  bool lazy_loading = true;           // CUDA_MODULE_LOADING: LAZY (CUDA 12.2+'s default) or EAGER
   std::string kernel_costs;           // SIMGPU_KERNEL_COSTS, see kernel_cost.h
   // SIMGPU_FAULT_KERNELS: comma list; a kernel whose (mangled) name contains
   // one of them faults with an illegal address when it runs (a sticky error).

@@ -105,6 +105,7 @@ CUresult launch_kernel(const Launch& launch, NullStream null_means) {
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(launch.stream, null_means, stream); result != CUDA_SUCCESS) return result;
   if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
+  if (function->module != nullptr) pay_pending_load(function->module);
   StreamOperation op;
   if (launch.start_event != nullptr) op.started = std::make_shared<Completion>();
   op.duration_ns = kernel_duration_ns(kernel_cost(function->info.name), launch.grid.product(), state().config.sm_count);

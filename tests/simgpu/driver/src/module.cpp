@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "clock.h"
 #include "context.h"
 #include "driver_state.h"
 #include "image_loader.h"
@@ -19,6 +20,10 @@ ImageTarget device_target() {
 
 CUresult instantiate(const ModuleImage& image, CUctx_st* context, CUmod_st*& out) {
   auto module = std::make_unique<CUmod_st>();
+  // Loading takes the driver time (the code goes to the device): now, or
+  // when a kernel is first needed (pay_pending_load).
+  module->load_pending_ns = state().config.module_load_ns;
+  if (!state().config.lazy_loading) pay_pending_load(module.get());
   module->id = state().new_id();
   module->context = context;
   CUctx_st* home = context ? context : current_context();
@@ -129,6 +134,11 @@ CUfunc_st* find_function(CUmod_st* module, const char* name) {
 CUfunc_st* as_function(const void* handle) {
   if (!handle || !state().functions.contains(handle)) return nullptr;
   return static_cast<CUfunc_st*>(const_cast<void*>(handle));
+}
+
+void pay_pending_load(CUmod_st* module) {
+  const int64_t load_ns = module->load_pending_ns.exchange(0);
+  if (load_ns > 0) sleep_until_monotonic_ns(monotonic_now_ns() + load_ns);
 }
 
 }  // namespace simgpu

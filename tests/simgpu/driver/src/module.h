@@ -5,6 +5,8 @@
 // the simulator has no per-context copies to tell apart.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -34,6 +36,9 @@ struct CUmod_st {
     bool managed = false;
   };
   std::map<std::string, Variable> variables;
+  // SIMGPU_MODULE_LOAD_NS not yet spent: lazy loading (CUDA_MODULE_LOADING)
+  // spends it when a kernel is first needed.
+  std::atomic<int64_t> load_pending_ns{0};
 };
 
 struct CUlib_st {
@@ -67,6 +72,11 @@ void unload_module(CUmod_st* module);
 void unload_modules_of_context(CUctx_st* context);
 
 CUfunc_st* find_function(CUmod_st* module, const char* name);
+
+// Spends the module's load time if lazy loading left it for now: a library's
+// kernel when first launched, a module's kernel when cuModuleGetFunction
+// first finds it (the CUDA programming guide, "Lazy Loading").
+void pay_pending_load(CUmod_st* module);
 
 // A launchable function handle (CUfunction or CUkernel), or nullptr.
 CUfunc_st* as_function(const void* handle);

@@ -103,6 +103,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const cha
     if (!valid_module(hmod)) return CUDA_ERROR_INVALID_HANDLE;
     CUfunc_st* function = find_function(hmod, name);
     if (!function) return CUDA_ERROR_NOT_FOUND;
+    pay_pending_load(hmod);
     *hfunc = function;
     return CUDA_SUCCESS;
   });
@@ -136,7 +137,7 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule
 CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   return api_call([&] {
     if (!mode) return CUDA_ERROR_INVALID_VALUE;
-    *mode = CU_MODULE_EAGER_LOADING;
+    *mode = state().config.lazy_loading ? CU_MODULE_LAZY_LOADING : CU_MODULE_EAGER_LOADING;
     return CUDA_SUCCESS;
   });
 }
