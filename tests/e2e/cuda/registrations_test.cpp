@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <sstream>
 
 #include "tests/e2e/cuda/support/perfetto_json.h"
@@ -98,6 +99,38 @@ TEST(Registrations, CountedWindowsHoldTheCalls) {
     if (count.name == "__cudaRegisterFatBinary" && count.first_ns <= plugin_launched && count.last_ns >= stream_created)
       contained = true;
   EXPECT_TRUE(contained) << "no __cudaRegisterFatBinary window holds the dlopen";
+}
+
+// The addresses the program printed for its host functions.
+std::map<std::string, uint64_t> printed_addresses(const std::string& out) {
+  std::map<std::string, uint64_t> addresses;
+  const std::regex line(R"((\w+) at (0x[0-9a-f]+))");
+  for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it)
+    addresses[(*it)[1]] = std::stoull((*it)[2], nullptr, 16);
+  return addresses;
+}
+
+TEST(Registrations, HostFunctionsRecordTheProgramsFunction) {
+  const TracedRun& run = traced_run();
+  REQUIRE_RUN(run);
+  const std::map<std::string, uint64_t> printed = printed_addresses(run.program.out);
+  ASSERT_EQ(printed.size(), 2u) << run.program.out;
+  std::map<std::string, int> by_api;
+  for (const Operation* op : run.image->launches()) {
+    if (!op->host_function()) continue;
+    if (op->api == "cudaLaunchHostFunc") EXPECT_EQ(op->launch.function, printed.at("mark_step_done"));
+    else if (op->api == "cudaStreamAddCallback") EXPECT_EQ(op->launch.function, printed.at("report_stream_done"));
+    ++by_api[op->api];
+  }
+  EXPECT_EQ(by_api["cudaLaunchHostFunc"], 3);
+  EXPECT_EQ(by_api["cudaStreamAddCallback"], 3);
+
+  // dump shows the raw address.
+  const ProcessResult dump = run_proftrace({"dump", run.dir / "x.trace"});
+  ASSERT_TRUE(dump.exited_with(0)) << dump.describe();
+  std::ostringstream hex;
+  hex << "function=0x" << std::hex << printed.at("report_stream_done");
+  EXPECT_NE(dump.out.find(hex.str()), std::string::npos) << hex.str();
 }
 
 }  // namespace
