@@ -49,7 +49,7 @@ struct RuntimeFrame {
   Operation operation = Operation::kOther;
   bool consumed = false;
   uint64_t begin_ns = 0;
-  uint64_t kernel_name_hint = 0;  // host stub of a runtime launch, for naming
+  uint64_t kernel_name_hint = 0;  // host stub of a runtime launch, for naming; the program's host function
 };
 
 extern __thread __attribute__((tls_model("initial-exec"))) RuntimeFrame tls_runtime_frame;

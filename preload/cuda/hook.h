@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "preload/intercept/hook_table.h"
+#include "preload/record/early_counts.h"
 
 // Exported hook functions. Everything else in the shim is hidden.
 #define PROFLAUNCH_EXPORT __attribute__((visibility("default")))
@@ -75,6 +76,21 @@ inline auto run_hook(Row&& row, Invoke&& invoke) {
   auto* real = Hook::real();
   if (__builtin_expect(real == nullptr, 0)) return not_loaded<Hook>();
   using RowType = std::decay_t<decltype(row())>;
+  if (__builtin_expect(counting_before_start(), 0)) {
+    // A constructor that runs before the shim's (early_counts.h): the row
+    // passes through (nothing records yet) but still learns what it can,
+    // such as a registration's kernel name; the call is counted.
+    using Result = typename ResultOf<typename Hook::Function>::type;
+    if constexpr (std::is_void_v<Result>) {
+      RowType::template run<Hook>(row, [&] { return invoke(real); });
+      count_before_start(Hook::api);
+      return;
+    } else {
+      const Result result = RowType::template run<Hook>(row, [&] { return invoke(real); });
+      count_before_start(Hook::api);
+      return result;
+    }
+  }
   return RowType::template run<Hook>(row, [&] { return invoke(real); });
 }
 

@@ -93,6 +93,12 @@ inline HipLaunchRow launch(const void* function, dim3 grid, dim3 block, size_t s
           flags};
 }
 
+// hipStreamAddCallback: the program's function, run when the stream gets
+// there (HIP 5.2 has no hipLaunchHostFunc).
+inline HipLaunchRow host_function(hipStreamCallback_t callback, hipStream_t stream) noexcept {
+  return {reinterpret_cast<uint64_t>(callback), {}, {}, 0, stream, format::kLaunchHostFunction};
+}
+
 // hipGraphLaunch: the graph's work as one unit of GPU time on its stream
 // (node by node would need an activity API AMD lacks here).
 inline HipGraphLaunchRow graph_launch(hipGraphExec_t exec, hipStream_t stream) noexcept {

@@ -68,6 +68,7 @@ struct HipVendor {
 
   template <typename Describe>
   static void launch_seen(Describe&) noexcept {}
+  static uint64_t host_function_passed(uint64_t function) noexcept { return function; }
   static void name_launch(uint64_t, bool) noexcept {}
 
   static void classify(HipMemoryEnd& end) noexcept { hip::classify(end); }

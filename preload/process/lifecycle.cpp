@@ -12,6 +12,7 @@
 #include "preload/control/control_client.h"
 #include "preload/process/crash_signals.h"
 #include "preload/record/definitions.h"
+#include "preload/record/early_counts.h"
 #include "preload/record/thread_registry.h"
 #include "preload/state/runtime_state.h"
 #include "preload/writer/writer.h"
@@ -70,6 +71,7 @@ void after_fork_in_child() {
   // parent finished must not wait for it.
   g_finish_stage.store(state() == State::kFinished ? kFinishDone : kFinishNotDone, std::memory_order_relaxed);
   if (!g_fork_locked) return;
+  forget_counts_before_start_in_child();  // the parent writes them
   writer_reset_after_fork_in_child();
   registry_reset_after_fork_in_child();
   set_section_in_fork_child(make_section_identity(format::kProcessForked, section_id()));
@@ -86,6 +88,11 @@ bool start(const Config& config) noexcept {
   if (g_state.load(std::memory_order_acquire) != State::kOff) return true;
   g_config = config;
   init_tick_source();
+  // Whatever follows, calls are no longer counted as made before the start
+  // (record/early_counts.h): from here the rows record, count or pass
+  // through as configured. This thread makes no hooked call until the state
+  // is set below.
+  end_counting_before_start();
 
   if (g_config.parts_dir[0] == '\0') {
     if (g_config.verbose)
@@ -122,6 +129,10 @@ bool start(const Config& config) noexcept {
   // Outside a capture window from the start unless the whole run is recorded.
   const bool paused = capture::starts_paused(g_config.capture);
   g_state.store(paused ? State::kPaused : State::kRecording, std::memory_order_release);
+  // What the constructors that ran before ours counted is written by the
+  // writer, started now so that it is written even if the program records
+  // nothing else (outside a window: with the window's first records).
+  if (!paused && has_counts_before_start()) writer_ensure_started();
   capture::start(g_config.capture);
   control::start_client(g_config);
   return true;

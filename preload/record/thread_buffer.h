@@ -141,7 +141,10 @@ class ThreadBuffer {
     }
   }
 
-  // Where the next ApiCount window starts (writer only; 0 before the first).
+  // Where the next ApiCount window starts: when the thread attached (set
+  // before the ring is published, so before its first count), then the
+  // writer's reading just before each take. No call the next take finds
+  // was counted earlier. Writer only after the ring is published.
   uint64_t counts_since_ns() const noexcept { return counts_since_ns_; }
   void set_counts_since_ns(uint64_t ns) noexcept { counts_since_ns_ = ns; }
 

@@ -83,6 +83,10 @@ ThreadBuffer* attach_current_thread() noexcept {
   auto* buffer = new (mapping) RegisteredBuffer();
   buffer->mapping_bytes = mapping_bytes;
   buffer->ring.init(static_cast<uint8_t*>(mapping) + header_bytes, capacity, tid, pthread_self());
+  // The thread's first counted call comes after this (count_call attaches
+  // first): its first ApiCount window starts here, not at the writer's first
+  // flush, which can be long after a registration made before main.
+  buffer->ring.set_counts_since_ns(now_ns());
 
   // The thread's name at its first record; renames arrive through the
   // pthread_setname_np hook.

@@ -15,6 +15,7 @@
 #include "preload/config.h"
 #include "preload/record/api_catalog.h"
 #include "preload/record/definitions.h"
+#include "preload/record/early_counts.h"
 #include "preload/record/thread_registry.h"
 #include "preload/state/runtime_state.h"
 #include "preload/writer/chunk_builder.h"
@@ -241,26 +242,53 @@ class Writer {
   }
 
   // The thread's counted calls since the last time, as ApiCount records in
-  // its own stream. The window starts where the previous one ended (or when
-  // the writer first saw the thread).
+  // its own stream. The window is a true bound of the calls it counts: it
+  // starts where the previous take began (`now`, read before it; for the
+  // first, when the thread attached) and ends when the counter was read.
   void stage_call_counts(ThreadBuffer& ring, uint64_t now, bool all) noexcept {
     ring.take_call_counts(all, [&](uint16_t api, uint32_t count) {
-      define_api_on_first_use(api);
       ApiCountRecord record{};
-      record.header = header_for<ApiCountRecord>();
+      record.first_ns = ring.counts_since_ns() != 0 ? ring.counts_since_ns() : now;
+      record.last_ns = now_ns();  // after the counter was read: a call counted since is later
       record.api = api;
       record.count = count;
-      record.first_ns = ring.counts_since_ns() != 0 ? ring.counts_since_ns() : now;
-      record.last_ns = now;
-      if (!events_.append(ring.tid(), &record, sizeof record, now)) {
-        flush_events_without_counts();
-        events_.append(ring.tid(), &record, sizeof record, now);
-      }
+      stage_count(ring.tid(), record, now);
     });
     ring.set_counts_since_ns(now);
   }
 
+  void stage_count(uint32_t tid, ApiCountRecord& record, uint64_t now) noexcept {
+    define_api_on_first_use(record.api);
+    record.header = header_for<ApiCountRecord>();
+    if (!events_.append(tid, &record, sizeof record, now)) {
+      flush_events_without_counts();
+      events_.append(tid, &record, sizeof record, now);
+    }
+  }
+
+  // Calls counted before the shim started (record/early_counts.h), in the
+  // stream of the thread that made the first of them, with their own times.
+  void stage_counts_before_start(uint64_t now) noexcept {
+    if (!has_counts_before_start()) return;
+    struct Context {
+      Writer* writer;
+      uint64_t now;
+    } context{this, now};
+    take_counts_before_start(
+        [](const EarlyCount& count, void* opaque) {
+          auto& c = *static_cast<Context*>(opaque);
+          ApiCountRecord record{};
+          record.api = count.api;
+          record.count = count.count;
+          record.first_ns = count.first_ns;
+          record.last_ns = count.last_ns;
+          c.writer->stage_count(count.tid, record, c.now);
+        },
+        &context);
+  }
+
   void stage_all_call_counts(uint64_t now) noexcept {
+    stage_counts_before_start(now);
     for (RegisteredBuffer* buffer = registry_first(); buffer != nullptr;
          buffer = buffer->next.load(std::memory_order_acquire))
       stage_call_counts(buffer->ring, now, /*all=*/false);

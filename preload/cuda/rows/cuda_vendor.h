@@ -76,6 +76,16 @@ struct CudaVendor {
     const auto row = describe();
     if (!row.host_function() && is_step_kernel(row.function)) capture::kernel_step();
   }
+  // The host function a stream will run, as the program passed it: inside
+  // cudaLaunchHostFunc or cudaStreamAddCallback the driver is handed the
+  // runtime's own trampoline (libcudart.so.13+0x15560 for every callback),
+  // the runtime call's frame holds the program's.
+  static uint64_t host_function_passed(uint64_t function) noexcept {
+    const RuntimeFrame& frame = tls_runtime_frame;
+    if (frame.api != 0 && !frame.consumed && frame.operation == Operation::kHostFunction && frame.kernel_name_hint != 0)
+      return frame.kernel_name_hint;
+    return function;
+  }
   static void name_launch(uint64_t function, bool host_function) noexcept {
     if (host_function) ensure_host_function_named(function);
     else ensure_function_named(function);

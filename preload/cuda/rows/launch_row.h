@@ -28,7 +28,8 @@ struct LaunchRowOf {
     if (!guard.outermost()) return call_real();
     Vendor::launch_seen(describe);
     if (!Vendor::recording()) return call_real();
-    const LaunchRowOf row = describe();
+    LaunchRowOf row = describe();
+    if (row.host_function()) row.function = Vendor::host_function_passed(row.function);
     Vendor::name_launch(row.function, row.host_function());
     typename Vendor::StreamOperation operation(Hook::api,
                                                row.host_function() ? Operation::kHostFunction : Operation::kLaunch,

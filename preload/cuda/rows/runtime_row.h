@@ -15,7 +15,7 @@ namespace proflaunch::cuda {
 struct RuntimeRow {
   Operation operation = Operation::kOther;
   uint32_t domain = kTraceCuda;  // PROFLAUNCH_TRACE domain: kTraceMemory for allocations
-  const void* kernel_hint = nullptr;  // a launch's host stub or runtime kernel handle, for naming
+  const void* kernel_hint = nullptr;  // a launch's host stub or runtime kernel handle, for naming; a host function's function
 
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
@@ -74,7 +74,13 @@ inline RuntimeRow runtime_call() noexcept { return {}; }
 inline RuntimeRow runtime_launch(const void* kernel_hint) noexcept {
   return {Operation::kLaunch, kTraceCuda, kernel_hint};
 }
-inline RuntimeRow runtime_host_function() noexcept { return {Operation::kHostFunction}; }
+// The program's function: the runtime queues one of its own on the driver
+// (cudaStreamAddCallback's callback takes a cudaError_t, the driver's a
+// CUresult), so the driver call inside records this one instead.
+template <typename HostFunction>
+inline RuntimeRow runtime_host_function(HostFunction function) noexcept {
+  return {Operation::kHostFunction, kTraceCuda, reinterpret_cast<const void*>(function)};
+}
 inline RuntimeRow runtime_copy() noexcept { return {Operation::kCopy}; }
 inline RuntimeRow runtime_set() noexcept { return {Operation::kSet}; }
 inline RuntimeRow runtime_sync() noexcept { return {Operation::kSync}; }

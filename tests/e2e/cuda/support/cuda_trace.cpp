@@ -121,7 +121,7 @@ class Collector : public RecordVisitor {
         break;
       case RecordKind::kApiCount: {
         const auto counted = record.as<ApiCountRecord>();
-        image.raw_counts.push_back({record.tid, counted.api, counted.count});
+        image.raw_counts.push_back({record.tid, counted.api, counted.count, counted.first_ns, counted.last_ns, ""});
         break;
       }
       default: break;
@@ -171,8 +171,9 @@ void resolve(ProcessImage& image) {
   }
   for (HostCall& call : image.calls) call.api = api_name(image, call.span.api);
   for (SpanRecord& span : image.spans) span.api = api_name(image, span.span.api);
-  for (const ProcessImage::RawCount& count : image.raw_counts) {
+  for (ProcessImage::RawCount& count : image.raw_counts) {
     const std::string name = api_name(image, count.api);
+    count.name = name;
     image.counted_calls[name] += count.count;
     image.counted_calls_by_thread[{count.tid, name}] += count.count;
   }

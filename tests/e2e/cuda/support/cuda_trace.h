@@ -81,6 +81,9 @@ struct ProcessImage {
     uint32_t tid;
     uint16_t api;
     uint64_t count;
+    uint64_t first_ns;  // the window the calls fell in
+    uint64_t last_ns;
+    std::string name;   // the API's
   };
   std::vector<RawCount> raw_counts;
   std::optional<format::SectionEndRecord> end;

@@ -1,0 +1,137 @@
+// Registrations made by constructors, and host functions, as the trace shows
+// them (issue 37, items 3 to 5), on `registrations` (programs/registrations.cpp):
+//
+// - a linked library's kernels are registered by its constructor, which runs
+//   before the preloaded shim's: the calls are counted all the same, and
+//   their ApiCount window holds the time they were made (before the section
+//   started), not the writer's first flush;
+// - a dlopen'ed plugin's registration is counted inside a window that
+//   contains the dlopen;
+// - every counted-call window is a true bound: first_ns <= last_ns;
+// - host functions queued with cudaLaunchHostFunc and cudaStreamAddCallback
+//   are named by the program's function (symbolized after the run like a
+//   stack frame), not by the runtime's trampoline, in the JSON and in
+//   `stats`, and `dump` keeps the raw address.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <sstream>
+
+#include "tests/e2e/cuda/support/perfetto_json.h"
+#include "tests/e2e/cuda/support/traced_run.h"
+
+namespace proflaunch::e2e {
+namespace {
+
+struct TracedRun {
+  TempDir dir;
+  ProcessResult program;
+  CudaTrace trace;
+  const ProcessImage* image = nullptr;
+};
+
+// One traced run for every test (the program takes a second or two).
+const TracedRun& traced_run() {
+  static TracedRun* run = [] {
+    auto* r = new TracedRun();
+    r->program = testing::run_process(
+        traced(r->dir / "x.trace", {build_path("REGISTRATIONS"), build_path("REGISTERING_PLUGIN")}));
+    r->trace = load_trace_or_fail(r->dir / "x.trace");
+    if (r->trace.images.size() == 1) r->image = &r->trace.images.front();
+    return r;
+  }();
+  return *run;
+}
+
+#define REQUIRE_RUN(run)                                                   \
+  ASSERT_TRUE((run).program.exited_with(0)) << (run).program.describe(); \
+  ASSERT_NE((run).image, nullptr) << describe((run).trace)
+
+uint64_t first_span_begin(const ProcessImage& image) {
+  uint64_t first = UINT64_MAX;
+  for (const SpanRecord& span : image.spans) first = std::min(first, span.span.begin_ns);
+  return first;
+}
+
+TEST(Registrations, ConstructorsBeforeTheShimAreCounted) {
+  const TracedRun& run = traced_run();
+  REQUIRE_RUN(run);
+  const ProcessImage& image = *run.image;
+  // Two fat binaries (the linked library, the plugin) and three kernels.
+  ASSERT_TRUE(image.counted_calls.count("__cudaRegisterFatBinary")) << describe(run.trace);
+  EXPECT_EQ(image.counted_calls.at("__cudaRegisterFatBinary"), 2u);
+  EXPECT_EQ(image.counted_calls.at("__cudaRegisterFunction"), 3u);
+  // And the kernels are named (they were before: the names are kept either way).
+  EXPECT_EQ(image.launch_count("library_scale"), 3) << describe(run.trace);
+  EXPECT_EQ(image.launch_count("plugin_offset"), 3) << describe(run.trace);
+}
+
+TEST(Registrations, CountedWindowsHoldTheCalls) {
+  const TracedRun& run = traced_run();
+  REQUIRE_RUN(run);
+  const ProcessImage& image = *run.image;
+  ASSERT_TRUE(image.info.has_value());
+  for (const ProcessImage::RawCount& count : image.raw_counts)
+    EXPECT_LE(count.first_ns, count.last_ns) << count.name;
+
+  // The linked library registered before main, before the shim started: a
+  // window that begins before the section did, and before the first call.
+  const uint64_t section_start = image.info->monotonic_ns;
+  const uint64_t first_call = first_span_begin(image);
+  uint64_t earliest_fat_binary = UINT64_MAX;
+  for (const ProcessImage::RawCount& count : image.raw_counts)
+    if (count.name == "__cudaRegisterFatBinary") earliest_fat_binary = std::min(earliest_fat_binary, count.first_ns);
+  EXPECT_LT(earliest_fat_binary, section_start);
+  EXPECT_LT(earliest_fat_binary, first_call);
+
+  // The plugin registered inside dlopen: after cudaStreamCreate returned,
+  // before its kernel's first launch. Some window must contain that span.
+  uint64_t stream_created = 0, plugin_launched = UINT64_MAX;
+  for (const HostCall& call : image.calls)
+    if (call.api == "cudaStreamCreate") stream_created = call.span.end_ns;
+  for (const Operation* op : image.launches())
+    if (op->kernel.find("plugin_offset") != std::string::npos)
+      plugin_launched = std::min(plugin_launched, op->span.begin_ns);
+  ASSERT_NE(stream_created, 0u);
+  bool contained = false;
+  for (const ProcessImage::RawCount& count : image.raw_counts)
+    if (count.name == "__cudaRegisterFatBinary" && count.first_ns <= plugin_launched && count.last_ns >= stream_created)
+      contained = true;
+  EXPECT_TRUE(contained) << "no __cudaRegisterFatBinary window holds the dlopen";
+}
+
+// The addresses the program printed for its host functions.
+std::map<std::string, uint64_t> printed_addresses(const std::string& out) {
+  std::map<std::string, uint64_t> addresses;
+  const std::regex line(R"((\w+) at (0x[0-9a-f]+))");
+  for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it)
+    addresses[(*it)[1]] = std::stoull((*it)[2], nullptr, 16);
+  return addresses;
+}
+
+TEST(Registrations, HostFunctionsRecordTheProgramsFunction) {
+  const TracedRun& run = traced_run();
+  REQUIRE_RUN(run);
+  const std::map<std::string, uint64_t> printed = printed_addresses(run.program.out);
+  ASSERT_EQ(printed.size(), 2u) << run.program.out;
+  std::map<std::string, int> by_api;
+  for (const Operation* op : run.image->launches()) {
+    if (!op->host_function()) continue;
+    if (op->api == "cudaLaunchHostFunc") EXPECT_EQ(op->launch.function, printed.at("mark_step_done"));
+    else if (op->api == "cudaStreamAddCallback") EXPECT_EQ(op->launch.function, printed.at("report_stream_done"));
+    ++by_api[op->api];
+  }
+  EXPECT_EQ(by_api["cudaLaunchHostFunc"], 3);
+  EXPECT_EQ(by_api["cudaStreamAddCallback"], 3);
+
+  // dump shows the raw address.
+  const ProcessResult dump = run_proftrace({"dump", run.dir / "x.trace"});
+  ASSERT_TRUE(dump.exited_with(0)) << dump.describe();
+  std::ostringstream hex;
+  hex << "function=0x" << std::hex << printed.at("report_stream_done");
+  EXPECT_NE(dump.out.find(hex.str()), std::string::npos) << hex.str();
+}
+
+}  // namespace
+}  // namespace proflaunch::e2e
