@@ -535,7 +535,12 @@ def json_events(path):
         slices.append(a)
     return {"slices": slices, "instants": instants, "counters": counters, "flows_out": flows_out,
             "flows_in": flows_in, "process_names": process_names, "thread_names": thread_names,
-            "process_sort": process_sort, "thread_sort": thread_sort}
+            "process_sort": process_sort, "thread_sort": thread_sort,
+            # Kineto's clock: ts counts from baseTimeNanoseconds (Unix time);
+            # minus the reference host's REALTIME - MONOTONIC, monotonic ns.
+            "json_origin_monotonic": (int(document["baseTimeNanoseconds"]) -
+                                      int(document["realtimeMinusMonotonicNanoseconds"])
+                                      if isinstance(document, dict) and "baseTimeNanoseconds" in document else None)}
 
 
 def normalize(value):
@@ -568,6 +573,8 @@ def compare(checker, slices, instants, counters, json_path):
 
     base = min(checker.clocks.values(), key=lambda c: c[1])[1] if checker.clocks else 0
     base = checker.clocks.get(64, (0, base))[1]
+    if j["json_origin_monotonic"] is not None:
+        base = j["json_origin_monotonic"]
     def shift(ts):
         return to_int64((ts - base) % (1 << 64))
 

@@ -4,6 +4,7 @@
 // so the runs also prove tracing changed nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -206,6 +207,40 @@ TEST(Nccl, PerRankFilesMergeIntoOneTimelineWithAlignedCollectiveEnds) {
     ASSERT_EQ(ends.size(), size_t(kRanks)) << instance;
     const auto [low, high] = std::minmax_element(ends.begin(), ends.end());
     EXPECT_LT(*high - *low, 50'000.0) << instance;
+  }
+
+  // Each file converted alone (as HTA wants them, one per rank) is on the
+  // same clock: Kineto's baseTimeNanoseconds, the same in every file, and ts
+  // from it, so the instances still end together across the files.
+  std::map<std::string, std::vector<double>> alone_ends_us;
+  std::set<std::string> base_times;
+  for (int r = 0; r < kRanks; ++r) {
+    const std::string out = dir / ("rank" + std::to_string(r) + ".json");
+    const ProcessResult alone = run_proftrace({"convert", dir / ("rank" + std::to_string(r) + ".trace"), "-o", out});
+    ASSERT_TRUE(alone.exited_with(0)) << alone.describe();
+    PerfettoJson rank_json;
+    ASSERT_TRUE(load_perfetto_json(out, &rank_json, &error)) << error;
+    const JsonValue* base = rank_json.document.find("baseTimeNanoseconds");
+    ASSERT_NE(base, nullptr) << out;
+    base_times.insert(base->str());
+    for (const JsonValue* slice : rank_json.slices("kernel")) {
+      const JsonValue* collective = (*slice)["args"].find("collective");
+      if (collective != nullptr)
+        alone_ends_us[collective->str()].push_back((*slice)["ts"].as_double() + (*slice)["dur"].as_double());
+    }
+  }
+  EXPECT_EQ(base_times.size(), 1u) << "one base time for the whole job";
+  ASSERT_EQ(alone_ends_us.size(), ends_us.size());
+  for (auto& [instance, ends] : alone_ends_us) {
+    ASSERT_EQ(ends.size(), size_t(kRanks)) << instance;
+    const auto [low, high] = std::minmax_element(ends.begin(), ends.end());
+    EXPECT_LT(*high - *low, 50'000.0) << instance << ": the files do not line up";
+    // Where the merged file put them, up to the processes' clock snapshots
+    // (taken microseconds apart; 1 ms stated).
+    std::vector<double> merged = ends_us[instance];
+    std::sort(ends.begin(), ends.end());
+    std::sort(merged.begin(), merged.end());
+    for (size_t i = 0; i < ends.size(); ++i) EXPECT_NEAR(ends[i], merged[i], 1'000.0) << instance;
   }
 }
 

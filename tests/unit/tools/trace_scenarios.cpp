@@ -12,6 +12,9 @@ TracedProcess add_process(TraceBuilder& trace, uint64_t section, uint32_t pid, u
   spec.host = host;
   spec.argv = {command};
   spec.monotonic_ns = start_ns;
+  // The wall clock at a multiple of Kineto's base-time step (three months):
+  // the JSON's ts then counts from the process's start, as tests expect.
+  spec.realtime_ns = kKinetoQuarterWallNs;
   trace.process(section, spec);
   TracedProcess p{section, pid, start_ns};
   p.launch_api = trace.api(section, "cuLaunchKernel", ApiDomain::kDriver);

@@ -13,6 +13,11 @@ namespace proflaunch::testing {
 
 using format::TraceBuilder;
 
+// A wall-clock time that is a multiple of Kineto's base-time step
+// (7,889,238 s): add_process's processes start there, so that the JSON's
+// ts (ns after baseTimeNanoseconds) reads as time since the start.
+constexpr uint64_t kKinetoQuarterWallNs = uint64_t{215} * 7'889'238 * 1'000'000'000;
+
 // A section's definitions and the API numbers tests use.
 struct TracedProcess {
   uint64_t section;

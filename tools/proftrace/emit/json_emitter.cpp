@@ -73,10 +73,38 @@ void JsonEmitter::args(const timeline::Args* args, const timeline::StackRef& sta
   writer_.put('}');
 }
 
+void JsonEmitter::timestamp(int64_t timeline_ns) {
+  writer_.microseconds(timeline::shift_ns(static_cast<uint64_t>(timeline_ns), origin_shift_ns_, 0));
+}
+
+// Kineto's base time: Unix time floored to a multiple of 7,889,238 s (three
+// months), the same for every rank that records in the same quarter, so
+// that files written apart share one origin (HTA lines ranks up by `ts`
+// alone) while `ts` stays below 2^53 ns, exact as a double.
+constexpr int64_t kKinetoBaseTimeStepNs = int64_t{7'889'238} * 1'000'000'000;
+
+void JsonEmitter::clock(const timeline::TimelineInfo& info) {
+  if (!info.wall_minus_monotonic_ns) return;  // no snapshot: relative to the start, as before
+  const int64_t wall_start_ns =
+      timeline::shift_ns(static_cast<uint64_t>(info.base_ns), *info.wall_minus_monotonic_ns, 0);
+  int64_t base_time_ns = wall_start_ns - wall_start_ns % kKinetoBaseTimeStepNs;
+  if (wall_start_ns < 0) base_time_ns -= kKinetoBaseTimeStepNs;  // a broken clock: still floor
+  origin_shift_ns_ = timeline::difference_ns(wall_start_ns, base_time_ns);
+  writer_.raw("\n\"baseTimeNanoseconds\": ");
+  writer_.number(base_time_ns);
+  // Not Kineto's: what turns ts back into the reference host's
+  // CLOCK_MONOTONIC (ts x 1000 + baseTimeNanoseconds - this), the clock of
+  // every other output.
+  writer_.raw(",\n\"realtimeMinusMonotonicNanoseconds\": ");
+  writer_.number(*info.wall_minus_monotonic_ns);
+  writer_.put(',');
+}
+
 void JsonEmitter::begin(const timeline::TimelineInfo& info) {
   // Kineto's top-level keys, before traceEvents: HTA's streaming metadata
   // reader stops at traceEvents.
   writer_.raw("{\"schemaVersion\":1,");
+  clock(info);
   if (info.metadata != nullptr) {
     if (info.metadata->distributed) distributed_info(*info.metadata->distributed);
     device_properties(info.metadata->devices);
@@ -178,7 +206,7 @@ void JsonEmitter::slice(const timeline::Slice& slice) {
   name(slice.name);
   track(slice.track);
   w.raw(",\"ts\":");
-  w.microseconds(slice.begin_ns);
+  timestamp(slice.begin_ns);
   w.raw(",\"dur\":");
   w.microseconds(difference_ns(slice.end_ns, slice.begin_ns));
   if (slice.flow_out != 0 || slice.flow_in != 0) {
@@ -199,7 +227,7 @@ void JsonEmitter::instant(const timeline::Instant& instant) {
   name(instant.name);
   track(instant.track);
   w.raw(",\"ts\":");
-  w.microseconds(instant.ns);
+  timestamp(instant.ns);
   args(instant.args, {});
   w.put('}');
 }
@@ -217,7 +245,7 @@ void JsonEmitter::async_slice(const timeline::AsyncSlice& slice) {
     w.put('}');
     track(slice.track);
     w.raw(",\"ts\":");
-    w.microseconds(opening ? slice.begin_ns : slice.end_ns);
+    timestamp(opening ? slice.begin_ns : slice.end_ns);
     if (opening) args(slice.args, {});
     w.put('}');
   }
@@ -229,7 +257,7 @@ void JsonEmitter::counter(const timeline::CounterSample& sample) {
   name(sample.name);
   track({sample.pid, sample.pid});
   w.raw(",\"ts\":");
-  w.microseconds(sample.ns);
+  timestamp(sample.ns);
   w.raw(",\"args\":{");
   for (size_t i = 0; i < sample.value_count; ++i) {
     if (i != 0) w.put(',');

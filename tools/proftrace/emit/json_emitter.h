@@ -3,7 +3,9 @@
 // profiler's (Kineto's) top-level keys before traceEvents: X slices, i
 // instants, b/e async slices, C counters, M metadata for names and sort
 // order, flows as bind_id with flow_out/flow_in. Times are microseconds with
-// three decimals from integer ns, so no precision is lost.
+// three decimals from integer ns, so no precision is lost; `ts` counts, as
+// Kineto's does, from "baseTimeNanoseconds" (Unix time), so files of several
+// ranks converted apart line up.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,10 @@ class JsonEmitter : public timeline::TimelineSink {
 
  private:
   JsonWriter& next_event();
+  // Kineto's clock: "baseTimeNanoseconds" (with a trailing comma) and the
+  // shift from timeline ns to ns after it.
+  void clock(const timeline::TimelineInfo& info);
+  void timestamp(int64_t timeline_ns);  // a "ts" value
   void name(timeline::Str text);  // a quoted string, cached per iid
   void track(timeline::TrackRef track);  // ,"pid":..,"tid":..
   void args(const timeline::Args* args, const timeline::StackRef& stack);  // ,"args":{...}
@@ -51,6 +57,8 @@ class JsonEmitter : public timeline::TimelineSink {
   StackArgs stack_args_;
   std::vector<std::string> quoted_;  // per iid, "" until first used
   uint64_t events_ = 0;
+  // timeline ns + this = ns since baseTimeNanoseconds (0: no wall clock known).
+  int64_t origin_shift_ns_ = 0;
 };
 
 }  // namespace proflaunch::tools::emit

@@ -114,6 +114,16 @@ class TimelineConsumer final : public interpret::Consumer {
   std::vector<CaptureWindow> windows_;
 };
 
+// The reference host's wall-clock offset, as the clock alignment took it:
+// from the first section of that host with a snapshot.
+std::optional<int64_t> reference_wall_offset(const TraceModel& model, const HostClockOffsets& offsets) {
+  for (const SectionModel* section : model.ordered()) {
+    if (!section->process || section->host() != offsets.reference_host()) continue;
+    return static_cast<int64_t>(section->process->realtime_ns - section->process->monotonic_ns);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineSink& output,
@@ -126,7 +136,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   StringTable strings;
   TrackLayout layout(model, sink, strings, &offsets);
   const TraceMetadata metadata = trace_metadata(model);
-  sink.begin(TimelineInfo{layout.base_ns(), &metadata});
+  sink.begin(TimelineInfo{layout.base_ns(), &metadata, reference_wall_offset(model, offsets)});
   layout.write_host_metadata();
   SliceWriter slices(layout);
   slices.set_stacks(options.stacks);

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -228,6 +229,10 @@ struct TimelineInfo {
   int64_t base_ns = 0;
   // The job's rank and GPUs (null: none known).
   const TraceMetadata* metadata = nullptr;
+  // The reference host's REALTIME - MONOTONIC, from its clock snapshot
+  // (ProcessInfo): timeline ns + base_ns + this is wall-clock (Unix) time.
+  // Unset when no section has a snapshot.
+  std::optional<int64_t> wall_minus_monotonic_ns;
 };
 
 class TimelineSink {
