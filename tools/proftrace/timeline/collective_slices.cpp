@@ -15,9 +15,16 @@ std::string instance_label(const interpret::CollectiveInstance& instance) {
                         : instance_label(instance.comm_id, instance.sequence);
 }
 
+// Outside a group a collective call, and a group's end, carry the
+// correlation id of the kernel launch they made: that launch's slice is the
+// one with it as "correlation" (Kineto: one id, one host event and its GPU
+// work; HTA joins on it), so these name it "kernel_correlation".
+constexpr const char* kKernelCorrelation = "kernel_correlation";
+
 void SliceWriter::collective(SectionContext& section, uint32_t tid, const CollectiveRecord& record,
                              CallStackRef stack) {
-  begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack,
+                  record.group_depth == 0 ? kKernelCorrelation : "correlation");
   args_.add_string("op", intern(collective_op_name(record.op)));
   if (record.sequence != 0) {
     args_.add_text("collective", instance_label(record.comm_id, record.sequence));
@@ -56,7 +63,7 @@ void SliceWriter::collective_comm(SectionContext& section, uint32_t tid, const C
 
 void SliceWriter::collective_group(SectionContext& section, uint32_t tid, const CollectiveGroupRecord& record,
                                    CallStackRef stack) {
-  begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack, kKernelCorrelation);
   args_.add_number("group_id", record.group_id);
   args_.add_number("members", record.members);
   if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));

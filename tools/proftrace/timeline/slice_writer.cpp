@@ -47,12 +47,12 @@ void SliceWriter::begin_slice(TrackRef track, int64_t begin_ns, int64_t end_ns, 
 }
 
 void SliceWriter::begin_api_slice(SectionContext& section, const ApiPlacement& placement, const ApiSpan& span,
-                                  uint64_t flow_id, CallStackRef stack) {
+                                  uint64_t flow_id, CallStackRef stack, const char* correlation_key) {
   const auto& label = section.api_label(span.api);
   ++stats_.api_slices;
   begin_slice(TrackRef{section.pid, placement.tid}, placement.begin_ns, placement.end_ns, label.category, label.name);
   slice_.flow_out = flow_id;
-  args_.add_uint("correlation", span.correlation_id);
+  args_.add_uint(correlation_key, span.correlation_id);
   if (span.result != 0) args_.add_int("result", span.result);
   if (span.flags & kApiAsync) args_.add_bool("async", true);
   if (span.flags & kApiPerThreadStream) args_.add_bool("per_thread_default_stream", true);

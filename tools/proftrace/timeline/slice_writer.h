@@ -155,9 +155,10 @@ class SliceWriter {
   void add_kernel_args(const SectionContext& section, const format::KernelLaunchRecord& launch);
   GpuWork place_gpu(const HostOperation* operation, const DeviceActivity& activity);
   // Starts the slice of an API call with its common args in `args_` (the
-  // caller adds its own, then calls emit()).
+  // caller adds its own, then calls emit()). `correlation_key` names the
+  // call's correlation id: "correlation" where it is the call's own.
   void begin_api_slice(SectionContext& section, const ApiPlacement& placement, const format::ApiSpan& span,
-                       uint64_t flow_id, CallStackRef stack);
+                       uint64_t flow_id, CallStackRef stack, const char* correlation_key = "correlation");
   // Starts a slice on `track` with no args yet.
   void begin_slice(TrackRef track, int64_t begin_ns, int64_t end_ns, Str category, Str name);
   void emit() { out_.slice(slice_); }
