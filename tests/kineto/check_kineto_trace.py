@@ -23,6 +23,14 @@ Kineto's own JSON writer spell them; tools/README.md, "Kineto compatibility"):
     and name the same rank
   - deviceProperties: a list whose entry i has "id" i (the TensorBoard plugin
     indexes it by device id), with only Kineto's keys, integers except "name"
+  - "baseTimeNanoseconds", when present, an integer >= 0 before
+    "traceEvents": Kineto writes Unix time floored to 3 months there and
+    every ts as microseconds after it, so that files of several ranks share
+    one origin; HTA lines ranks up by ts alone (Trace._align_all_ranks) and
+    adds baseTimeNanoseconds for Unix time. With --aligned-with OTHER.json
+    (another rank's file, converted on its own): the same base, and each
+    collective instance (the "collective" arg of kernels) that both files
+    have ends at the same ts within --tolerance-us (default 50000)
   - every event has "ph" and "name" (the TensorBoard plugin reads the name of
     every event); X events have a string "cat" (it lower-cases it), numeric
     "ts" and "dur" >= 0, integer "pid" and "tid" (HTA's required columns)
@@ -51,6 +59,8 @@ import sys
 from collections import Counter, defaultdict
 
 GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+# Events on the GPU's side that are not GPU work of their own.
+GPU_SIDE_CATEGORIES = {"gpu_user_annotation", "cuda_sync"}
 HOST_CATEGORIES = {"cuda_runtime", "cuda_driver", "user_annotation", "cpu_op"}
 DEVICE_PROPERTY_KEYS = {
     "id", "name", "totalGlobalMem", "computeMajor", "computeMinor", "maxThreadsPerBlock",
@@ -93,9 +103,13 @@ class Checker:
             self.problem("top", 'the document has no "traceEvents" list')
             return top
         events_at = keys.index("traceEvents")
-        for key in ("distributedInfo", "deviceProperties"):
+        for key in ("distributedInfo", "deviceProperties", "baseTimeNanoseconds"):
             if key in top and keys.index(key) > events_at:
                 self.problem("top", f'"{key}" comes after "traceEvents": HTA\'s streaming reader never sees it')
+        if "baseTimeNanoseconds" in top:
+            base = top["baseTimeNanoseconds"]
+            if not is_int(base) or base < 0:
+                self.problem("clock", f"baseTimeNanoseconds is {base!r}, not an integer >= 0 (Unix ns)")
         info = top.get("distributedInfo")
         if info is not None:
             if not isinstance(info, dict):
@@ -144,6 +158,7 @@ class Checker:
         devices = top.get("deviceProperties") if isinstance(top.get("deviceProperties"), list) else []
         categories = Counter()
         host_correlations = Counter()
+        any_host_correlations = Counter()
         gpu_events = []
         for index, event in enumerate(events):
             where = f"traceEvents[{index}]"
@@ -177,8 +192,14 @@ class Checker:
                                  f"{eargs['stream']!r}; HTA would take it for GPU work")
                 if cat in ("cuda_runtime", "cuda_driver") and is_int(eargs.get("correlation")):
                     host_correlations[eargs["correlation"]] += 1
+            if cat not in GPU_CATEGORIES and cat not in GPU_SIDE_CATEGORIES and is_int(eargs.get("correlation")):
+                any_host_correlations[eargs["correlation"]] += 1
             if cat in GPU_CATEGORIES:
                 gpu_events.append((where, event, eargs))
+        for correlation, count in sorted(any_host_correlations.items()):
+            if count > 1:
+                self.problem("correlation", f"correlation {correlation} is on {count} host events, not one "
+                             "(HTA joins GPU work to the first)")
         for where, event, eargs in gpu_events:
             self.check_gpu_event(where, event, eargs, host_correlations, devices, args)
         for cat in args.require_categories:
@@ -272,6 +293,37 @@ def check_rank_text(checker, document, text):
                     'every such file as rank 0')
 
 
+def collective_ends(document):
+    """The end (ts + dur, us) of each collective instance's kernel."""
+    ends = {}
+    for event in document.get("traceEvents", []):
+        if not isinstance(event, dict) or event.get("ph") != "X" or event.get("cat") != "kernel":
+            continue
+        instance = (event.get("args") or {}).get("collective")
+        if instance is not None and is_number(event.get("ts")) and is_number(event.get("dur")):
+            ends.setdefault(instance, event["ts"] + event["dur"])
+    return ends
+
+
+def check_aligned(checker, document, other_path, tolerance_us):
+    try:
+        other, _ = load(other_path)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        checker.problem("clock", f"{other_path} cannot be read as JSON: {error}")
+        return
+    if document.get("baseTimeNanoseconds") != other.get("baseTimeNanoseconds"):
+        checker.problem("clock", f"baseTimeNanoseconds {document.get('baseTimeNanoseconds')!r}, "
+                        f"{other_path} has {other.get('baseTimeNanoseconds')!r}: the files do not share an origin")
+    mine, theirs = collective_ends(document), collective_ends(other)
+    common = sorted(set(mine) & set(theirs))
+    if not common:
+        checker.problem("clock", f"no collective instance in both this file and {other_path}")
+    for instance in common:
+        if abs(mine[instance] - theirs[instance]) > tolerance_us:
+            checker.problem("clock", f"collective {instance} ends at {mine[instance]:.3f} us here, "
+                            f"at {theirs[instance]:.3f} in {other_path}: the files are not on one clock")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("trace")
@@ -282,6 +334,8 @@ def main(argv):
     parser.add_argument("--require-world-size", type=int)
     parser.add_argument("--require-backend")
     parser.add_argument("--require-device-properties", action="store_true")
+    parser.add_argument("--aligned-with", help="another rank's file, converted on its own")
+    parser.add_argument("--tolerance-us", type=float, default=50000.0)
     parser.add_argument("--summary", action="store_true", help="print the categories of X events as JSON")
     args = parser.parse_args(argv)
 
@@ -298,6 +352,8 @@ def main(argv):
     top = checker.check_top_level(document, args)
     check_rank_text(checker, document, text)
     categories = checker.check_events(top, args)
+    if args.aligned_with:
+        check_aligned(checker, document, args.aligned_with, args.tolerance_us)
     if args.summary:
         print(json.dumps({"categories": dict(sorted(categories.items()))}))
     for line in checker.problems:

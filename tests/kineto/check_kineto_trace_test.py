@@ -19,6 +19,7 @@ def valid_trace():
                    "grid": [66, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 13}
     return {
         "schemaVersion": 1,
+        "baseTimeNanoseconds": 1696186170000000000,
         "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
         "deviceProperties": [{"id": 0, "name": "GPU", "totalGlobalMem": 1 << 30, "computeMajor": 9,
                               "computeMinor": 0, "numSms": 132, "warpSize": 32}],
@@ -200,6 +201,62 @@ class CheckerTest(unittest.TestCase):
         trace = valid_trace()
         self.event(trace, "Memcpy HtoD")["dur"] = 1000.0  # as if in ns
         self.assert_rejected(trace, "is dur in microseconds?")
+
+    def test_base_time_not_an_integer(self):
+        trace = valid_trace()
+        trace["baseTimeNanoseconds"] = "1696186170000000000"
+        self.assert_rejected(trace, "baseTimeNanoseconds is '1696186170000000000'")
+
+    def test_base_time_after_trace_events(self):
+        trace = valid_trace()
+        trace["baseTimeNanoseconds"] = trace.pop("baseTimeNanoseconds")
+        self.assert_rejected(trace, '"baseTimeNanoseconds" comes after "traceEvents"')
+
+    def test_collective_slice_repeating_its_launchs_correlation(self):
+        trace = valid_trace()
+        trace["traceEvents"].insert(2, {"ph": "X", "cat": "collective", "name": "ncclAllReduce", "pid": 10,
+                                        "tid": 10, "ts": 1.5, "dur": 6.0, "args": {"correlation": 11}})
+        self.assert_rejected(trace, "correlation 11 is on 2 host events")
+        trace["traceEvents"][2]["args"] = {"kernel_correlation": 11}
+        code, output = self.run_checker(trace)
+        self.assertEqual(code, 0, output)
+
+    def rank_files(self, shift_us=0.0, base_delta=0):
+        paths = []
+        for rank in (0, 1):
+            trace = valid_trace()
+            trace["distributedInfo"]["rank"] = rank
+            trace["baseTimeNanoseconds"] += base_delta * rank
+            kernel = self.event(trace, "k")
+            kernel["args"]["collective"] = "0x5/1"
+            kernel["ts"] += shift_us * rank
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump(trace, f)
+                paths.append(f.name)
+        return paths
+
+    def check_pair(self, paths):
+        try:
+            result = subprocess.run([sys.executable, CHECKER, paths[1], "--aligned-with", paths[0]],
+                                    capture_output=True, text=True)
+        finally:
+            for path in paths:
+                os.unlink(path)
+        return result.returncode, result.stdout + result.stderr
+
+    def test_rank_files_on_one_clock(self):
+        code, output = self.check_pair(self.rank_files(shift_us=30.0))
+        self.assertEqual(code, 0, output)
+
+    def test_rank_files_each_from_its_own_zero(self):
+        code, output = self.check_pair(self.rank_files(shift_us=2_000_000.0))
+        self.assertEqual(code, 1, output)
+        self.assertIn("the files are not on one clock", output)
+
+    def test_rank_files_with_different_base_times(self):
+        code, output = self.check_pair(self.rank_files(base_delta=1000))
+        self.assertEqual(code, 1, output)
+        self.assertIn("the files do not share an origin", output)
 
     def test_missing_category(self):
         self.assert_rejected(valid_trace(), "no X event of category 'gpu_memset'",

@@ -6,7 +6,8 @@
 #    occupancy, the device's properties;
 #  - the NVTX program: ranges on CPU threads and their GPU projections;
 #  - an NCCL job of two ranks under the torchrun-like launcher, a file per
-#    rank: each file says its rank, the world size and the backend.
+#    rank: each file says its rank, the world size and the backend, and the
+#    two files, converted apart, are on one clock.
 #   kineto_e2e.sh PROFLAUNCH PROFTRACE PYTHON3 CHECKER LIBRARY_PATH TRAINING_LOOP NVTX_RANGES TORCHRUN_LIKE NCCL_RANKS
 set -euo pipefail
 proflaunch=$1 proftrace=$2 python=$3 checker=$4 library_path=$5
@@ -39,3 +40,6 @@ for rank in 0 1; do
   check "rank$rank.json" --require-rank "$rank" --require-world-size 2 --require-backend nccl \
     --require-categories kernel --require-device-properties
 done
+# Converted apart, the two files are on one clock (Kineto's
+# baseTimeNanoseconds): each all-reduce and all-gather ends at the same ts.
+check rank1.json --aligned-with "$work/rank0.json"
