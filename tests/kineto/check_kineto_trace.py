@@ -192,6 +192,11 @@ class Checker:
                                  f"{eargs['stream']!r}; HTA would take it for GPU work")
                 if cat in ("cuda_runtime", "cuda_driver") and is_int(eargs.get("correlation")):
                     host_correlations[eargs["correlation"]] += 1
+            if cat == "gpu.host_function":
+                for key in ("stream", "correlation"):
+                    if key in eargs:
+                        self.problem("host_function", f"{where} (host function {event.get('name')}): carries "
+                                     f"{key!r} as GPU work does; HTA would count it as GPU compute")
             if cat not in GPU_CATEGORIES and cat not in GPU_SIDE_CATEGORIES and is_int(eargs.get("correlation")):
                 any_host_correlations[eargs["correlation"]] += 1
             if cat in GPU_CATEGORIES:

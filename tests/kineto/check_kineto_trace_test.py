@@ -221,6 +221,16 @@ class CheckerTest(unittest.TestCase):
         code, output = self.run_checker(trace)
         self.assertEqual(code, 0, output)
 
+    def test_host_function_drawn_as_gpu_work(self):
+        trace = valid_trace()
+        trace["traceEvents"].insert(4, {"ph": "X", "cat": "gpu.host_function", "name": "done", "pid": 1000,
+                                        "tid": 1, "ts": 31.0, "dur": 2.0,
+                                        "args": {"host function stream": 7, "launch correlation": 11}})
+        code, output = self.run_checker(trace)
+        self.assertEqual(code, 0, output)
+        trace["traceEvents"][4]["args"] = {"stream": 7, "correlation": 11}
+        self.assert_rejected(trace, "HTA would count it as GPU compute")
+
     def rank_files(self, shift_us=0.0, base_delta=0):
         paths = []
         for rank in (0, 1):

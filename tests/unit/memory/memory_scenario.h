@@ -10,6 +10,7 @@
 #include "formats/trace_builder.h"
 #include "tests/unit/memory/memory_events.h"
 #include "tests/unit/tools/tool_fixture.h"
+#include "tests/unit/tools/trace_scenarios.h"
 #include "tools/proftrace/memory/memory_analysis.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
@@ -28,6 +29,8 @@ class MemoryScenario {
     spec.pid = pid;
     spec.argv = {"train.py", "--batch", "64"};
     spec.monotonic_ns = kStartNs;
+    // On a Kineto base-time boundary: the JSON's ts read as time since the start.
+    spec.realtime_ns = kKinetoQuarterWallNs;
     trace_.process(section_, spec);
     malloc_api_ = trace_.api(section_, "cudaMalloc", format::ApiDomain::kRuntime);
     free_api_ = trace_.api(section_, "cudaFree", format::ApiDomain::kRuntime);

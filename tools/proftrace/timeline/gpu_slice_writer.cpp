@@ -81,14 +81,19 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
 
   begin_gpu_slice(intern_static(category), name, work.placement);  // a literal
   slice_.flow_in = flow_id;
-  // Kineto's args first (device, stream, correlation), then our own.
+  // Kineto's args first (device, stream, correlation), then our own. A
+  // host function runs on a host thread, not the GPU: its stream and
+  // correlation under other names, or Kineto's consumers count it as GPU
+  // compute and find its correlation on two host events (issue 40).
+  const bool host_function = op != nullptr && op->kind == interpret::OperationKind::kKernel &&
+                             (op->launch.launch_flags & kLaunchHostFunction) != 0;
   add_device(args_, "device", work.device);
-  args_.add_uint("stream", section.stream_id(work.stream, work.launching_tid));
-  args_.add_uint("correlation", activity.correlation_id);
+  args_.add_uint(host_function ? "host function stream" : "stream", section.stream_id(work.stream, work.launching_tid));
+  args_.add_uint(host_function ? "launch correlation" : "correlation", activity.correlation_id);
   args_.add_uint("pid", section.model != nullptr ? section.model->pid() : section.pid);
   args_.add_uint("tid", work.launching_tid);
   if (device_activity.collective != nullptr) args_.add_text("collective", instance_label(*device_activity.collective));
-  if (op != nullptr && op->kind == interpret::OperationKind::kKernel && (op->launch.launch_flags & kLaunchHostFunction) != 0) {
+  if (host_function) {
     args_.add_bool("host_function", true);
   } else if (op != nullptr && op->kind == interpret::OperationKind::kKernel) {
     add_kernel_args(section, op->launch);
