@@ -28,6 +28,8 @@ using namespace format;
 // Rows per transaction: large enough that commits cost nothing measurable,
 // small enough that a transaction's dirty pages stay a few MB.
 constexpr uint64_t kRowsPerTransaction = 200'000;
+// functions.id of host functions the shim did not name (above any kernel's).
+constexpr int64_t kHostFunctionIdBase = 1'000'000'000;
 
 std::optional<int64_t> unless_negative(int32_t value) {
   if (value < 0) return std::nullopt;
@@ -178,8 +180,7 @@ class Exporter final : public interpret::Consumer {
   std::optional<int64_t> device_id(uint64_t section_id, int32_t device) const;
   int64_t api_id(const SectionModel& section, uint16_t api);
   std::optional<int64_t> function_id(const SectionModel& section, uint64_t handle, uint64_t at_ns);
-  int64_t host_function_id(const SectionModel& section, uint64_t address, uint64_t at_ns);
-  int64_t function_row(const std::string& mangled, const std::string& name);
+  int64_t host_function_id(const SectionModel& section, uint64_t address, uint64_t at_ns, bool launched);
   std::optional<int64_t> stack_id(const SectionModel& section, uint32_t native, uint32_t python);
   void row() {
     if (++rows_in_transaction_ < kRowsPerTransaction) return;
@@ -199,6 +200,7 @@ class Exporter final : public interpret::Consumer {
   std::map<std::pair<uint64_t, uint16_t>, int64_t> api_ids_;  // by (section, ApiDef number)
   std::unordered_map<std::string, int64_t> api_by_name_;
   std::unordered_map<std::string, int64_t> function_by_name_;
+  std::unordered_map<std::string, int64_t> host_function_by_name_;  // rows of kHostFunctionIdBase + n
   std::map<std::tuple<uint64_t, uint32_t, uint32_t>, std::optional<int64_t>> stack_ids_;
   std::unordered_map<std::string, int64_t> frame_by_name_;
   int64_t next_thread_id_ = 1;
@@ -297,19 +299,29 @@ int64_t Exporter::api_id(const SectionModel& section, uint16_t api) {
 std::optional<int64_t> Exporter::function_id(const SectionModel& section, uint64_t handle, uint64_t at_ns) {
   const std::string_view mangled = section.function_name(handle, at_ns);
   if (mangled.empty()) return std::nullopt;
-  return function_row(std::string(mangled), demangle(mangled));
+  auto [it, inserted] = function_by_name_.try_emplace(std::string(mangled), static_cast<int64_t>(function_by_name_.size()) + 1);
+  if (inserted) rows_.function.bind(1, it->second).bind(2, mangled).bind(3, demangle(mangled)).run();
+  return it->second;
 }
 
-// A host function has no mangled name of its own in the trace: its row holds
-// the name it is known by (interpret/host_function_names.h) in both columns.
-int64_t Exporter::host_function_id(const SectionModel& section, uint64_t address, uint64_t at_ns) {
+// A host function's row is named as convert names it
+// (interpret/host_function_names.h). A launched one the shim named
+// (FunctionDef: an exported symbol or object+offset) keeps the row and id it
+// always had, its mangled_name the shim's name; one without (HIP's, a graph's
+// host node) gets an id from kHostFunctionIdBase, so that its row moves no
+// kernel's id, with its name in both columns.
+int64_t Exporter::host_function_id(const SectionModel& section, uint64_t address, uint64_t at_ns, bool launched) {
   const std::string name = host_function_names_.name(section, address, at_ns);
-  return function_row(name, name);
-}
-
-int64_t Exporter::function_row(const std::string& mangled, const std::string& name) {
-  auto [it, inserted] = function_by_name_.try_emplace(mangled, static_cast<int64_t>(function_by_name_.size()) + 1);
-  if (inserted) rows_.function.bind(1, it->second).bind(2, mangled).bind(3, name).run();
+  const std::string_view recorded = launched ? section.function_name(address, at_ns) : std::string_view();
+  if (!recorded.empty()) {
+    auto [it, inserted] =
+        function_by_name_.try_emplace(std::string(recorded), static_cast<int64_t>(function_by_name_.size()) + 1);
+    if (inserted) rows_.function.bind(1, it->second).bind(2, recorded).bind(3, name).run();
+    return it->second;
+  }
+  auto [it, inserted] = host_function_by_name_.try_emplace(
+      name, kHostFunctionIdBase + static_cast<int64_t>(host_function_by_name_.size()) + 1);
+  if (inserted) rows_.function.bind(1, it->second).bind(2, name).bind(3, name).run();
   return it->second;
 }
 
@@ -378,7 +390,7 @@ void Exporter::graph_node(const SectionModel& section, const GraphNodeRecord& n)
   st.bind(5, graph_node_type_name(n.type));
   const bool host = n.type == static_cast<uint8_t>(GraphNodeType::kHost) && n.function != 0;
   st.bind(6, kernel ? function_id(section, n.function, UINT64_MAX)
-             : host ? std::optional<int64_t>(host_function_id(section, n.function, UINT64_MAX))
+             : host ? std::optional<int64_t>(host_function_id(section, n.function, UINT64_MAX, false))
                     : std::nullopt);
   const std::optional<int64_t> none;
   st.bind(7, kernel ? std::optional<int64_t>(n.grid.x) : none).bind(8, kernel ? std::optional<int64_t>(n.grid.y) : none);
@@ -402,7 +414,7 @@ void Exporter::operation(const interpret::Operation& op) {
       Statement& st = rows_.kernel;
       st.bind(1, call_id_).bind(2, process).bind(3, correlation).bind(4, int64_t{k.device}).bind(5, device_id(s, k.device));
       st.bind_bits(6, k.stream)
-          .bind(7, host_function ? std::optional<int64_t>(host_function_id(section, k.function, k.span.begin_ns))
+          .bind(7, host_function ? std::optional<int64_t>(host_function_id(section, k.function, k.span.begin_ns, true))
                                  : function_id(section, k.function, k.span.begin_ns));
       st.bind(8, int64_t{k.grid.x}).bind(9, int64_t{k.grid.y}).bind(10, int64_t{k.grid.z});
       st.bind(11, int64_t{k.block.x}).bind(12, int64_t{k.block.y}).bind(13, int64_t{k.block.z});
