@@ -24,6 +24,7 @@ constexpr size_t kChunkContentBytes = size_t{1} << 20;
 
 struct SectionDefinitions {
   symbols::SectionStacks stacks;
+  std::vector<uint64_t> function_handles;  // FunctionDef handles, in file order
   std::unordered_map<uint32_t, std::string> strings;
   uint32_t max_string_id = 0;
 };
@@ -36,6 +37,10 @@ class DefinitionsVisitor : public RecordVisitor {
       const auto def = record.as<StringDefRecord>();
       section.strings[def.id] = std::string(record.tail<StringDefRecord>());
       if (def.id > section.max_string_id) section.max_string_id = def.id;
+      return;
+    }
+    if (record.record_kind() == RecordKind::kFunctionDef) {
+      section.function_handles.push_back(record.as<FunctionDefRecord>().handle);
       return;
     }
     section.stacks.add(record);
@@ -143,22 +148,27 @@ SymbolTableResult append_symbol_table(const std::string& trace_path) {
   for (auto& [section_id, section] : visitor.sections) {
     // A trace that already has its table (joined again, or written by an
     // earlier run of this step) keeps it.
-    if (section.stacks.native_stacks().empty() || section.stacks.has_embedded_symbols()) continue;
+    if (section.stacks.has_embedded_symbols()) continue;
     TableBuilder builder(section);
     std::unordered_map<uint64_t, bool> seen;
-    for (const auto& [id, stack] : section.stacks.native_stacks()) {
-      for (const symbols::NativeFrameRef& frame : stack.frames) {
-        if (frame.module < 0 || !seen.emplace(frame.address, true).second) continue;
-        const symbols::ModuleInfo& module = section.stacks.modules()[static_cast<size_t>(frame.module)];
-        auto path = section.strings.find(module.path_string);
-        if (path == section.strings.end()) continue;
-        const symbols::SymbolFrames& frames = symbolizer.symbolize(path->second, module, frame.address);
-        ++result.addresses;
-        if (frames.empty()) continue;
-        if (!frames.back().function.empty()) ++result.named;
-        builder.symbol(frame.address, frames);
-      }
-    }
+    auto add = [&](uint64_t address, int32_t module_index) {
+      if (module_index < 0 || !seen.emplace(address, true).second) return;
+      const symbols::ModuleInfo& module = section.stacks.modules()[static_cast<size_t>(module_index)];
+      auto path = section.strings.find(module.path_string);
+      if (path == section.strings.end()) return;
+      const symbols::SymbolFrames& frames = symbolizer.symbolize(path->second, module, address);
+      ++result.addresses;
+      if (frames.empty()) return;
+      if (!frames.back().function.empty()) ++result.named;
+      builder.symbol(address, frames);
+    };
+    for (const auto& [id, stack] : section.stacks.native_stacks())
+      for (const symbols::NativeFrameRef& frame : stack.frames) add(frame.address, frame.module);
+    // A host function's FunctionDef names an address in the program; a
+    // kernel's names a driver handle, which no module holds (HIP's host
+    // stubs are in modules: their symbols are harmless, nothing asks).
+    for (uint64_t handle : section.function_handles)
+      add(handle + 1, section.stacks.module_ever_at(handle));
     std::vector<uint8_t> content = builder.content();
     if (!content.empty()) tables.emplace_back(section_id, std::move(content));
   }

@@ -4,6 +4,10 @@
 // (tools/symbols, elfutils) and appended as one Definitions chunk per section
 // of SymbolDef records and the strings they name. proftrace then prefers
 // these names, so a trace converted on another machine keeps them.
+// Host functions (cudaLaunchHostFunc's, cudaStreamAddCallback's) are named
+// the same way: every FunctionDef whose handle lies in a module is an address
+// in it, symbolized as a function entry (stored as entry + 1, the key a
+// return address would have: what proftrace's host-function lookup asks).
 #pragma once
 
 #include <cstdint>

@@ -96,4 +96,12 @@ int32_t SectionStacks::module_at(uint64_t address) const {
   return -1;
 }
 
+int32_t SectionStacks::module_ever_at(uint64_t address) const {
+  for (size_t i = modules_.size(); i-- > 0;) {
+    const ModuleInfo& module = modules_[i];
+    if (address >= module.start && address < module.end) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
 }  // namespace proflaunch::symbols

@@ -60,6 +60,12 @@ class SectionStacks {
 
   bool empty() const { return modules_.empty() && native_.empty() && python_.empty(); }
 
+  // The module that holds `address` among every module the section loaded,
+  // unloaded ones too, the latest first; -1 when none did. For addresses
+  // read from events (a host function's), which may outlive their module:
+  // a callback of a plugin closed since is still named from its file.
+  int32_t module_ever_at(uint64_t address) const;
+
  private:
   int32_t module_at(uint64_t address) const;
 

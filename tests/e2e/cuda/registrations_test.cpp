@@ -133,5 +133,88 @@ TEST(Registrations, HostFunctionsRecordTheProgramsFunction) {
   EXPECT_NE(dump.out.find(hex.str()), std::string::npos) << hex.str();
 }
 
+// Every output that names GPU work names a host function by the program's
+// function, symbolized like a stack frame (both are static: dladdr, which the
+// shim has, cannot name them), never by the runtime's trampoline or
+// module+offset.
+TEST(Registrations, HostFunctionsAreNamedInJsonAndStats) {
+  const TracedRun& run = traced_run();
+  REQUIRE_RUN(run);
+  const ProcessResult convert = run_proftrace({"convert", run.dir / "x.trace", "-o", run.dir / "x.json"});
+  ASSERT_TRUE(convert.exited_with(0)) << convert.describe();
+  PerfettoJson json;
+  std::string error;
+  ASSERT_TRUE(load_perfetto_json(run.dir / "x.json", &json, &error)) << error;
+  std::map<std::string, int> host_slices, gpu_slices;
+  for (const JsonValue* slice : json.slices()) {
+    const JsonValue& args = (*slice)["args"];
+    if ((*slice)["cat"].str() == "gpu.host_function") ++gpu_slices[(*slice)["name"].str()];
+    else if (args["host_function"].type == JsonValue::Type::kString) ++host_slices[args["host_function"].str()];
+  }
+  auto named = [](const std::map<std::string, int>& slices, const std::string& function) {
+    int n = 0;
+    for (const auto& [name, count] : slices)
+      if (name.find(function) != std::string::npos) n += count;
+    return n;
+  };
+  auto show = [](const std::map<std::string, int>& slices) {
+    std::string text;
+    for (const auto& [name, count] : slices) text += name + " x" + std::to_string(count) + "\n";
+    return text;
+  };
+  // The calls' args, then the GPU slices.
+  EXPECT_EQ(named(host_slices, "mark_step_done"), 3) << show(host_slices);
+  EXPECT_EQ(named(host_slices, "report_stream_done"), 3) << show(host_slices);
+  EXPECT_EQ(named(gpu_slices, "mark_step_done"), 3) << show(gpu_slices);
+  EXPECT_EQ(named(gpu_slices, "report_stream_done"), 3) << show(gpu_slices);
+  EXPECT_EQ(named(host_slices, "+0x"), 0) << show(host_slices);
+  EXPECT_EQ(named(gpu_slices, "+0x"), 0) << show(gpu_slices);
+
+  // stats (and so the report, which shows stats' tables): a note under the
+  // kernel table, with each function's count. (The name is DWARF's: no
+  // parameters for these file-local functions.)
+  const ProcessResult stats = run_proftrace({"stats", run.dir / "x.trace", "--section", "gpu-kernels"});
+  ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
+  EXPECT_NE(stats.out.find("mark_step_done 3 times"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("report_stream_done 3 times"), std::string::npos)
+      << stats.out;
+  EXPECT_EQ(stats.out.find("launches without GPU time"), std::string::npos) << stats.out;
+
+  // The SQL export: the kernels rows of host functions name them.
+  const ProcessResult exported =
+      run_proftrace({"export", "--quiet", "--sqlite", run.dir / "x.sqlite", run.dir / "x.trace"});
+  ASSERT_TRUE(exported.exited_with(0)) << exported.describe();
+  testing::RunOptions query;
+  query.argv = {build_path("PYTHON3"), "-c",
+                "import sqlite3, sys\n"
+                "db = sqlite3.connect(sys.argv[1])\n"
+                "for name, n in db.execute('SELECT f.name, count(*) FROM kernels k JOIN functions f "
+                "ON f.id = k.function_id WHERE k.host_function GROUP BY f.name ORDER BY f.name'):\n"
+                "    print(f'{name} x{n}')\n",
+                run.dir / "x.sqlite"};
+  const ProcessResult rows = testing::run_process(query);
+  ASSERT_TRUE(rows.exited_with(0)) << rows.describe();
+  EXPECT_NE(rows.out.find("mark_step_done x3"), std::string::npos) << rows.out;
+  EXPECT_NE(rows.out.find("report_stream_done x3"), std::string::npos) << rows.out;
+
+  // The launcher's symbol table has them, for a trace converted where the
+  // program is not: under entry + 1, the key the lookup asks for. The
+  // function is the outermost depth (-O2 inlines the atomic increment into
+  // mark_step_done's first instruction).
+  const ProcessResult dump = run_proftrace({"dump", run.dir / "x.trace"});
+  ASSERT_TRUE(dump.exited_with(0)) << dump.describe();
+  const std::map<std::string, uint64_t> printed = printed_addresses(run.program.out);
+  ASSERT_EQ(printed.size(), 2u) << run.program.out;
+  for (const auto& [function, address] : printed) {
+    std::ostringstream key;
+    key << "address=0x" << std::hex << address + 1 << " ";
+    std::string lines;
+    for (size_t at = dump.out.find(key.str()); at != std::string::npos; at = dump.out.find(key.str(), at + 1))
+      lines += dump.out.substr(at, dump.out.find('\n', at) - at) + "\n";
+    ASSERT_FALSE(lines.empty()) << function << ": no SymbolDef at " << key.str();
+    EXPECT_NE(lines.find("function=\"" + function + "\""), std::string::npos) << lines;
+  }
+}
+
 }  // namespace
 }  // namespace proflaunch::e2e

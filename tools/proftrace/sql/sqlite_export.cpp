@@ -15,6 +15,7 @@
 #include "tools/proftrace/sql/schema.h"
 #include "tools/proftrace/sql/sqlite_database.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
+#include "tools/proftrace/interpret/host_function_names.h"
 #include "tools/proftrace/interpret/interpreter.h"
 #include "tools/proftrace/interpret/nvtx_ranges.h"
 
@@ -27,6 +28,8 @@ using namespace format;
 // Rows per transaction: large enough that commits cost nothing measurable,
 // small enough that a transaction's dirty pages stay a few MB.
 constexpr uint64_t kRowsPerTransaction = 200'000;
+// functions.id of host functions the shim did not name (above any kernel's).
+constexpr int64_t kHostFunctionIdBase = 1'000'000'000;
 
 std::optional<int64_t> unless_negative(int32_t value) {
   if (value < 0) return std::nullopt;
@@ -177,6 +180,7 @@ class Exporter final : public interpret::Consumer {
   std::optional<int64_t> device_id(uint64_t section_id, int32_t device) const;
   int64_t api_id(const SectionModel& section, uint16_t api);
   std::optional<int64_t> function_id(const SectionModel& section, uint64_t handle, uint64_t at_ns);
+  int64_t host_function_id(const SectionModel& section, uint64_t address, uint64_t at_ns, bool launched);
   std::optional<int64_t> stack_id(const SectionModel& section, uint32_t native, uint32_t python);
   void row() {
     if (++rows_in_transaction_ < kRowsPerTransaction) return;
@@ -188,6 +192,7 @@ class Exporter final : public interpret::Consumer {
   const TraceModel& model_;
   Statements rows_;
   StackFormatter stack_formatter_;
+  interpret::HostFunctionNames host_function_names_;
   interpret::RangeTracker ranges_;
   std::map<uint64_t, int64_t> process_ids_;  // by section id
   std::map<std::pair<uint64_t, uint32_t>, int64_t> thread_ids_;
@@ -195,6 +200,7 @@ class Exporter final : public interpret::Consumer {
   std::map<std::pair<uint64_t, uint16_t>, int64_t> api_ids_;  // by (section, ApiDef number)
   std::unordered_map<std::string, int64_t> api_by_name_;
   std::unordered_map<std::string, int64_t> function_by_name_;
+  std::unordered_map<std::string, int64_t> host_function_by_name_;  // rows of kHostFunctionIdBase + n
   std::map<std::tuple<uint64_t, uint32_t, uint32_t>, std::optional<int64_t>> stack_ids_;
   std::unordered_map<std::string, int64_t> frame_by_name_;
   int64_t next_thread_id_ = 1;
@@ -298,6 +304,27 @@ std::optional<int64_t> Exporter::function_id(const SectionModel& section, uint64
   return it->second;
 }
 
+// A host function's row is named as convert names it
+// (interpret/host_function_names.h). A launched one the shim named
+// (FunctionDef: an exported symbol or object+offset) keeps the row and id it
+// always had, its mangled_name the shim's name; one without (HIP's, a graph's
+// host node) gets an id from kHostFunctionIdBase, so that its row moves no
+// kernel's id, with its name in both columns.
+int64_t Exporter::host_function_id(const SectionModel& section, uint64_t address, uint64_t at_ns, bool launched) {
+  const std::string name = host_function_names_.name(section, address, at_ns);
+  const std::string_view recorded = launched ? section.function_name(address, at_ns) : std::string_view();
+  if (!recorded.empty()) {
+    auto [it, inserted] =
+        function_by_name_.try_emplace(std::string(recorded), static_cast<int64_t>(function_by_name_.size()) + 1);
+    if (inserted) rows_.function.bind(1, it->second).bind(2, recorded).bind(3, name).run();
+    return it->second;
+  }
+  auto [it, inserted] = host_function_by_name_.try_emplace(
+      name, kHostFunctionIdBase + static_cast<int64_t>(host_function_by_name_.size()) + 1);
+  if (inserted) rows_.function.bind(1, it->second).bind(2, name).bind(3, name).run();
+  return it->second;
+}
+
 std::optional<int64_t> Exporter::stack_id(const SectionModel& section, uint32_t native, uint32_t python) {
   auto [it, inserted] = stack_ids_.try_emplace({section.section_id, native, python});
   if (!inserted) return it->second;
@@ -361,7 +388,10 @@ void Exporter::graph_node(const SectionModel& section, const GraphNodeRecord& n)
   Statement& st = rows_.graph_node;
   st.bind(1, process_id(section.section_id)).bind_bits(2, n.graph_exec).bind_bits(3, n.graph).bind_bits(4, n.node);
   st.bind(5, graph_node_type_name(n.type));
-  st.bind(6, kernel ? function_id(section, n.function, UINT64_MAX) : std::nullopt);
+  const bool host = n.type == static_cast<uint8_t>(GraphNodeType::kHost) && n.function != 0;
+  st.bind(6, kernel ? function_id(section, n.function, UINT64_MAX)
+             : host ? std::optional<int64_t>(host_function_id(section, n.function, UINT64_MAX, false))
+                    : std::nullopt);
   const std::optional<int64_t> none;
   st.bind(7, kernel ? std::optional<int64_t>(n.grid.x) : none).bind(8, kernel ? std::optional<int64_t>(n.grid.y) : none);
   st.bind(9, kernel ? std::optional<int64_t>(n.grid.z) : none).bind(10, kernel ? std::optional<int64_t>(n.block.x) : none);
@@ -383,7 +413,9 @@ void Exporter::operation(const interpret::Operation& op) {
       const bool host_function = (k.launch_flags & kLaunchHostFunction) != 0;
       Statement& st = rows_.kernel;
       st.bind(1, call_id_).bind(2, process).bind(3, correlation).bind(4, int64_t{k.device}).bind(5, device_id(s, k.device));
-      st.bind_bits(6, k.stream).bind(7, function_id(section, k.function, k.span.begin_ns));
+      st.bind_bits(6, k.stream)
+          .bind(7, host_function ? std::optional<int64_t>(host_function_id(section, k.function, k.span.begin_ns, true))
+                                 : function_id(section, k.function, k.span.begin_ns));
       st.bind(8, int64_t{k.grid.x}).bind(9, int64_t{k.grid.y}).bind(10, int64_t{k.grid.z});
       st.bind(11, int64_t{k.block.x}).bind(12, int64_t{k.block.y}).bind(13, int64_t{k.block.z});
       st.bind(14, int64_t{k.dynamic_shared_bytes}).bind(15, int64_t{k.launch_flags}).bind(16, int64_t{host_function});

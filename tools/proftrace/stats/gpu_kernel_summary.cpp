@@ -10,12 +10,20 @@
 // registers and static shared memory the function uses (FunctionDef), the
 // estimated achieved occupancy (stats/occupancy.h) weighted by GPU time, and
 // whether the name says it runs on tensor cores.
+// Host functions queued on streams (cudaLaunchHostFunc, cudaStreamAddCallback,
+// hipStreamAddCallback) are launched like kernels but are not kernel work:
+// a note names them (interpret/host_function_names.h) with their count and
+// the time they held their stream.
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "tools/proftrace/demangle.h"
+#include "tools/proftrace/interpret/host_function_names.h"
 #include "tools/proftrace/stats/duration_summary.h"
 #include "tools/proftrace/stats/kernel_launch_facts.h"
 #include "tools/proftrace/stats/stats_section.h"
@@ -66,7 +74,10 @@ class GpuKernelSummary final : public StatsSection {
   void on_operation(const interpret::Operation& op, const interpret::GpuWork* gpu) override {
     if (op.kind != interpret::OperationKind::kKernel) return;
     if (op.captured()) return;  // runs only when its graph is launched (`graphs`)
-    // A host function (launched like a kernel) is no kernel work.
+    if ((op.launch.launch_flags & kLaunchHostFunction) != 0) {
+      host_function(op, gpu);
+      return;
+    }
     if (gpu == nullptr || gpu->activity.kind != static_cast<uint8_t>(GpuActivityKind::kKernel)) {
       ++without_gpu_time_;
       return;
@@ -150,6 +161,7 @@ class GpuKernelSummary final : public StatsSection {
     if (activities_without_operation_ > 0)
       table.notes.push_back(std::to_string(activities_without_operation_) +
                             " GPU kernels whose launch is not in the trace are not counted");
+    if (!host_functions_.empty()) table.notes.push_back(host_functions_note());
     if (sm_count_missing)
       table.notes.push_back("Blocks/SM is '-' where a launch's device has no DeviceInfo (no SM count)");
     if (occupancy_missing)
@@ -179,7 +191,43 @@ class GpuKernelSummary final : public StatsSection {
     ++k.with_sm_count;
   }
 
+  struct HostFunctionSummary {
+    uint64_t count = 0;
+    uint64_t timed = 0;  // of them, with GPU time
+    uint64_t gpu_ns = 0;
+  };
+
+  void host_function(const interpret::Operation& op, const interpret::GpuWork* gpu) {
+    HostFunctionSummary& summary =
+        host_functions_[host_function_names_.name(*op.section->model, op.launch.function, op.launch.span.begin_ns)];
+    ++summary.count;
+    if (gpu == nullptr || gpu->activity.kind != static_cast<uint8_t>(GpuActivityKind::kHostFunction)) return;
+    ++summary.timed;
+    summary.gpu_ns += gpu->duration_ns();
+  }
+
+  // "host functions on streams, not kernels (not counted above): f(void*) 3 times, 1200 ns; ..."
+  std::string host_functions_note() const {
+    std::vector<std::pair<std::string, HostFunctionSummary>> sorted(host_functions_.begin(), host_functions_.end());
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second.gpu_ns > b.second.gpu_ns; });
+    constexpr size_t kMaxNamed = 10;
+    std::string note = "host functions run on streams, not kernels (not counted above): ";
+    for (size_t i = 0; i < sorted.size() && i < kMaxNamed; ++i) {
+      const auto& [name, summary] = sorted[i];
+      if (i > 0) note += "; ";
+      note += name + " " + std::to_string(summary.count) + (summary.count == 1 ? " time" : " times");
+      if (summary.timed == summary.count) note += ", " + format_ns(summary.gpu_ns) + " ns";
+      else if (summary.timed > 0) note += ", " + format_ns(summary.gpu_ns) + " ns in " + std::to_string(summary.timed);
+      else note += ", no GPU time";
+    }
+    if (sorted.size() > kMaxNamed) note += "; and " + std::to_string(sorted.size() - kMaxNamed) + " more";
+    return note;
+  }
+
   std::map<std::string, KernelSummary> by_name_;
+  interpret::HostFunctionNames host_function_names_;
+  std::map<std::string, HostFunctionSummary> host_functions_;
   uint64_t nodes_without_record_ = 0;
   uint64_t without_gpu_time_ = 0;
   uint64_t activities_without_operation_ = 0;

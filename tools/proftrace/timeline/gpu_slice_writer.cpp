@@ -61,8 +61,10 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   std::string_view category = "gpu";
   Str name;
   if (op != nullptr && op->kind == interpret::OperationKind::kKernel) {
-    category = (op->launch.launch_flags & kLaunchHostFunction) != 0 ? "gpu.host_function" : "kernel";
-    name = section.kernel_name(op->launch.function, op->launch.span.begin_ns);
+    const bool host_function = (op->launch.launch_flags & kLaunchHostFunction) != 0;
+    category = host_function ? "gpu.host_function" : "kernel";
+    name = host_function ? section.host_function_name(op->launch.function, op->launch.span.begin_ns)
+                         : section.kernel_name(op->launch.function, op->launch.span.begin_ns);
   } else if (op != nullptr && op->kind == interpret::OperationKind::kCopy) {
     category = "gpu_memcpy";
     name = intern("Memcpy " + copy_direction_name(op->copy.direction) + peer_devices_text(op->copy));
@@ -228,6 +230,8 @@ void SliceWriter::graph_replay_node(const HostOperation& launch, const DeviceAct
   Str name;
   if (kind == GpuActivityKind::kKernel && record != nullptr && record->function != 0)
     name = section.kernel_name(record->function, launch.span().begin_ns);
+  else if (kind == GpuActivityKind::kHostFunction && record != nullptr && record->function != 0)
+    name = section.host_function_name(record->function, launch.span().begin_ns);
   else if (kind == GpuActivityKind::kMemoryCopy)
     name = intern_static("Memcpy");
   else if (kind == GpuActivityKind::kMemorySet)

@@ -160,7 +160,7 @@ void SliceWriter::write_operation(const HostOperation& op, const ApiPlacement& p
     case interpret::OperationKind::kKernel: {
       const auto& launch = op.launch;
       if (launch.launch_flags & kLaunchHostFunction) {
-        args_.add_string("host_function", section.kernel_name(launch.function, launch.span.begin_ns));
+        args_.add_string("host_function", section.host_function_name(launch.function, launch.span.begin_ns));
         args_.add_string("target_stream", section.stream_text(launch.stream));
         add_device(args_, "device", launch.device);
         break;

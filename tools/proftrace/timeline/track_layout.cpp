@@ -94,6 +94,14 @@ Str SectionContext::kernel_name(uint64_t handle, uint64_t at_ns) {
   return (*slot.names)[index];
 }
 
+Str SectionContext::host_function_name(uint64_t address, uint64_t at_ns) {
+  auto found = host_function_names.find(address);
+  if (found != host_function_names.end()) return found->second;
+  std::string name = "host function " + hex(address);
+  if (model != nullptr && host_functions != nullptr) name = host_functions->name(*model, address, at_ns);
+  return host_function_names.emplace(address, strings->intern(name)).first->second;
+}
+
 uint64_t SectionContext::stream_id(uint64_t stream, uint32_t launching_tid) {
   if ((stream & kStreamOfBackend) != 0) return stream & ~kStreamOfBackend;  // the backend's (CUPTI's) own id
   const auto key = std::make_pair(stream, stream == kStreamPerThread ? launching_tid : 0u);
@@ -133,6 +141,7 @@ TrackLayout::TrackLayout(const TraceModel& model, TimelineSink& out, StringTable
   for (const SectionModel* section : model.ordered()) {
     auto context = std::make_unique<SectionContext>();
     context->strings = &strings_;
+    context->host_functions = &host_functions_;
     context->model = section;
     context->offset_ns = clocks_.offset_ns(*section);
     context->display_order = order++;
@@ -154,6 +163,7 @@ SectionContext& TrackLayout::section(uint64_t section_id) {
   // Events of a section whose definitions were lost.
   auto context = std::make_unique<SectionContext>();
   context->strings = &strings_;
+  context->host_functions = &host_functions_;
   context->model = model_.find(section_id);
   context->pid = next_remapped_pid_++;
   context->display_order = static_cast<uint32_t>(sections_.size());

@@ -18,6 +18,7 @@
 #include "tools/proftrace/timeline/time_math.h"
 #include "tools/proftrace/timeline/timeline_events.h"
 #include "tools/proftrace/interpret/clock_alignment.h"
+#include "tools/proftrace/interpret/host_function_names.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
 namespace proflaunch::tools::timeline {
@@ -60,6 +61,7 @@ struct SectionContext {
   int64_t offset_ns = 0;      // added to timestamps before subtracting the base
   uint32_t display_order = 0;  // position among sections, for sort indices
   StringTable* strings = nullptr;
+  interpret::HostFunctionNames* host_functions = nullptr;  // the layout's, shared by every section
   // Caches of interned names.
   struct ApiLabel {
     Str name;
@@ -67,6 +69,7 @@ struct SectionContext {
   };
   std::unordered_map<uint16_t, ApiLabel> api_labels;
   std::unordered_map<uint64_t, std::vector<Str>> kernel_names;  // per FunctionDef version
+  std::unordered_map<uint64_t, Str> host_function_names;        // by address
   // The last kernels looked up (twice per launch: its call and its GPU
   // work), by handle, so that most launches skip both maps.
   struct KernelNameCacheEntry {
@@ -111,6 +114,10 @@ struct SectionContext {
 
   const ApiLabel& api_label(uint16_t api);
   Str kernel_name(uint64_t handle, uint64_t at_ns);
+  // A host function's name (interpret/host_function_names.h), by the address
+  // its KernelLaunch holds; the first call's time picks a FunctionDef
+  // fallback for all.
+  Str host_function_name(uint64_t address, uint64_t at_ns);
 };
 
 
@@ -195,6 +202,7 @@ class TrackLayout {
   const TraceModel& model_;
   TimelineSink& out_;
   StringTable& strings_;
+  interpret::HostFunctionNames host_functions_;
   ClockAlignment clocks_;
   int64_t base_ns_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<SectionContext>> sections_;
