@@ -117,6 +117,29 @@ bool define_function(uint64_t handle, std::string_view name, const FunctionResou
   }
 }
 
+bool define_function_resources(uint64_t handle, const FunctionResources& resources, uint64_t since_ns) noexcept {
+  DefinitionStore& s = store();
+  try {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto entry = s.function_names.find(handle);
+    if (entry == s.function_names.end()) return false;
+    FunctionDefRecord record{};
+    record.header = header_for<FunctionDefRecord>();
+    record.name_string = entry->second;
+    record.handle = handle;
+    record.since_ns = since_ns;
+    record.registers_per_thread = resources.registers_per_thread;
+    record.static_shared_bytes = resources.static_shared_bytes;
+    record.max_threads_per_block = resources.max_threads_per_block;
+    record.local_bytes_per_thread = resources.local_bytes_per_thread;
+    record.attributes_known = resources.known;
+    append_record(s.catalog, record);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 bool function_defined_as(uint64_t handle, std::string_view name) noexcept {
   DefinitionStore& s = store();
   try {
