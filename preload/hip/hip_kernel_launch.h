@@ -25,7 +25,6 @@
 #include <cstdint>
 
 #include "formats/records.h"
-#include "preload/base/clock.h"
 #include "preload/cuda/rows/launch_row.h"
 #include "preload/hip/hip_services.h"
 #include "preload/hip/hip_stream_operation.h"
@@ -82,12 +81,11 @@ struct HipKernelLaunchRow {
       return launch.dispatch.launch(runs_on(launch.row.stream, Hook::per_thread), operation.dispatch_start(),
                                     operation.dispatch_stop());
     };
-    const uint64_t before_ns = now_ns();
     const hipError_t result = cuda::submit<format::KernelLaunchRecord>(
         operation, launch_now, format::GpuActivityKind::kKernel,
         [&](format::KernelLaunchRecord& record) { launch.row.fill(record); });
     if (result == hipSuccess)
-      describe_function_resources(launch.row.function, launch.module_function, before_ns);
+      describe_function_resources(launch.row.function, launch.module_function);
     return result;
   }
 };

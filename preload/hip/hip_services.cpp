@@ -117,7 +117,7 @@ bool first_ask(uint64_t handle) noexcept {
 
 }  // namespace
 
-void describe_function_resources(uint64_t handle, bool module_function, uint64_t since_ns) noexcept {
+void describe_function_resources(uint64_t handle, bool module_function) noexcept {
   if (!first_ask(handle)) return;
   const HipServices& hip = hip_services();
   if (!hip.complete) return;
@@ -147,7 +147,7 @@ void describe_function_resources(uint64_t handle, bool module_function, uint64_t
         resources.max_threads_per_block);
     ask(HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, format::kFunctionLocalBytes, resources.local_bytes_per_thread);
   }
-  if (resources.known != 0) define_function_resources(handle, resources, since_ns);
+  if (resources.known != 0) define_function_resources(handle, resources);
 }
 
 }  // namespace proflaunch::hip

@@ -67,10 +67,10 @@ void set_current_device(int device) noexcept;
 // After a kernel's first successful launch: asks the runtime what the kernel
 // uses (hipFuncGetAttributes for a registered kernel's host stub,
 // hipFuncGetAttribute for a module's hipFunction_t) and writes its
-// FunctionDef again with them, valid from `since_ns` (the launch's start).
+// FunctionDef again with them (valid as long as the definition it completes).
 // Asked after the launch, not at registration: the query loads the code
 // object, which belongs to the first launch (docs/amd.md).
-void describe_function_resources(uint64_t handle, bool module_function, uint64_t since_ns) noexcept;
+void describe_function_resources(uint64_t handle, bool module_function) noexcept;
 
 // The device id AMD devices have in records: kAmdDeviceBase + ordinal, so
 // that a process using both vendors' runtimes has distinct devices. Defines

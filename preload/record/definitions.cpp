@@ -21,6 +21,7 @@ struct DefinitionStore {
   std::vector<uint8_t> section_records;
   std::unordered_map<std::string, uint32_t> string_ids;
   std::unordered_map<uint64_t, uint32_t> function_names;  // handle -> name string
+  std::unordered_map<uint64_t, uint64_t> function_since;  // handle -> since_ns of its current definition
   std::unordered_map<uint16_t, uint32_t> api_names;       // api -> name string
   uint32_t next_string_id = 1;
 };
@@ -105,6 +106,7 @@ bool define_function(uint64_t handle, std::string_view name, const FunctionResou
     record.name_string = name_string;
     record.handle = handle;
     record.since_ns = now_ns();
+    s.function_since[handle] = record.since_ns;
     record.registers_per_thread = resources.registers_per_thread;
     record.static_shared_bytes = resources.static_shared_bytes;
     record.max_threads_per_block = resources.max_threads_per_block;
@@ -117,7 +119,7 @@ bool define_function(uint64_t handle, std::string_view name, const FunctionResou
   }
 }
 
-bool define_function_resources(uint64_t handle, const FunctionResources& resources, uint64_t since_ns) noexcept {
+bool define_function_resources(uint64_t handle, const FunctionResources& resources) noexcept {
   DefinitionStore& s = store();
   try {
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -127,7 +129,10 @@ bool define_function_resources(uint64_t handle, const FunctionResources& resourc
     record.header = header_for<FunctionDefRecord>();
     record.name_string = entry->second;
     record.handle = handle;
-    record.since_ns = since_ns;
+    // The same definition with what it uses: valid from the same moment, so
+    // that readers (who keep the later of equal since_ns) take it for every
+    // launch since, the first one included.
+    record.since_ns = s.function_since[handle];
     record.registers_per_thread = resources.registers_per_thread;
     record.static_shared_bytes = resources.static_shared_bytes;
     record.max_threads_per_block = resources.max_threads_per_block;
