@@ -111,6 +111,20 @@ void hiprtc_log() {
   expect(hiprtcGetProgramLogSize(bogus, &size) == HIPRTC_ERROR_INVALID_PROGRAM, "not a program");
 }
 
+// For the profiler's end-to-end test: lds_quarter on 8 workgroups per CU,
+// enough to fill every CU (4 fit at once, by LDS: 50% occupancy).
+void launch_lds_quarter() {
+  int cus = 0;
+  expect(hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, 0) == hipSuccess, "CU count");
+  float* x = nullptr;
+  expect(hipMalloc(&x, 4096 * sizeof(float)) == hipSuccess, "hipMalloc");
+  hipLaunchKernelGGL(lds_quarter, dim3(8 * cus), dim3(256), 0, nullptr, x);
+  expect(hipGetLastError() == hipSuccess, "launch");
+  hipLaunchKernelGGL(lds_quarter, dim3(8 * cus), dim3(256), 0, nullptr, x);
+  expect(hipDeviceSynchronize() == hipSuccess, "sync");
+  expect(hipFree(x) == hipSuccess, "hipFree");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,6 +134,7 @@ int main(int argc, char** argv) {
   else if (check == "peer-access") peer_access();
   else if (check == "image-support") image_support();
   else if (check == "hiprtc-log") hiprtc_log();
+  else if (check == "launch-lds-quarter") launch_lds_quarter();
   else {
     std::fprintf(stderr, "usage: api_checks func-attributes|occupancy|peer-access|image-support|hiprtc-log\n");
     return 2;
