@@ -66,6 +66,7 @@ struct HipDispatchLaunch {
 struct HipKernelLaunchRow {
   cuda::LaunchRowOf<HipVendor> row;
   HipDispatchLaunch dispatch;
+  bool module_function;  // row.function is a hipFunction_t, not a host stub
 
   template <typename Hook, typename Describe, typename CallReal>
   static auto run(Describe&& describe, CallReal&& call_real) {
@@ -80,9 +81,12 @@ struct HipKernelLaunchRow {
       return launch.dispatch.launch(runs_on(launch.row.stream, Hook::per_thread), operation.dispatch_start(),
                                     operation.dispatch_stop());
     };
-    return cuda::submit<format::KernelLaunchRecord>(
+    const hipError_t result = cuda::submit<format::KernelLaunchRecord>(
         operation, launch_now, format::GpuActivityKind::kKernel,
         [&](format::KernelLaunchRecord& record) { launch.row.fill(record); });
+    if (result == hipSuccess)
+      describe_function_resources(launch.row.function, launch.module_function);
+    return result;
   }
 };
 
@@ -93,7 +97,8 @@ inline HipKernelLaunchRow kernel_launch(const void* function, dim3 grid, dim3 bl
                                         hipStream_t stream) noexcept {
   HipKernelLaunchRow launch{{reinterpret_cast<uint64_t>(function), {grid.x, grid.y, grid.z},
                              {block.x, block.y, block.z}, static_cast<uint32_t>(shared_bytes), stream, 0},
-                            {}};
+                            {},
+                            false};
   launch.dispatch.entry = HipDispatchLaunch::Entry::kRegistered;
   launch.dispatch.function = function;
   launch.dispatch.grid = grid;
@@ -122,7 +127,8 @@ inline HipKernelLaunchRow work_size_kernel_launch(hipFunction_t f, uint32_t gx, 
   auto blocks = [](uint32_t global, uint32_t local) { return local == 0 ? 0u : (global + local - 1) / local; };
   HipKernelLaunchRow launch{{reinterpret_cast<uint64_t>(f), {blocks(gx, lx), blocks(gy, ly), blocks(gz, lz)},
                              {lx, ly, lz}, static_cast<uint32_t>(shared_bytes), stream, format::kLaunchExtended},
-                            {}};
+                            {},
+                            true};
   if (start != nullptr || stop != nullptr) return launch;
   HipDispatchLaunch& d = launch.dispatch;
   d.entry = HipDispatchLaunch::Entry::kModule;
@@ -143,7 +149,8 @@ inline HipKernelLaunchRow work_size_kernel_launch(hipFunction_t f, uint32_t gx, 
 inline HipKernelLaunchRow module_kernel_launch(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
                                                uint32_t by, uint32_t bz, uint32_t shared_bytes, hipStream_t stream,
                                                void** params, void** extra) noexcept {
-  HipKernelLaunchRow launch{{reinterpret_cast<uint64_t>(f), {gx, gy, gz}, {bx, by, bz}, shared_bytes, stream, 0}, {}};
+  HipKernelLaunchRow launch{
+      {reinterpret_cast<uint64_t>(f), {gx, gy, gz}, {bx, by, bz}, shared_bytes, stream, 0}, {}, true};
   const uint64_t global[3] = {uint64_t(gx) * bx, uint64_t(gy) * by, uint64_t(gz) * bz};
   if (gx > 0x7fffffffu || gy > 65536 || gz > 65536 || global[0] > UINT32_MAX || global[1] > UINT32_MAX ||
       global[2] > UINT32_MAX)

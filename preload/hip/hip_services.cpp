@@ -55,6 +55,8 @@ const HipServices& hip_services() noexcept {
   if (!resolve(s.ext_module_launch_kernel,
                "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"))
     resolve(s.ext_module_launch_kernel, "hipExtModuleLaunchKernel");
+  resolve(s.func_get_attributes, "hipFuncGetAttributes");
+  resolve(s.func_get_attribute, "hipFuncGetAttribute");
   if (ok) services = s;
   ready.store(true, std::memory_order_release);
   return services;
@@ -78,10 +80,74 @@ int32_t recorded_device(int ordinal) noexcept {
       device.name = name;
       device.multiprocessor_count = static_cast<uint32_t>(props.multiProcessorCount);
       device.total_memory_bytes = props.totalGlobalMem;
+      // What AMD occupancy needs (stats/amd_occupancy.h): LDS per CU and the
+      // wavefront size; the target is in the name.
+      auto count = [](int value) { return value > 0 ? static_cast<uint32_t>(value) : 0u; };
+      device.max_threads_per_multiprocessor = count(props.maxThreadsPerMultiProcessor);
+      device.registers_per_block = count(props.regsPerBlock);
+      device.shared_bytes_per_multiprocessor = static_cast<uint32_t>(props.maxSharedMemoryPerMultiProcessor);
+      device.shared_bytes_per_block = static_cast<uint32_t>(props.sharedMemPerBlock);
+      device.warp_size = count(props.warpSize);
+      device.compute_capability_major = static_cast<uint16_t>(count(props.major));
+      device.compute_capability_minor = static_cast<uint16_t>(count(props.minor));
       define_device(device);
     }
   }
   return format::kAmdDeviceBase + ordinal;
+}
+
+namespace {
+
+// Handles whose resources were asked: a fixed open-addressed table, so that
+// every launch checks without a lock; when it is full, nothing more is asked.
+constexpr size_t kAskedSlots = 8192;
+std::atomic<uint64_t> g_asked[kAskedSlots];
+
+bool first_ask(uint64_t handle) noexcept {
+  if (handle == 0) return false;
+  size_t slot = (handle >> 4) * 0x9E3779B97F4A7C15ull % kAskedSlots;
+  for (size_t probe = 0; probe < kAskedSlots; ++probe, slot = (slot + 1) % kAskedSlots) {
+    uint64_t seen = g_asked[slot].load(std::memory_order_acquire);
+    if (seen == handle) return false;
+    if (seen == 0 && g_asked[slot].compare_exchange_strong(seen, handle)) return true;
+    if (seen == handle) return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+void describe_function_resources(uint64_t handle, bool module_function) noexcept {
+  if (!first_ask(handle)) return;
+  const HipServices& hip = hip_services();
+  if (!hip.complete) return;
+  const LastErrorGuard keep(hip);
+  FunctionResources resources;
+  auto store = [&](int value, uint32_t bit, uint32_t& field) {
+    if (value < 0) return;
+    field = static_cast<uint32_t>(value);
+    resources.known |= bit;
+  };
+  if (!module_function && hip.func_get_attributes != nullptr) {
+    hipFuncAttributes a{};
+    if (hip.func_get_attributes(&a, reinterpret_cast<const void*>(handle)) != hipSuccess) return;
+    store(a.numRegs, format::kFunctionRegisters, resources.registers_per_thread);
+    store(static_cast<int>(a.sharedSizeBytes), format::kFunctionStaticShared, resources.static_shared_bytes);
+    store(a.maxThreadsPerBlock, format::kFunctionMaxThreadsPerBlock, resources.max_threads_per_block);
+    store(static_cast<int>(a.localSizeBytes), format::kFunctionLocalBytes, resources.local_bytes_per_thread);
+  } else if (module_function && hip.func_get_attribute != nullptr) {
+    auto ask = [&](hipFunction_attribute which, uint32_t bit, uint32_t& field) {
+      int value = -1;
+      if (hip.func_get_attribute(&value, which, reinterpret_cast<hipFunction_t>(handle)) == hipSuccess)
+        store(value, bit, field);
+    };
+    ask(HIP_FUNC_ATTRIBUTE_NUM_REGS, format::kFunctionRegisters, resources.registers_per_thread);
+    ask(HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, format::kFunctionStaticShared, resources.static_shared_bytes);
+    ask(HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, format::kFunctionMaxThreadsPerBlock,
+        resources.max_threads_per_block);
+    ask(HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, format::kFunctionLocalBytes, resources.local_bytes_per_thread);
+  }
+  if (resources.known != 0) define_function_resources(handle, resources);
 }
 
 }  // namespace proflaunch::hip

@@ -29,6 +29,9 @@ struct HipServices {
   hipError_t (*ext_launch_kernel)(const void*, dim3, dim3, void**, size_t, hipStream_t, hipEvent_t, hipEvent_t, int);
   hipError_t (*ext_module_launch_kernel)(hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
                                          size_t, hipStream_t, void**, void**, hipEvent_t, hipEvent_t, uint32_t);
+  // A kernel's resource use (registers, LDS), for occupancy; null if absent.
+  hipError_t (*func_get_attributes)(hipFuncAttributes*, const void*);
+  hipError_t (*func_get_attribute)(int*, hipFunction_attribute, hipFunction_t);
 };
 
 // All null until libamdhip64 is loaded (the lookup is retried until it is).
@@ -60,6 +63,14 @@ class LastErrorGuard {
 // starts every thread on device 0).
 int current_device() noexcept;
 void set_current_device(int device) noexcept;
+
+// After a kernel's first successful launch: asks the runtime what the kernel
+// uses (hipFuncGetAttributes for a registered kernel's host stub,
+// hipFuncGetAttribute for a module's hipFunction_t) and writes its
+// FunctionDef again with them (valid as long as the definition it completes).
+// Asked after the launch, not at registration: the query loads the code
+// object, which belongs to the first launch (docs/amd.md).
+void describe_function_resources(uint64_t handle, bool module_function) noexcept;
 
 // The device id AMD devices have in records: kAmdDeviceBase + ordinal, so
 // that a process using both vendors' runtimes has distinct devices. Defines

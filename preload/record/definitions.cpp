@@ -21,6 +21,7 @@ struct DefinitionStore {
   std::vector<uint8_t> section_records;
   std::unordered_map<std::string, uint32_t> string_ids;
   std::unordered_map<uint64_t, uint32_t> function_names;  // handle -> name string
+  std::unordered_map<uint64_t, uint64_t> function_since;  // handle -> since_ns of its current definition
   std::unordered_map<uint16_t, uint32_t> api_names;       // api -> name string
   uint32_t next_string_id = 1;
 };
@@ -105,6 +106,33 @@ bool define_function(uint64_t handle, std::string_view name, const FunctionResou
     record.name_string = name_string;
     record.handle = handle;
     record.since_ns = now_ns();
+    s.function_since[handle] = record.since_ns;
+    record.registers_per_thread = resources.registers_per_thread;
+    record.static_shared_bytes = resources.static_shared_bytes;
+    record.max_threads_per_block = resources.max_threads_per_block;
+    record.local_bytes_per_thread = resources.local_bytes_per_thread;
+    record.attributes_known = resources.known;
+    append_record(s.catalog, record);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool define_function_resources(uint64_t handle, const FunctionResources& resources) noexcept {
+  DefinitionStore& s = store();
+  try {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto entry = s.function_names.find(handle);
+    if (entry == s.function_names.end()) return false;
+    FunctionDefRecord record{};
+    record.header = header_for<FunctionDefRecord>();
+    record.name_string = entry->second;
+    record.handle = handle;
+    // The same definition with what it uses: valid from the same moment, so
+    // that readers (who keep the later of equal since_ns) take it for every
+    // launch since, the first one included.
+    record.since_ns = s.function_since[handle];
     record.registers_per_thread = resources.registers_per_thread;
     record.static_shared_bytes = resources.static_shared_bytes;
     record.max_threads_per_block = resources.max_threads_per_block;

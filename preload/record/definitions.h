@@ -44,6 +44,9 @@ struct FunctionResources {
 // Names a device function handle from now on (a handle may be reused after a
 // module unload: define it again with its new name).
 bool define_function(uint64_t handle, std::string_view name, const FunctionResources& resources = {}) noexcept;
+// Writes `handle`'s current FunctionDef again, same name and since_ns, with
+// the resources it uses (false if the handle is not named).
+bool define_function_resources(uint64_t handle, const FunctionResources& resources) noexcept;
 // Whether `handle` is defined with `name` now (nothing to write again, and
 // no reason to ask the driver about its resources again).
 bool function_defined_as(uint64_t handle, std::string_view name) noexcept;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <sstream>
 
 #include "tests/e2e/cuda/support/traced_run.h"
 
@@ -317,6 +318,50 @@ TEST(RealRocmLibraries, RocSparseSpmvKernelsAndCopiesAreTraced) {
   EXPECT_TRUE(csrmv) << describe(run.trace);
   EXPECT_GE(image.copies().size(), 5u);  // four in, one out
   ASSERT_NO_FATAL_FAILURE(expect_timed_on_amd(image));
+}
+
+// Issue 37 item 6: a hipcc-built kernel with 16 KiB of static LDS, launched
+// as 256 work-items (4 waves) on 8 workgroups per CU of the simulated gfx90a
+// (tests/simgpu/hip/tests/api_checks.hip). Its VGPRs are the code object's
+// (a handful: they do not limit, 512 / 8 > 8 waves), so AMD's rules give
+// 64 KiB / 16 KiB = 4 workgroups = 16 of a CU's 32 wave slots: 50%.
+TEST(HipReports, StatsShowRegistersAndAmdOccupancy) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/hip.trace";
+  const ProcessResult run =
+      testing::run_process(traced(trace, {build_path("HIP_API_CHECKS"), "launch-lds-quarter"}, {}, {kCosts}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const ProcessResult stats = run_proftrace({"stats", "--section", "gpu-kernels", "--csv", trace});
+  ASSERT_TRUE(stats.exited_with(0)) << stats.describe();
+  std::vector<std::string> header, row;
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    size_t start = 0;
+    for (size_t comma; (comma = line.find(',', start)) != std::string::npos; start = comma + 1)
+      cells.push_back(line.substr(start, comma - start));
+    cells.push_back(line.substr(start));
+    return cells;
+  };
+  std::istringstream lines(stats.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("Regs") != std::string::npos && header.empty()) header = split(line);
+    if (line.find("lds_quarter") != std::string::npos) row = split(line);
+  }
+  ASSERT_FALSE(header.empty()) << stats.out;
+  ASSERT_FALSE(row.empty()) << stats.out;
+  auto cell = [&](const std::string& name) -> std::string {
+    for (size_t i = 0; i < header.size() && i < row.size(); ++i)
+      if (header[i].find(name) == 0) return row[i];
+    return "?";
+  };
+  const std::string regs = cell("Regs");
+  ASSERT_FALSE(regs.empty() || regs == "-" || regs == "?") << stats.out;
+  EXPECT_GE(std::stoi(regs), 1) << stats.out;
+  EXPECT_LE(std::stoi(regs), 64) << stats.out;
+  EXPECT_EQ(cell("Static Shared"), "16384") << stats.out;
+  const std::string occupancy = cell("Est. Occupancy");
+  ASSERT_FALSE(occupancy == "-" || occupancy == "?") << stats.out;
+  EXPECT_DOUBLE_EQ(std::stod(occupancy), 50.0) << stats.out;
 }
 
 TEST(HipReports, StatsAndMemoryWorkUnchangedForAmd) {

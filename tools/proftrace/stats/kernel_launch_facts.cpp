@@ -1,6 +1,6 @@
 #include "tools/proftrace/stats/kernel_launch_facts.h"
 
-#include "tools/proftrace/stats/occupancy.h"
+#include "tools/proftrace/stats/amd_occupancy.h"
 
 namespace proflaunch::tools::stats {
 
@@ -20,8 +20,9 @@ KernelLaunchFacts kernel_launch_facts(const SectionModel& section, const KernelL
   if (auto device = section.devices.find(launch.device); device != section.devices.end()) {
     facts.multiprocessor_count = device->second.multiprocessor_count;
     if (function != nullptr)
-      if (auto inputs = occupancy_inputs(launch, *function, device->second))
-        if (auto occupancy = compute_occupancy(*inputs)) facts.occupancy = occupancy->achieved_estimate;
+      if (auto occupancy =
+              launch_occupancy(launch, *function, device->second, section.string(device->second.name_string)))
+        facts.occupancy = occupancy->achieved_estimate;
   }
   return facts;
 }

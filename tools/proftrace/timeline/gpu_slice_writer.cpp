@@ -3,7 +3,7 @@
 #include <string>
 
 #include "tools/proftrace/demangle.h"
-#include "tools/proftrace/stats/occupancy.h"
+#include "tools/proftrace/stats/amd_occupancy.h"
 #include "tools/proftrace/timeline/operation_args.h"
 #include "tools/proftrace/timeline/slice_writer.h"
 #include "tools/proftrace/record_text.h"
@@ -148,10 +148,9 @@ void SliceWriter::add_kernel_args(const SectionContext& section, const KernelLau
   args_.add_dim3("grid", launch.grid);
   args_.add_dim3("block", launch.block);
   if (function != nullptr && device != nullptr) {
-    if (auto inputs = stats::occupancy_inputs(launch, *function, *device)) {
-      if (auto occupancy = stats::compute_occupancy(*inputs))
-        args_.add_int("est. achieved occupancy %", std::lround(occupancy->achieved_estimate * 100.0));
-    }
+    if (auto occupancy =
+            stats::launch_occupancy(launch, *function, *device, section.model->string(device->name_string)))
+      args_.add_int("est. achieved occupancy %", std::lround(occupancy->achieved_estimate * 100.0));
   }
   args_.add_uint("shared_bytes", launch.dynamic_shared_bytes);
 }

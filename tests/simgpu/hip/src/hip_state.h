@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "preload/hip/hip_private_abi.h"
 
@@ -82,6 +83,14 @@ hipError_t device_api(Body&& body) noexcept {
 // variable's address on the current device (hipErrorInvalidSymbol if none).
 const char* registered_kernel_name(const void* host_function);
 hipError_t symbol_address(const void* symbol, CUdeviceptr* address, size_t* bytes);
+// The engine function of a registered kernel on the current device (loading
+// its code object there first): hipErrorInvalidDeviceFunction if unknown.
+hipError_t registered_function(const void* host_function, CUfunction* function);
+
+// functions.cpp: what a loaded code object's metadata says of its kernels,
+// kept per engine function of `module` (kernel_metadata.h).
+struct KernelResources;
+void remember_kernel_resources(CUmodule module, const std::vector<KernelResources>& kernels);
 
 inline CUstream cu(hipStream_t stream) noexcept { return reinterpret_cast<CUstream>(stream); }
 inline CUevent cu(hipEvent_t event) noexcept { return reinterpret_cast<CUevent>(event); }

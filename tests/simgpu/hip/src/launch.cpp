@@ -25,6 +25,7 @@
 #include "code_objects.h"
 #include "engine.h"
 #include "hip_state.h"
+#include "kernel_metadata.h"
 
 namespace simhip {
 namespace {
@@ -84,12 +85,15 @@ hipError_t module_for(FatBinary& binary, CUmodule* module) {
       CUmod_st* loaded = nullptr;
       binary.result[device] = to_hip(simgpu::load_named_kernels(kernels, nullptr, loaded));
       binary.module[device] = loaded;
+      if (loaded != nullptr) remember_kernel_resources(loaded, code_object_kernel_resources(entry.data, entry.bytes));
       break;
     }
   }
   *module = binary.module[device];
   return binary.result[device];
 }
+
+}  // namespace
 
 hipError_t registered_function(const void* host_function, CUfunction* function) {
   std::lock_guard lock(g_mutex);
@@ -101,6 +105,8 @@ hipError_t registered_function(const void* host_function, CUfunction* function) 
     return hipErrorInvalidDeviceFunction;
   return hipSuccess;
 }
+
+namespace {
 
 struct CallConfiguration {
   dim3 grid, block;
@@ -217,6 +223,7 @@ hipError_t load_image(const uint8_t* image, size_t bytes, hipModule_t* module) {
   if (code_bytes == 0 || !code_object_kernels(code, code_bytes, kernels)) return hipErrorInvalidImage;
   CUmod_st* loaded = nullptr;
   if (CUresult r = simgpu::load_named_kernels(kernels, nullptr, loaded); r != CUDA_SUCCESS) return to_hip(r);
+  remember_kernel_resources(loaded, code_object_kernel_resources(code, code_bytes));
   *module = reinterpret_cast<hipModule_t>(loaded);
   return hipSuccess;
 }

@@ -115,6 +115,9 @@ hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceI
       case hipDeviceAttributeCanMapHostMemory: *pi = 1; return hipSuccess;
       case hipDeviceAttributePciBusId: *pi = deviceId + 1; return hipSuccess;
       case hipDeviceAttributeIntegrated: *pi = 0; return hipSuccess;
+      // 1 or 0 (hip_runtime_api.h): the simulated device has no image or
+      // texture support (those APIs return hipErrorNotSupported), so 0.
+      case hipDeviceAttributeImageSupport: *pi = 0; return hipSuccess;
       default: return hipErrorInvalidValue;
     }
   });
@@ -184,6 +187,19 @@ hipError_t hipDeviceEnablePeerAccess(int peerDeviceId, unsigned int flags) {
     CUcontext peer = primary_context(peerDeviceId);
     if (hipError_t r = set_current_device(self); r != hipSuccess) return r;
     return to_hip(cuCtxEnablePeerAccess(peer, flags));
+  });
+}
+
+// hipErrorPeerAccessNotEnabled unless the current device enabled access to
+// the peer (hip_runtime_api.h); an invalid ordinal: hipErrorInvalidDevice.
+hipError_t hipDeviceDisablePeerAccess(int peerDeviceId) {
+  return device_api([&] {
+    if (hipError_t r = check_device(peerDeviceId); r != hipSuccess) return r;
+    const int self = current_device();
+    if (hipError_t r = set_current_device(peerDeviceId); r != hipSuccess) return r;
+    CUcontext peer = primary_context(peerDeviceId);
+    if (hipError_t r = set_current_device(self); r != hipSuccess) return r;
+    return to_hip(cuCtxDisablePeerAccess(peer));
   });
 }
 
