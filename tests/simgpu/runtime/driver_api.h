@@ -76,7 +76,16 @@
   X(cuStreamCopyAttributes, 11000, 11000) X(cuStreamGetCaptureInfo, 12030, 12030)             \
   X(cuStreamBeginCapture, 10010, 10010) X(cuStreamEndCapture, 10000, 10000)                    \
   X(cuGraphInstantiateWithFlags, 11040, 0) X(cuGraphLaunch, 10000, 10000)                      \
-  X(cuGraphDestroy, 10000, 0) X(cuGraphExecDestroy, 10000, 0) X(cuGraphGetNodes, 10000, 0)
+  X(cuGraphDestroy, 10000, 0) X(cuGraphExecDestroy, 10000, 0) X(cuGraphGetNodes, 10000, 0)      \
+  X(cuGraphCreate, 10000, 0) X(cuGraphClone, 10000, 0) X(cuGraphAddKernelNode, 12000, 0)         \
+  X(cuGraphKernelNodeGetParams, 12000, 0) X(cuGraphKernelNodeSetParams, 12000, 0)                \
+  X(cuGraphExecKernelNodeSetParams, 12000, 0) X(cuGraphAddMemcpyNode, 10000, 0)                  \
+  X(cuGraphAddMemsetNode, 10000, 0) X(cuGraphAddHostNode, 10000, 0)                              \
+  X(cuGraphAddEmptyNode, 10000, 0) X(cuGraphAddChildGraphNode, 10000, 0)                         \
+  X(cuGraphAddEventRecordNode, 11010, 0) X(cuGraphAddEventWaitNode, 11010, 0)                    \
+  X(cuGraphAddMemAllocNode, 11040, 0) X(cuGraphAddMemFreeNode, 11040, 0)                         \
+  X(cuGraphAddDependencies, 12030, 0) X(cuGraphNodeGetType, 10000, 0)                            \
+  X(cuGraphNodeGetDependencies, 12030, 0)
 
 namespace simgpu_runtime {
 

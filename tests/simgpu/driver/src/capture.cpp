@@ -146,6 +146,11 @@ CUresult check_capture_submit(CUstream_st* stream, bool synchronous) {
   return CUDA_SUCCESS;
 }
 
+bool stream_captures(CUstream_st* stream) {
+  std::lock_guard lock(capture_mutex());
+  return stream->capture != nullptr;
+}
+
 CUresult check_unsafe_call() {
   std::lock_guard lock(capture_mutex());
   const std::vector<Capture*> conflicts = conflicting_captures_locked();
@@ -329,6 +334,10 @@ CUresult end_capture(CUstream hStream, CUgraph* phGraph, NullStream null_means) 
   return result;
 }
 
+}  // namespace
+
+namespace simgpu {
+
 CUgraph_st* as_graph(CUgraph graph) { return graph && state().graphs.contains(graph) ? graph : nullptr; }
 CUgraphExec_st* as_exec(CUgraphExec exec) { return exec && state().graph_execs.contains(exec) ? exec : nullptr; }
 
@@ -337,9 +346,6 @@ CUgraphNode_st* as_node(CUgraphNode node) {
   return node && state().graphs.contains(node->graph) ? node : nullptr;
 }
 
-}  // namespace
-
-namespace simgpu {
 bool graph_node_known_locked(CUgraphNode node) { return as_node(node) != nullptr; }
 // The clones of every live executable graph (never destroyed: exit-safe).
 std::unordered_set<const CUgraphNode_st*>& live_clones() {
@@ -357,9 +363,7 @@ uint64_t next_node_tools_id() {
 }
 }  // namespace simgpu
 
-namespace {
-
-CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* context);
+namespace simgpu {
 
 // cuGraphAdd*Node: a node of `graph` after `dependencies` (nodes of the same graph).
 CUresult add_node(CUgraphNode* out, CUgraph hGraph, const CUgraphNode* dependencies, size_t count,
@@ -414,6 +418,12 @@ CUgraph_st* clone_graph(const CUgraph_st& graph) {
   state().graphs.insert(copy);  // its nodes can be queried (cuGraphChildGraphNodeGetGraph)
   return copy;
 }
+
+}  // namespace simgpu
+
+namespace {
+
+CUresult instantiate_locked(CUgraphExec* phGraphExec, CUgraph hGraph, CUctx_st* context);
 
 // The lanes are streams: made without the capture mutex (stream creation
 // takes the context's submit mutex, which submit() holds before it).
@@ -522,7 +532,18 @@ CUresult launch_graph(CUgraphExec hGraphExec, CUstream hStream, NullStream null_
     op.tools = node.work.tools;
     if (before) op.waits.push_back(before);
     for (size_t dependency : node.dependencies) op.waits.push_back(done[dependency]);
+    CUevent_st* event = node.work.node.event;
+    if (op.node.type == CU_GRAPH_NODE_TYPE_WAIT_EVENT && event && state().events.contains(event)) {
+      // Waits for the event's newest record at launch time (cuGraphAddEventWaitNode).
+      std::lock_guard event_lock(event->mutex);
+      if (event->recorded && !event->recorded->capture_mark) op.waits.push_back(event->recorded);
+    }
     done[i] = submit(exec->lanes[node.lane % exec->lanes.size()], std::move(op));
+    if (node.work.node.type == CU_GRAPH_NODE_TYPE_EVENT_RECORD && event && state().events.contains(event)) {
+      // The event now stands for this node's completion, as cuEventRecord.
+      std::lock_guard event_lock(event->mutex);
+      event->recorded = done[i];
+    }
   }
   StreamOperation join;
   for (const CompletionRef& completion : done) join.waits.push_back(completion);

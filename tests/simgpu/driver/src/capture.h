@@ -104,6 +104,9 @@ bool capture_submission(CUstream_st* stream, StreamOperation& op, CompletionRef&
 // invalidated), or when a synchronous call would wait on a capturing stream.
 CUresult check_capture_submit(CUstream_st* stream, bool synchronous);
 
+// Whether `stream` belongs to a capture now.
+bool stream_captures(CUstream_st* stream);
+
 // A potentially unsafe call by the calling thread (see above).
 CUresult check_unsafe_call();
 
@@ -133,5 +136,20 @@ bool capture_free(CUstream_st* stream, CUdeviceptr address, CUresult& result);
 
 // A stream is being destroyed: it leaves its capture.
 void forget_stream_capture(CUstream_st* stream);
+
+// Graphs built node by node (capture.cpp, graph_nodes_api.cpp). The lookups
+// answer null for a handle that is not live; callers hold capture_mutex().
+CUgraph_st* as_graph(CUgraph graph);
+CUgraphExec_st* as_exec(CUgraphExec exec);
+CUgraphNode_st* as_node(CUgraphNode node);
+// cuGraphAdd*Node: appends `node` to `graph` after `dependencies` (nodes of
+// the same graph). Takes capture_mutex().
+CUresult add_node(CUgraphNode* out, CUgraph graph, const CUgraphNode* dependencies, size_t count,
+                  std::unique_ptr<CUgraphNode_st> node);
+// A kernel node's description and modelled duration.
+std::unique_ptr<CUgraphNode_st> kernel_node(CUfunction function, const unsigned grid[3], const unsigned block[3],
+                                            unsigned shared_bytes);
+// A deep copy of `graph`, registered as a live graph. Caller holds capture_mutex().
+CUgraph_st* clone_graph(const CUgraph_st& graph);
 
 }  // namespace simgpu

@@ -38,6 +38,7 @@ CUresult copy_linear(Api api, CUstream handle, uintptr_t dst, uintptr_t src, siz
   transfer.dst_kind = tools_memory_kind(dst_end);
   transfer.bytes = bytes;
   transfer.wait_for_completion = must_wait(api, transfer.kind, dst_end, src_end);
+  transfer.asynchronous_call = !is_sync(api);
   transfer.effect = [dst, src, bytes] {
     std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
   };
@@ -146,6 +147,7 @@ CUresult copy_2d(Api api, CUstream handle, const CUDA_MEMCPY2D* copy) {
   transfer.dst_kind = tools_memory_kind(dst_end);
   transfer.bytes = width * height;
   transfer.wait_for_completion = must_wait(api, transfer.kind, dst_end, src_end);
+  transfer.asynchronous_call = !is_sync(api);
   transfer.effect = [dst, src, width, height] {
     for (size_t row = 0; row < height; ++row) {
       std::memmove(reinterpret_cast<void*>(dst.first_byte + row * dst.pitch),

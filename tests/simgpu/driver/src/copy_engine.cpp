@@ -31,8 +31,13 @@ int64_t transfer_duration_ns(CopyKind kind, size_t bytes) {
 }
 
 CUresult run_transfer(CUstream_st* stream, Transfer transfer) {
-  if (CUresult result = check_capture_submit(stream, transfer.wait_for_completion); result != CUDA_SUCCESS)
-    return result;
+  // Only a synchronous call is prohibited on (or against) a capturing stream:
+  // the CUDA samples (graphMemoryNodes) capture cudaMemcpyAsync from malloc()ed
+  // memory in global mode, and the real driver records it as a memcpy node.
+  const bool synchronous_call = transfer.wait_for_completion && !transfer.asynchronous_call;
+  if (CUresult result = check_capture_submit(stream, synchronous_call); result != CUDA_SUCCESS) return result;
+  // A captured copy does not run now: nothing to wait for.
+  const bool wait = transfer.wait_for_completion && !stream_captures(stream);
   StreamOperation op;
   op.node.type = transfer.kind == CopyKind::kMemset ? CU_GRAPH_NODE_TYPE_MEMSET : CU_GRAPH_NODE_TYPE_MEMCPY;
   op.node.bytes = transfer.bytes;
@@ -51,7 +56,7 @@ CUresult run_transfer(CUstream_st* stream, Transfer transfer) {
   op.tools.src_kind = transfer.src_kind;
   op.tools.dst_kind = transfer.dst_kind;
   CompletionRef completion = submit(stream, std::move(op));
-  if (transfer.wait_for_completion) completion->wait();
+  if (wait) completion->wait();
   return CUDA_SUCCESS;
 }
 

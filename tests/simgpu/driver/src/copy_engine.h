@@ -30,6 +30,9 @@ struct Transfer {
   CUdeviceptr dst = 0;           // memsets: the destination (a graph node's parameters)
   std::function<void()> effect;  // the real data movement
   bool wait_for_completion = false;
+  // An asynchronous call (cuMemcpy*Async) that waits only because a host side
+  // is pageable: on a capturing stream it is captured like any async copy.
+  bool asynchronous_call = false;
   std::vector<CompletionRef> extra_waits;
   // For a tools library: the memory on each side (SimgpuToolsMemoryKind).
   uint8_t src_kind = 0;

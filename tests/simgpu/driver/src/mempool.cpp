@@ -33,43 +33,6 @@ void return_block(CUmemPoolHandle_st& pool, uintptr_t base, size_t block_bytes) 
   pool.unused_blocks.emplace(block_bytes, base);
 }
 
-CUresult allocate_from_pool(CUmemPoolHandle_st& pool, size_t bytes, CUdeviceptr& address) {
-  const size_t block_bytes = round_up(bytes, kAllocationGranularityBytes);
-  uintptr_t base = 0;
-  {
-    std::lock_guard lock(pool.mutex);
-    if (pool.destroyed) return CUDA_ERROR_INVALID_VALUE;
-    if (auto reusable = pool.unused_blocks.find(block_bytes); reusable != pool.unused_blocks.end()) {
-      base = reusable->second;
-      pool.unused_blocks.erase(reusable);
-    } else {
-      if (!pool.device->reserve_bytes(block_bytes)) {
-        release_unused_locked(pool, 0);
-        if (!pool.device->reserve_bytes(block_bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
-      }
-      void* backing = map_backing_memory(block_bytes);
-      if (!backing) {
-        pool.device->release_bytes(block_bytes);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-      }
-      base = reinterpret_cast<uintptr_t>(backing);
-      pool.reserved_bytes += block_bytes;
-      pool.reserved_high_bytes = std::max(pool.reserved_high_bytes, pool.reserved_bytes);
-    }
-    pool.used_bytes += block_bytes;
-    pool.used_high_bytes = std::max(pool.used_high_bytes, pool.used_bytes);
-  }
-  MemoryRange range;
-  range.base = base;
-  range.bytes = block_bytes;
-  range.kind = MemoryKind::kPoolBlock;
-  range.device = pool.device->ordinal;
-  range.pool = &pool;
-  range.buffer_id = state().new_id();
-  state().memory.insert(range);
-  address = base;
-  return CUDA_SUCCESS;
-}
 
 CUresult allocate_async(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstream hStream, NullStream null_means) {
   if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -115,6 +78,44 @@ CUmemPoolHandle_st* new_pool(Device& device, bool is_default) {
 }
 
 }  // namespace
+
+CUresult allocate_from_pool(CUmemPoolHandle_st& pool, size_t bytes, CUdeviceptr& address) {
+  const size_t block_bytes = round_up(bytes, kAllocationGranularityBytes);
+  uintptr_t base = 0;
+  {
+    std::lock_guard lock(pool.mutex);
+    if (pool.destroyed) return CUDA_ERROR_INVALID_VALUE;
+    if (auto reusable = pool.unused_blocks.find(block_bytes); reusable != pool.unused_blocks.end()) {
+      base = reusable->second;
+      pool.unused_blocks.erase(reusable);
+    } else {
+      if (!pool.device->reserve_bytes(block_bytes)) {
+        release_unused_locked(pool, 0);
+        if (!pool.device->reserve_bytes(block_bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+      }
+      void* backing = map_backing_memory(block_bytes);
+      if (!backing) {
+        pool.device->release_bytes(block_bytes);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      }
+      base = reinterpret_cast<uintptr_t>(backing);
+      pool.reserved_bytes += block_bytes;
+      pool.reserved_high_bytes = std::max(pool.reserved_high_bytes, pool.reserved_bytes);
+    }
+    pool.used_bytes += block_bytes;
+    pool.used_high_bytes = std::max(pool.used_high_bytes, pool.used_bytes);
+  }
+  MemoryRange range;
+  range.base = base;
+  range.bytes = block_bytes;
+  range.kind = MemoryKind::kPoolBlock;
+  range.device = pool.device->ordinal;
+  range.pool = &pool;
+  range.buffer_id = state().new_id();
+  state().memory.insert(range);
+  address = base;
+  return CUDA_SUCCESS;
+}
 
 void create_default_pool(Device& device) {
   device.default_pool = new_pool(device, true);

@@ -40,6 +40,10 @@ namespace simgpu {
 
 void create_default_pool(Device& device);
 
+// A block of `bytes` from `pool`, mapped now (cuMemAllocAsync, graph
+// mem-alloc nodes).
+CUresult allocate_from_pool(CUmemPoolHandle_st& pool, size_t bytes, CUdeviceptr& address);
+
 // cuMemFree of a pool block: returns it to its pool at once (documented: no
 // implicit synchronization for stream-ordered allocations).
 CUresult free_pool_block_now(CUdeviceptr address);

@@ -62,6 +62,7 @@ struct NodeDescription {
   CUdeviceptr dst = 0;       // memset
   CUhostFn host_fn = nullptr;
   void* user_data = nullptr;
+  CUevent event = nullptr;   // event record and event wait nodes
 };
 
 struct StreamOperation {

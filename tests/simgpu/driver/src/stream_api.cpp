@@ -92,6 +92,10 @@ CUresult add_callback(CUstream hStream, CUstreamCallback callback, void* userDat
   CUstream_st* stream = nullptr;
   if (CUresult result = resolve_stream(hStream, null_means, stream); result != CUDA_SUCCESS) return result;
   if (CUresult result = check_capture_submit(stream, false); result != CUDA_SUCCESS) return result;
+  // cuda.h: "not supported with cuStreamBeginCapture and cuStreamEndCapture,
+  // unlike cuLaunchHostFunc". Whether the real driver also invalidates the
+  // capture is not documented; the simulator leaves it open.
+  if (stream_captures(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   StreamOperation op;
   op.node.type = CU_GRAPH_NODE_TYPE_HOST;
   op.effect = [callback, hStream, userData] { callback(hStream, CUDA_SUCCESS, userData); };

@@ -101,6 +101,46 @@ TEST_F(CaptureTest, AGraphLaunchRunsEveryNodeAndBranchesOverlap) {
   ASSERT_CU_OK(cuGraphDestroy(graph));
 }
 
+// graphMemoryNodes captures cudaMemcpyAsync from malloc()ed memory in global
+// mode: the copy becomes a node that reads the host buffer when it runs.
+TEST_F(CaptureTest, AnAsyncCopyOfPageableMemoryIsCaptured) {
+  CUstream stream = new_stream();
+  std::vector<int> input(1024), output(1024, 0);
+  CUdeviceptr device = 0;
+  ASSERT_CU_OK(cuMemAlloc(&device, input.size() * sizeof(int)));
+  const size_t bytes = input.size() * sizeof(int);
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  ASSERT_CU_OK(cuMemcpyHtoDAsync(device, input.data(), bytes, stream));
+  ASSERT_CU_OK(cuMemcpyDtoHAsync(output.data(), device, bytes, stream));
+  CUgraph graph = nullptr;
+  ASSERT_CU_OK(cuStreamEndCapture(stream, &graph));
+  CUgraphExec exec = nullptr;
+  ASSERT_CU_OK(cuGraphInstantiateWithFlags(&exec, graph, 0));
+  for (size_t i = 0; i < input.size(); ++i) input[i] = int(i) * 3;
+  ASSERT_CU_OK(cuGraphLaunch(exec, stream));
+  ASSERT_CU_OK(cuStreamSynchronize(stream));
+  EXPECT_EQ(output, input);
+  ASSERT_CU_OK(cuGraphExecDestroy(exec));
+  ASSERT_CU_OK(cuGraphDestroy(graph));
+  ASSERT_CU_OK(cuMemFree(device));
+}
+
+// cuda.h: cuStreamAddCallback is not supported with stream capture, unlike
+// cuLaunchHostFunc.
+TEST_F(CaptureTest, AStreamCallbackIsRefusedWhileCapturing) {
+  CUstream stream = new_stream();
+  ASSERT_CU_OK(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  EXPECT_EQ(cuStreamAddCallback(stream, [](CUstream, CUresult, void*) {}, nullptr, 0),
+            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  ASSERT_CU_OK(cuLaunchHostFunc(stream, [](void*) {}, nullptr));
+  CUgraph graph = nullptr;
+  ASSERT_CU_OK(cuStreamEndCapture(stream, &graph));
+  size_t nodes = 0;
+  ASSERT_CU_OK(cuGraphGetNodes(graph, nullptr, &nodes));
+  EXPECT_EQ(nodes, 1u);
+  ASSERT_CU_OK(cuGraphDestroy(graph));
+}
+
 TEST_F(CaptureTest, UnjoinedWorkFailsTheEnd) {
   CUstream origin = new_stream(), side = new_stream();
   ASSERT_CU_OK(cuStreamBeginCapture_v2(origin, CU_STREAM_CAPTURE_MODE_GLOBAL));

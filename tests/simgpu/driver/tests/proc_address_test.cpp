@@ -123,11 +123,12 @@ TEST(ProcAddress, VersionOneEntryPointAgrees) {
 }
 
 TEST(ProcAddress, UnimplementedFunctionsExistAndSayNotSupported) {
-  Lookup add_event_record = lookup("cuGraphAddEventRecordNode", 13000, 0);
-  ASSERT_NE(nullptr, add_event_record.pfn);
+  Lookup add_signal = lookup("cuGraphAddExternalSemaphoresSignalNode", 13000, 0);
+  ASSERT_NE(nullptr, add_signal.pfn);
   CUgraphNode node = nullptr;
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, reinterpret_cast<PFN_cuGraphAddEventRecordNode_v11010>(add_event_record.pfn)(
-                                          &node, nullptr, nullptr, 0, nullptr));
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+            reinterpret_cast<PFN_cuGraphAddExternalSemaphoresSignalNode_v11020>(add_signal.pfn)(
+                &node, nullptr, nullptr, 0, nullptr));
   const void* table = reinterpret_cast<const void*>(1);
   CUuuid id{};
   EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuGetExportTable(&table, &id));
