@@ -6,6 +6,7 @@ profiler plugin (torch_tb_profiler).
     check_kineto_trace.py TRACE.json [--require-categories kernel,gpu_memcpy,...]
         [--require-kernel-details] [--require-rank N] [--require-world-size N]
         [--require-backend NAME] [--require-device-properties] [--summary]
+        [--require-steps N] [--require-sync-kinds "Stream Sync,Event Sync,..."]
 
 Exit status 0 when the file passes, 1 with one line per problem otherwise
 (at most 20 of each kind), 2 when it cannot be read or parsed at all.
@@ -49,6 +50,24 @@ Kineto's own JSON writer spell them; tools/README.md, "Kineto compatibility"):
     not empty
   - copies and memsets: integer "bytes"; numeric "memory bandwidth (GB/s)",
     which must equal bytes / (dur x 1000): dur is in microseconds
+  - steps: X events named "ProfilerStep#N" (HTA finds iterations by the
+    number after '#', hta/common/trace.py and types.py's
+    ProfilerStepGroupingPattern) are user_annotation, all on one pid/tid,
+    N an integer increasing with ts, one step ending before the next begins
+    (HTA assigns each event to the step whose span holds its ts). With
+    --require-steps N: exactly N of them
+  - cuda_sync events (HTA's critical path, hta/analyzers/
+    critical_path_analysis.py, reads them by name): named "Stream Sync",
+    "Event Sync", "Context Sync" or "Stream Wait Event" as Kineto's
+    syncTypeString, "cuda_sync_kind" the same; integer "stream" (-1 where
+    CUPTI has none: Context Sync, Event Sync; > 0 otherwise), "device" >= 0,
+    "context"; "correlation" names exactly one cuda_runtime/cuda_driver event
+    (its host call: CUPTI gives the sync the call's correlation); Event Sync
+    and Stream Wait Event add integer "wait_on_stream",
+    "wait_on_cuda_event_record_corr_id" and "wait_on_cuda_event_id", where a
+    record correlation >= 0 names a host event and a wait_on_stream > 0 a
+    stream with GPU work (-1: unknown, HTA's default). With
+    --require-sync-kinds: at least one event of each kind named
 """
 
 import argparse
@@ -71,6 +90,10 @@ KERNEL_INTEGER_ARGS = ("registers per thread", "shared memory", "est. achieved o
 KERNEL_NUMBER_ARGS = ("blocks per SM", "warps per SM")
 KERNEL_DETAILS = KERNEL_INTEGER_ARGS + KERNEL_NUMBER_ARGS
 MAX_PER_KIND = 20
+PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)$")
+SYNC_KINDS = {"Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event"}
+EVENT_SYNC_KINDS = {"Event Sync", "Stream Wait Event"}
+EVENT_SYNC_ARGS = ("wait_on_stream", "wait_on_cuda_event_record_corr_id", "wait_on_cuda_event_id")
 # How HTA finds a trace file's rank (hta/common/trace_file.py): the first
 # line that matches, anywhere in the file.
 HTA_RANK = re.compile(r'"rank":\s+(\d+)')
@@ -160,6 +183,8 @@ class Checker:
         host_correlations = Counter()
         any_host_correlations = Counter()
         gpu_events = []
+        steps = []
+        syncs = []
         for index, event in enumerate(events):
             where = f"traceEvents[{index}]"
             if not isinstance(event, dict):
@@ -201,6 +226,10 @@ class Checker:
                 any_host_correlations[eargs["correlation"]] += 1
             if cat in GPU_CATEGORIES:
                 gpu_events.append((where, event, eargs))
+            if event.get("name", "").startswith("ProfilerStep"):
+                steps.append((where, event))
+            if cat == "cuda_sync":
+                syncs.append((where, event, eargs))
         for correlation, count in sorted(any_host_correlations.items()):
             if count > 1:
                 self.problem("correlation", f"correlation {correlation} is on {count} host events, not one "
@@ -210,7 +239,76 @@ class Checker:
         for cat in args.require_categories:
             if categories[cat] == 0:
                 self.problem("categories", f"no X event of category {cat!r}")
+        self.check_steps(steps, args)
+        gpu_streams = {eargs.get("stream") for _, _, eargs in gpu_events}
+        self.check_syncs(syncs, host_correlations, gpu_streams, args)
         return categories
+
+    def check_steps(self, steps, args):
+        numbered = []
+        for where, event in steps:
+            label = f"{where} ({event.get('name')})"
+            match = PROFILER_STEP.match(event["name"])
+            if not match:
+                self.problem("steps", f"{label}: not ProfilerStep#<integer> (HTA reads the number after '#')")
+                continue
+            if event.get("cat") != "user_annotation":
+                self.problem("steps", f"{label}: category {event.get('cat')!r}, not user_annotation")
+            if is_number(event.get("ts")) and is_number(event.get("dur")):
+                numbered.append((event["ts"], int(match.group(1)), event, label))
+        threads = {(e.get("pid"), e.get("tid")) for _, _, e, _ in numbered}
+        if len(threads) > 1:
+            self.problem("steps", f"ProfilerStep slices on {len(threads)} threads, not one: {sorted(threads)}")
+        numbered.sort(key=lambda step: (step[0], step[1]))
+        for (ts, n, event, label), (next_ts, next_n, _, next_label) in zip(numbered, numbered[1:]):
+            if next_n <= n:
+                self.problem("steps", f"{next_label} begins after {label}: steps are not numbered increasingly")
+            # Written in µs with three decimals: a ns of rounding.
+            if ts + event["dur"] > next_ts + 0.002:
+                self.problem("steps", f"{label} ends after {next_label} begins: an event between them would "
+                             "belong to both")
+        if args.require_steps is not None and len(numbered) != args.require_steps:
+            self.problem("steps", f"{len(numbered)} ProfilerStep slices, expected {args.require_steps}")
+
+    def check_syncs(self, syncs, host_correlations, gpu_streams, args):
+        kinds = Counter()
+        for where, event, eargs in syncs:
+            name = event.get("name")
+            label = f"{where} (cuda_sync {name})"
+            if name not in SYNC_KINDS:
+                self.problem("sync", f"{label}: not one of Kineto's names {sorted(SYNC_KINDS)}")
+                continue
+            kinds[name] += 1
+            if eargs.get("cuda_sync_kind") != name:
+                self.problem("sync", f"{label}: cuda_sync_kind {eargs.get('cuda_sync_kind')!r}, not its name")
+            stream = eargs.get("stream")
+            if not is_int(stream) or (stream <= 0 and stream != -1):
+                self.problem("sync", f"{label}: stream {stream!r} is not -1 or an integer > 0")
+            elif name == "Context Sync" and stream != -1:
+                self.problem("sync", f"{label}: stream {stream}: a context sync has none (-1)")
+            device = eargs.get("device")
+            if not is_int(device) or device < 0:
+                self.problem("sync", f"{label}: device {device!r} is not an integer >= 0")
+            if not is_int(eargs.get("context")):
+                self.problem("sync", f"{label}: context {eargs.get('context')!r} is not an integer")
+            correlation = eargs.get("correlation")
+            if not is_int(correlation) or host_correlations[correlation] != 1:
+                self.problem("sync", f"{label}: correlation {correlation!r} names "
+                             f"{host_correlations[correlation] if is_int(correlation) else 0} "
+                             "cuda_runtime/cuda_driver events, not one (its host call)")
+            if name in EVENT_SYNC_KINDS:
+                for key in EVENT_SYNC_ARGS:
+                    if not is_int(eargs.get(key)):
+                        self.problem("sync", f"{label}: {key} {eargs.get(key)!r} is not an integer")
+                record = eargs.get("wait_on_cuda_event_record_corr_id")
+                if is_int(record) and record >= 0 and host_correlations[record] != 1:
+                    self.problem("sync", f"{label}: wait_on_cuda_event_record_corr_id {record} names no host event")
+                waited = eargs.get("wait_on_stream")
+                if is_int(waited) and waited > 0 and waited not in gpu_streams:
+                    self.problem("sync", f"{label}: wait_on_stream {waited} has no GPU work in the trace")
+        for kind in args.require_sync_kinds:
+            if kinds[kind] == 0:
+                self.problem("sync", f"no cuda_sync event {kind!r}")
 
     def check_gpu_event(self, where, event, eargs, host_correlations, devices, args):
         cat, name = event["cat"], event.get("name")
@@ -339,6 +437,10 @@ def main(argv):
     parser.add_argument("--require-world-size", type=int)
     parser.add_argument("--require-backend")
     parser.add_argument("--require-device-properties", action="store_true")
+    parser.add_argument("--require-steps", type=int, help="exactly this many ProfilerStep#N slices")
+    parser.add_argument("--require-sync-kinds", default="",
+                        type=lambda text: [k for k in text.split(",") if k],
+                        help="cuda_sync names that must occur, e.g. 'Stream Sync,Event Sync'")
     parser.add_argument("--aligned-with", help="another rank's file, converted on its own")
     parser.add_argument("--tolerance-us", type=float, default=50000.0)
     parser.add_argument("--summary", action="store_true", help="print the categories of X events as JSON")

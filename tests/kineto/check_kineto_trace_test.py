@@ -272,6 +272,122 @@ class CheckerTest(unittest.TestCase):
         self.assert_rejected(valid_trace(), "no X event of category 'gpu_memset'",
                              "--require-categories", "kernel,gpu_memset")
 
+    # ProfilerStep#N and cuda_sync, as Kineto writes them.
+    def with_steps_and_syncs(self):
+        document = valid_trace()
+        events = document["traceEvents"]
+        for n, ts in ((3, 1.0), (4, 30.0), (5, 60.0)):
+            events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "pid": 10,
+                           "tid": 10, "ts": ts, "dur": 29.0, "args": {"step_source": "nvtx"}})
+        events += [
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 10, "tid": 10,
+             "ts": 70.0, "dur": 5.0, "args": {"correlation": 13}},
+            {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 1000, "tid": 2, "ts": 70.0,
+             "dur": 5.0, "args": {"cuda_sync_kind": "Stream Sync", "stream": 7, "correlation": 13,
+                                  "device": 0, "context": 1}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "pid": 10, "tid": 10,
+             "ts": 76.0, "dur": 1.0, "args": {"correlation": 14}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventSynchronize", "pid": 10, "tid": 10,
+             "ts": 78.0, "dur": 5.0, "args": {"correlation": 15}},
+            {"ph": "X", "cat": "cuda_sync", "name": "Event Sync", "pid": 1000, "tid": 2, "ts": 78.0,
+             "dur": 5.0, "args": {"cuda_sync_kind": "Event Sync", "stream": -1, "correlation": 15,
+                                  "device": 0, "context": 1, "wait_on_stream": 7,
+                                  "wait_on_cuda_event_record_corr_id": 14, "wait_on_cuda_event_id": 2}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 10, "tid": 10,
+             "ts": 84.0, "dur": 5.0, "args": {"correlation": 16}},
+            {"ph": "X", "cat": "cuda_sync", "name": "Context Sync", "pid": 1000, "tid": 2, "ts": 84.0,
+             "dur": 5.0, "args": {"cuda_sync_kind": "Context Sync", "stream": -1, "correlation": 16,
+                                  "device": 0, "context": 1}},
+        ]
+        return document
+
+    def test_steps_and_syncs_pass(self):
+        code, output = self.run_checker(self.with_steps_and_syncs(), "--require-steps", "3",
+                                        "--require-sync-kinds", "Stream Sync,Event Sync,Context Sync")
+        self.assertEqual(code, 0, output)
+
+    def test_step_count_required(self):
+        self.assert_rejected(self.with_steps_and_syncs(), "3 ProfilerStep slices, expected 4", "--require-steps", "4")
+
+    def test_step_without_number(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "ProfilerStep#4")["name"] = "ProfilerStep#four"
+        self.assert_rejected(document, "not ProfilerStep#<integer>")
+
+    def test_step_of_another_category(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "ProfilerStep#4")["cat"] = "cpu_op"
+        self.assert_rejected(document, "category 'cpu_op', not user_annotation")
+
+    def test_steps_on_two_threads(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "ProfilerStep#4")["tid"] = 11
+        self.assert_rejected(document, "ProfilerStep slices on 2 threads")
+
+    def test_steps_numbered_backwards(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "ProfilerStep#5")["name"] = "ProfilerStep#2"
+        self.assert_rejected(document, "steps are not numbered increasingly")
+
+    def test_overlapping_steps(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "ProfilerStep#3")["dur"] = 40.0
+        self.assert_rejected(document, "ends after")
+
+    def test_sync_of_another_name(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "Context Sync")["name"] = "Device Sync"
+        self.assert_rejected(document, "not one of Kineto's names")
+
+    def test_sync_kind_not_its_name(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "Stream Sync")["args"]["cuda_sync_kind"] = "stream"
+        self.assert_rejected(document, "cuda_sync_kind 'stream', not its name")
+
+    def test_sync_stream_as_text(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "Stream Sync")["args"]["stream"] = "7"
+        self.assert_rejected(document, "is not -1 or an integer > 0")
+
+    def test_context_sync_on_a_stream(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "Context Sync")["args"]["stream"] = 7
+        self.assert_rejected(document, "a context sync has none (-1)")
+
+    def test_sync_without_device(self):
+        document = self.with_steps_and_syncs()
+        del self.event(document, "Stream Sync")["args"]["device"]
+        self.assert_rejected(document, "device None is not an integer >= 0")
+
+    def test_sync_without_context(self):
+        document = self.with_steps_and_syncs()
+        del self.event(document, "Stream Sync")["args"]["context"]
+        self.assert_rejected(document, "context None is not an integer")
+
+    def test_sync_without_its_host_call(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "Stream Sync")["args"]["correlation"] = 99
+        self.assert_rejected(document, "correlation 99 names 0 cuda_runtime/cuda_driver events")
+
+    def test_event_sync_without_wait_args(self):
+        document = self.with_steps_and_syncs()
+        del self.event(document, "Event Sync")["args"]["wait_on_cuda_event_id"]
+        self.assert_rejected(document, "wait_on_cuda_event_id None is not an integer")
+
+    def test_event_sync_waiting_on_a_record_not_in_the_trace(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "Event Sync")["args"]["wait_on_cuda_event_record_corr_id"] = 98
+        self.assert_rejected(document, "wait_on_cuda_event_record_corr_id 98 names no host event")
+
+    def test_event_sync_waiting_on_a_stream_without_work(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "Event Sync")["args"]["wait_on_stream"] = 8
+        self.assert_rejected(document, "wait_on_stream 8 has no GPU work")
+
+    def test_sync_kind_required(self):
+        self.assert_rejected(self.with_steps_and_syncs(), "no cuda_sync event 'Stream Wait Event'",
+                             "--require-sync-kinds", "Stream Wait Event")
+
 
 if __name__ == "__main__":
     unittest.main()
