@@ -8,6 +8,10 @@
 #  - an NCCL job of two ranks under the torchrun-like launcher, a file per
 #    rank: each file says its rank, the world size and the backend, and the
 #    two files, converted apart, are on one clock.
+# Steps: ProfilerStep#N as many as the program ran (the training loop's by
+# periodicity, the NVTX program's by its step range); the training loop's
+# cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent and
+# cudaDeviceSynchronize each as Kineto's cuda_sync event.
 #   kineto_e2e.sh PROFLAUNCH PROFTRACE PYTHON3 CHECKER LIBRARY_PATH TRAINING_LOOP NVTX_RANGES TORCHRUN_LIKE NCCL_RANKS
 set -euo pipefail
 proflaunch=$1 proftrace=$2 python=$3 checker=$4 library_path=$5
@@ -24,14 +28,18 @@ check() {  # check NAME.json FLAGS...
   "$python" "$checker" "$work/$json" --summary "$@"
 }
 
-"$proflaunch" -q -o "$work/train.trace" -- "$training_loop" --steps 3 >/dev/null
+"$proflaunch" -q -o "$work/train.trace" -- "$training_loop" --steps 6 >/dev/null
 "$proftrace" convert -q "$work/train.trace" -o "$work/train.json"
 check train.json --require-categories kernel,gpu_memcpy,gpu_memset,cuda_runtime,cuda_driver \
-  --require-kernel-details --require-device-properties
+  --require-kernel-details --require-device-properties --require-steps 6 \
+  --require-sync-kinds "Stream Sync,Event Sync,Context Sync,Stream Wait Event"
+grep -q '"step_source":"periodicity"' "$work/train.json" || { echo "train.json: steps not by periodicity"; exit 1; }
 
-"$proflaunch" -q -o "$work/nvtx.trace" -- "$nvtx_ranges" --steps 2 >/dev/null
+"$proflaunch" -q -o "$work/nvtx.trace" -- "$nvtx_ranges" --steps 4 >/dev/null
 "$proftrace" convert -q "$work/nvtx.trace" -o "$work/nvtx.json"
-check nvtx.json --require-categories user_annotation,gpu_user_annotation,gpu_memcpy,gpu_memset,cuda_runtime
+check nvtx.json --require-categories user_annotation,gpu_user_annotation,gpu_memcpy,gpu_memset,cuda_runtime \
+  --require-steps 4
+grep -q '"step_source":"nvtx"' "$work/nvtx.json" || { echo "nvtx.json: steps not by NVTX"; exit 1; }
 
 "$torchrun_like" --nproc 2 "$proflaunch" -q -o "$work/rank%q{RANK}.trace" -- \
   "$nccl_ranks" --ops allreduce,allgather --iterations 2 >/dev/null

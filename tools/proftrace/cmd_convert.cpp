@@ -97,6 +97,11 @@ std::string default_convert_output(const std::string& input, bool protobuf) {
 
 int run_convert(const ConvertCommand& command, std::FILE* err) {
   try {
+    if (!command.step_range.empty() && !is_step_range(command.step_range)) {
+      std::fprintf(err, "proftrace convert: --step-range '%s' is not an NVTX range NAME[@DOMAIN]\n",
+                   command.step_range.c_str());
+      return kExitError;
+    }
     Trace trace;
     if (!load_trace(command.inputs, InputCheck::kComplete, &trace, err)) return kExitError;
     std::vector<InputTrace>& inputs = trace.inputs;
@@ -120,6 +125,7 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
     options.join_window = resolved.join_window;
     options.show_progress = resolved.progress;
     options.stacks = resolved.stacks;
+    options.step_range = resolved.step_range;
     timeline::ConvertResult result;
     StackFormatter stacks;
     std::vector<std::string> files;
@@ -207,6 +213,9 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--strict", command->strict,
                 "exit with status 3 if an input was damaged (truncated or corrupt) and had to be recovered");
   sub->add_flag("-q,--quiet", command->quiet, "no summary on stderr (warnings still appear)");
+  sub->add_option("--step-range", command->step_range,
+                  "the NVTX range that is one step (ProfilerStep#N), NAME[@DOMAIN] as proflaunch --step-range "
+                  "(default: found as stats finds them)");
   sub->add_flag("!--no-stacks", command->stacks,
                 "leave call stacks out of the JSON (each API call's stack is text of ~1 KB)");
   sub->callback([command, &exit_code] {

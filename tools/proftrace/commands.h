@@ -33,6 +33,7 @@ struct ConvertCommand {
   bool quiet = false;
   bool progress = false;  // set from isatty(stderr) by the CLI
   bool stacks = true;     // the "stack" arg of API slices (--no-stacks: smaller JSON)
+  std::string step_range;  // ProfilerStep#N: the NVTX range that is one step, as stats --step-range
 };
 int run_convert(const ConvertCommand& command, std::FILE* err);
 // Where convert writes without -o: next to the input, "run.trace" ->

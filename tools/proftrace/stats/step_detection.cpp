@@ -115,7 +115,10 @@ std::vector<Step> StepDetector::find_steps(std::string* method) {
     const std::vector<Step>* best = nullptr;
     for (const auto& [thread, by_label] : ranges_)
       for (const auto& [label, steps] : by_label)
-        if (best == nullptr || steps.size() > best->size()) best = &steps;
+        if (best == nullptr || steps.size() > best->size()) {
+          best = &steps;
+          origin_ = StepOrigin{thread.first, thread.second, "step-range"};
+        }
     const std::string wanted = step_domain_.empty() ? step_name_ : step_name_ + "@" + step_domain_;
     if (best != nullptr) {
       *method = "steps: NVTX range '" + wanted + "' (--step-range), " + std::to_string(best->size()) + " times";
@@ -132,6 +135,7 @@ std::vector<Step> StepDetector::find_steps(std::string* method) {
       for (const auto& entry : thread->second)
         if (best == nullptr || entry.second.size() > best->second.size()) best = &entry;
       if (best != nullptr && best->second.size() >= kMinNvtxSteps) {
+        origin_ = StepOrigin{busiest->first, busiest->second, "nvtx"};
         *method = "steps: NVTX range '" + best->first + "', the most frequent top-level range on the thread that "
                   "launched the most GPU work (" + std::to_string(best->second.size()) + " times)";
         return best->second;
@@ -146,6 +150,7 @@ std::vector<Step> StepDetector::find_steps(std::string* method) {
         for (size_t i = 0; i < s.kernels.size(); ++i)
           if (s.kernels[i] == s.found->first_kernel) cuts.push_back(s.begins_ns[i]);
         cuts.insert(cuts.end(), s.later_cuts_ns.begin(), s.later_cuts_ns.end());
+        origin_ = StepOrigin{busiest->first, busiest->second, "periodicity"};
         std::vector<Step> steps;
         for (size_t i = 0; i < cuts.size(); ++i)
           steps.push_back(Step{cuts[i], i + 1 < cuts.size() ? cuts[i + 1] : std::max(cuts[i], last_ns_)});

@@ -45,6 +45,15 @@ class StepDetector : public interpret::Consumer {
   // step). `method` says how they were found, for a note.
   std::vector<Step> find_steps(std::string* method);
 
+  // After find_steps found steps: where they are and how they were found,
+  // for outputs that place them (convert's ProfilerStep#N slices).
+  struct StepOrigin {
+    uint64_t section = 0;
+    uint32_t tid = 0;
+    const char* source = "";  // "step-range", "nvtx" or "periodicity"
+  };
+  const StepOrigin& origin() const { return origin_; }
+
   // The first and last event of the trace (API spans, GPU activities).
   uint64_t first_ns() const { return first_ns_; }
   uint64_t last_ns() const { return last_ns_; }
@@ -78,6 +87,7 @@ class StepDetector : public interpret::Consumer {
   std::map<ThreadKey, std::map<std::string, std::vector<Step>>> ranges_;
   size_t stored_ranges_ = 0;
   uint64_t dropped_ranges_ = 0;
+  StepOrigin origin_;
 };
 
 }  // namespace proflaunch::tools::stats

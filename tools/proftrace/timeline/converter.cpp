@@ -7,6 +7,7 @@
 #include "tools/proftrace/timeline/track_layout.h"
 #include "tools/proftrace/progress.h"
 #include "tools/proftrace/record_text.h"
+#include "tools/proftrace/stats/step_detection.h"
 
 #include <optional>
 
@@ -150,11 +151,20 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   interpret::InterpretOptions interpret_options;
   interpret_options.join_window = options.join_window;
   interpret_options.on_chunk = [&](uint64_t bytes, uint64_t records) { progress.update(bytes, records); };
-  interpret::Interpreter interpreter(model, {&timeline, &memory}, interpret_options);
+  // The steps stats finds, found the same way, for Kineto's ProfilerStep#N.
+  stats::StepDetector steps(options.step_range);
+  interpret::Interpreter interpreter(model, {&timeline, &memory, &steps}, interpret_options);
   const interpret::InterpretResult interpreted = interpreter.run(inputs);
   result->windows = timeline.windows();
   result->records_read = interpreted.records_read;
   slices.finish_nvtx();
+  std::string method;
+  const std::vector<stats::Step> found = steps.find_steps(&method);
+  if (!found.empty()) {
+    const auto& origin = steps.origin();
+    slices.profiler_steps(layout.section(origin.section), origin.tid, found, origin.source);
+    result->profiler_steps = found.size();
+  }
   memory.finish();
   progress.finish();
 

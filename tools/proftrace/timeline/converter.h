@@ -30,6 +30,9 @@ struct ConvertOptions {
   // Hand the events to the sink on a thread of its own (threaded_sink.h):
   // the output is the same, written beside the reading.
   bool writer_thread = true;
+  // The NVTX range that is one step, NAME[@DOMAIN] as stats --step-range;
+  // "" finds the steps as stats does (stats/step_detection.h).
+  std::string step_range;
 };
 
 struct ConvertResult {
@@ -42,6 +45,7 @@ struct ConvertResult {
   interpret::JoinStats join;
   // The capture windows the trace covers (empty: the whole run was recorded).
   std::vector<CaptureWindow> windows;
+  size_t profiler_steps = 0;  // ProfilerStep#N slices written
 };
 
 // Puts every input on one timeline and hands it to `sink`, then finishes

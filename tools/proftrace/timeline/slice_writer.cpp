@@ -80,6 +80,7 @@ void SliceWriter::synchronize(SectionContext& section, uint32_t tid, const Synch
   if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));
   if (record.event != 0) args_.add_text("event", hex(record.event));
   emit();
+  cuda_sync(section, tid, record);
 }
 
 void SliceWriter::memory_operation(SectionContext& section, uint32_t tid, const MemoryOperationRecord& record,

@@ -18,6 +18,7 @@
 #include "formats/records.h"
 #include "tools/proftrace/interpret/capture_windows.h"
 #include "tools/proftrace/interpret/events.h"
+#include "tools/proftrace/stats/step_detection.h"
 #include "tools/proftrace/timeline/timeline_events.h"
 #include "tools/proftrace/timeline/track_layout.h"
 
@@ -129,6 +130,14 @@ class SliceWriter {
   // start to its last node's end, on the stream's "graph replays" track.
   void graph_replay_node(const HostOperation& launch, const DeviceActivity& node, bool first);
   void graph_replay_done(const HostOperation& launch);
+
+  // Kineto's events for its readers (kineto_slices.cpp): the steps found
+  // (stats/step_detection.h) as user_annotation slices "ProfilerStep#N" on
+  // a "Steps" track beside the thread they were found on, with `step_source`; a synchronization as
+  // a cuda_sync slice on its thread's "CUDA syncs" track of the device.
+  void profiler_steps(SectionContext& section, uint32_t tid, const std::vector<stats::Step>& steps,
+                      const char* source);
+  void cuda_sync(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record);
 
   const SliceStats& stats() const { return stats_; }
 

@@ -228,6 +228,16 @@ uint32_t TrackLayout::nvtx_track(SectionContext& section, uint32_t tid, uint64_t
   return it->second;
 }
 
+uint32_t TrackLayout::steps_track(SectionContext& section, uint32_t tid) {
+  if (steps_tid_ != 0) return steps_tid_;
+  steps_tid_ = next_nvtx_tid_++;
+  std::string thread = section.model != nullptr ? std::string(section.model->thread_name(tid)) : "";
+  thread += (thread.empty() ? "" : " ") + std::string("(") + std::to_string(tid) + ")";
+  // Right after the thread's own track, as its NVTX tracks.
+  declare_track(section.pid, steps_tid_, "Steps: " + thread, 1);
+  return steps_tid_;
+}
+
 uint32_t TrackLayout::capture_track(SectionContext& section) {
   const uint64_t section_id = section.model != nullptr ? section.model->section_id : section.pid;
   auto [it, inserted] = capture_tracks_.try_emplace(section_id, 0);
@@ -238,8 +248,18 @@ uint32_t TrackLayout::capture_track(SectionContext& section) {
 }
 
 GpuPlacement TrackLayout::nvtx_gpu_track(SectionContext& section, int32_t device, uint32_t tid) {
+  return thread_track_in_gpu(nvtx_gpu_tracks_, "NVTX GPU ranges: ", section, device, tid);
+}
+
+GpuPlacement TrackLayout::sync_track(SectionContext& section, int32_t device, uint32_t tid) {
+  return thread_track_in_gpu(sync_tracks_, "CUDA syncs: ", section, device, tid);
+}
+
+GpuPlacement TrackLayout::thread_track_in_gpu(std::map<std::tuple<int32_t, uint64_t, uint32_t>, GpuPlacement>& tracks,
+                                              const char* prefix, SectionContext& section, int32_t device,
+                                              uint32_t tid) {
   const uint64_t section_id = section.model != nullptr ? section.model->section_id : section.pid;
-  auto [it, inserted] = nvtx_gpu_tracks_.try_emplace({device, section_id, tid}, GpuPlacement{});
+  auto [it, inserted] = tracks.try_emplace({device, section_id, tid}, GpuPlacement{});
   if (!inserted) return it->second;
   GpuProcess& gpu = gpu_process(section, device);
   it->second.pid = gpu.pid;
@@ -247,7 +267,7 @@ GpuPlacement TrackLayout::nvtx_gpu_track(SectionContext& section, int32_t device
   std::string thread = section.model != nullptr ? std::string(section.model->thread_name(tid)) : "";
   // Above the streams of their process.
   declare_track(gpu.pid, it->second.tid,
-                "NVTX GPU ranges: " + thread + (thread.empty() ? "" : " ") + "(" + std::to_string(tid) + ", pid " +
+                prefix + thread + (thread.empty() ? "" : " ") + "(" + std::to_string(tid) + ", pid " +
                     std::to_string(section.model != nullptr ? section.model->pid() : section.pid) + ")",
                 static_cast<int64_t>(section.display_order) * 10000 - 1);
   return it->second;

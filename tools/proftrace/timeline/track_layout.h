@@ -184,6 +184,12 @@ class TrackLayout {
   // process (nsys's NVTX projection): named when it first comes into use.
   GpuPlacement nvtx_gpu_track(SectionContext& section, int32_t device, uint32_t tid);
 
+  // The "CUDA syncs" track of a host thread's synchronizations in a device's
+  // GPU process (Kineto's cuda_sync events): named when it first comes into use.
+  GpuPlacement sync_track(SectionContext& section, int32_t device, uint32_t tid);
+  // The track of the steps found (one thread's), next to that thread: named
+  // "Steps: <thread>" when first used.
+  uint32_t steps_track(SectionContext& section, uint32_t tid);
   // The "Capture windows" track of a process, at its top.
   uint32_t capture_track(SectionContext& section);
 
@@ -194,6 +200,10 @@ class TrackLayout {
 
  private:
   GpuProcess& gpu_process(SectionContext& section, int32_t device);
+  // A track of one host thread's events in a device's GPU process, named
+  // `prefix` + the thread when it first comes into use.
+  GpuPlacement thread_track_in_gpu(std::map<std::tuple<int32_t, uint64_t, uint32_t>, GpuPlacement>& tracks,
+                                   const char* prefix, SectionContext& section, int32_t device, uint32_t tid);
   std::string stream_track_name(SectionContext& section, uint64_t stream, uint32_t launching_tid);
   void declare_process(uint32_t pid, const std::string& name, int64_t sort_index);
   void declare_track(uint32_t pid, uint32_t tid, const std::string& name, int64_t sort_index,
@@ -212,7 +222,9 @@ class TrackLayout {
   // NVTX tracks: (section, tid, domain) -> timeline tid, from kNvtxTidBase up.
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint32_t> nvtx_tracks_;
   std::map<std::tuple<int32_t, uint64_t, uint32_t>, GpuPlacement> nvtx_gpu_tracks_;
+  std::map<std::tuple<int32_t, uint64_t, uint32_t>, GpuPlacement> sync_tracks_;
   std::map<uint64_t, uint32_t> capture_tracks_;  // section -> timeline tid
+  uint32_t steps_tid_ = 0;
   uint32_t next_nvtx_tid_ = kNvtxTidBase;
   static constexpr uint32_t kNvtxTidBase = 0x40000000;
 };
