@@ -39,9 +39,12 @@ constexpr uint64_t kLongLaunchCallNs = 50'000;  // preload/cuda/gpu_timing_event
 // A host function sleeps on the simulated stream's worker thread, and waking
 // from the sleep on a loaded 2-core machine may take milliseconds: its
 // duration is held to what it really took (timing_mix --host-times), not to
-// the sleep it asked for. Around it, the worker thread records the events
-// on either side; being preempted there costs a few milliseconds at worst.
-constexpr uint64_t kHostFunctionSlackNs = 5'000'000;
+// the sleep it asked for. The stream is busy from its start event until the
+// function returns, and the worker may be preempted before it calls the
+// function (10.9 ms was seen in CI with other builds running): the upper
+// bound is loose. What it must never hold is another thread's host function
+// on the shared stream, which is checked exactly: one real run inside each.
+constexpr uint64_t kHostFunctionSlackNs = 50'000'000;
 // The real run, read with the host's clock, lies inside the GPU interval up
 // to the events' mapping onto that clock (a few microseconds: 5.03 us was
 // seen; docs/limits.md) and their float rounding.
@@ -59,13 +62,15 @@ std::vector<RealInterval> read_host_times(const std::filesystem::path& path) {
   return intervals;
 }
 
-// The host function's real run that `gpu` measured: the one inside it.
-const RealInterval* real_run_inside(const std::vector<RealInterval>& runs, const format::GpuActivityRecord& gpu,
-                                    uint64_t tolerance_ns) {
+// The host functions' real runs inside `gpu`'s interval: exactly one, the
+// run it measured, when nothing else was measured with it.
+std::vector<const RealInterval*> real_runs_inside(const std::vector<RealInterval>& runs,
+                                                  const format::GpuActivityRecord& gpu, uint64_t tolerance_ns) {
+  std::vector<const RealInterval*> inside;
   for (const RealInterval& run : runs) {
-    if (gpu.start_ns <= run.start_ns + tolerance_ns && run.end_ns <= gpu.end_ns + tolerance_ns) return &run;
+    if (gpu.start_ns <= run.start_ns + tolerance_ns && run.end_ns <= gpu.end_ns + tolerance_ns) inside.push_back(&run);
   }
-  return nullptr;
+  return inside;
 }
 
 std::string nearest_run(const std::vector<RealInterval>& runs, uint64_t ns) {
@@ -155,9 +160,10 @@ TEST(GpuAccuracy, EveryOperationLastsWhatTheSimulatorModelledAcrossThreadsWithSt
     if (op.host_function()) {
       // The GPU interval holds the host function's real run, which took at
       // least the sleep it asked for.
-      const RealInterval* real = real_run_inside(host_runs, gpu, kHostClockMappingNs);
-      ASSERT_NE(real, nullptr) << "no real run of the host function lies inside " << gpu.start_ns << ".."
-                               << gpu.end_ns << "; the nearest: " << nearest_run(host_runs, gpu.start_ns);
+      const std::vector<const RealInterval*> inside = real_runs_inside(host_runs, gpu, kHostClockMappingNs);
+      ASSERT_EQ(inside.size(), 1u) << "real runs of a host function inside " << gpu.start_ns << ".." << gpu.end_ns
+                                   << "; the nearest: " << nearest_run(host_runs, gpu.start_ns);
+      const RealInterval* real = inside.front();
       EXPECT_GE(real->end_ns - real->start_ns, model);
       model = real->end_ns - real->start_ns;
       // Minus the mapping error: the lower bound below compares two clocks.
