@@ -20,13 +20,18 @@ assert s["processes"] == 8, s               # 4 traced + 4 GPU processes
 assert s["flows"] > 9000, s                 # every launch/copy joined to its GPU work
 PY
 
-# Without GPU timing: API slices only, no GPU process, no flows.
+# Without GPU timing: API slices only and no flows; the only GPU-side
+# events are Kineto's cuda_sync, one per synchronizing call (the host call's
+# span), on the device's "CUDA syncs" track.
 "$synthetic" -n 5000 -o "$work/untimed.trace" --no-gpu-timing 2>/dev/null
 "$proftrace" convert -q "$work/untimed.trace" -o "$work/untimed.json"
 summary=$("$python" "$checker" --summary "$work/untimed.json")
 echo "$summary"
-"$python" - "$summary" <<'PY'
+"$python" - "$summary" "$work/untimed.json" <<'PY'
 import json, sys
 s = json.loads(sys.argv[1])
-assert s["gpu_processes"] == 0 and s["flows"] == 0 and s["slices"] == 5000, s
+events = json.load(open(sys.argv[2]))["traceEvents"]
+syncs = [e for e in events if e.get("ph") == "X" and e.get("cat") == "cuda_sync"]
+assert s["gpu_processes"] == (1 if syncs else 0) and s["flows"] == 0 and s["slices"] == 5000 + len(syncs), s
+assert not any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events), "GPU work without timing"
 PY

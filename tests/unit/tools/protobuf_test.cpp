@@ -538,7 +538,12 @@ TEST(ConvertProtobuf, TheExtensionPicksTheFormatAndTheEventsMatchTheJson) {
   ASSERT_FALSE(data.empty());
   EXPECT_NE(data.substr(0, 1), "{");  // not JSON
   const Imported imported = import(data);
-  EXPECT_EQ(imported.slices.size(), 100u);  // 50 calls and their 50 kernels
+  // 50 calls and their 50 kernels, and the steps the launches' period makes
+  // (Kineto's ProfilerStep#N), as many as the JSON has.
+  size_t steps = 0;
+  for (const JsonValue* slice : as_json.with_phase('X', "user_annotation"))
+    if ((*slice)["name"].str().rfind("ProfilerStep#", 0) == 0) ++steps;
+  EXPECT_EQ(imported.slices.size(), 100u + steps);
   EXPECT_EQ(imported.flows_out.size(), 50u);
   EXPECT_EQ(imported.flows_in.size(), 50u);
 
