@@ -6,8 +6,10 @@
 
 namespace proflaunch::tools::timeline {
 
-LanePlacement StreamLanes::place(int64_t start_ns, int64_t end_ns) const {
+LanePlacement StreamLanes::place(int64_t start_ns, int64_t end_ns, bool start_is_bound) const {
   if (end_ns < start_ns) end_ns = start_ns;
+  if (start_is_bound && !lanes_.empty() && start_ns < lanes_[0].last_end_ns && end_ns > lanes_[0].last_end_ns)
+    return LanePlacement{0, lanes_[0].last_end_ns, end_ns, difference_ns(lanes_[0].last_end_ns, start_ns)};
   for (size_t i = 0; i < lanes_.size(); ++i)
     if (start_ns >= lanes_[i].last_end_ns) return LanePlacement{i, start_ns, end_ns, 0};
   if (!lanes_.empty()) {

@@ -26,7 +26,11 @@ class StreamLanes {
   static constexpr int64_t kMaxAdjustNs = 1000;
   static constexpr size_t kMaxLanes = 8;
 
-  LanePlacement place(int64_t start_ns, int64_t end_ns) const;
+  // `start_is_bound`: the start is only the earliest the work can have
+  // begun (a collective's kernel, timed from the rank's arrival on the
+  // stream: library_frame.h), so on lane 0 it begins when the work before it
+  // ends, however much later.
+  LanePlacement place(int64_t start_ns, int64_t end_ns, bool start_is_bound = false) const;
   // Records the placement; `tid` names the lane when it is new.
   void commit(const LanePlacement& placement, uint32_t tid);
 
