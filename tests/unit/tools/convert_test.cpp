@@ -326,6 +326,28 @@ TEST(Convert, ConcurrentWorkOnOneStreamGoesToAnExtraLaneInsteadOfBreakingNesting
   expect_checker_accepts(out);
 }
 
+TEST(Convert, WorkThatArrivesOutOfTimeOrderStaysOnItsStreamsTrack) {
+  // A later kernel's record (CUPTI) comes before an earlier one's (timed by
+  // events, resolved later): both fit on the stream's own track.
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.event(p.section, 10, launch(p, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 2, kStart + 30, kStart + 40, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 3, kStart + 50, kStart + 60, kKernel, kStreamLegacy));
+  trace.event(p.section, 99, activity(3, kStart + 9'000, kStart + 10'000, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(1, kStart + 100, kStart + 5'000, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(2, kStart + 5'000, kStart + 9'000, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  std::set<std::string> tracks;
+  for (const JsonValue* slice : out.gpu_slices()) {
+    tracks.insert(out.thread_name((*slice)["pid"].as_uint(), (*slice)["tid"].as_uint()));
+    EXPECT_FALSE((*slice)["args"].has("start_adjusted_ns"));
+  }
+  EXPECT_EQ(tracks, (std::set<std::string>{"Default stream (pid 10)"}));
+  expect_checker_accepts(out);
+}
+
 TEST(Convert, ACollectivesKernelStartsAfterItsLaunchAndTheWorkQueuedBeforeIt) {
   // Issue 40, items 3 and 11: an all-reduce whose kernel is timed from the
   // rank's arrival on the stream (the call's begin, 1 us), while the library
