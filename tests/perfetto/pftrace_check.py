@@ -37,6 +37,10 @@ importer needs"):
     does not point back in time; an event carries an id in at most one of
     each pair (the importer ignores the _old field when both are present).
 
+The GPU work in it holds the invariants of gpu_invariants.py (no operation
+before its launching call, none overlapping another on its stream), and so
+does the JSON's with --json.
+
 With --json, the events the importer would build from the protobuf (slices
 with their times, names, categories, args and call stacks; instants; async
 ranges; counter values; flows; process and track names and order) must be
@@ -51,6 +55,8 @@ import json
 import struct
 import sys
 import zlib
+
+import gpu_invariants
 
 # ---- wire format ------------------------------------------------------------
 
@@ -563,13 +569,16 @@ def signature(event):
             json.dumps(event.get("args", {}), sort_keys=True))
 
 
-def compare(checker, slices, instants, counters, json_path):
-    j = json_events(json_path)
+def pb_slice(checker, s):
+    return {"track": checker.track_key(s["track"]), "ts": s["ts"], "dur": s["dur"], "name": s.get("name"),
+            "cat": s.get("cat"), "args": {k: normalize(v) for k, v in s["args"].items()}}
+
+
+def compare(checker, slices, instants, counters, j):
     problems = []
 
     def pb_slice(s):
-        return {"track": checker.track_key(s["track"]), "ts": s["ts"], "dur": s["dur"], "name": s.get("name"),
-                "cat": s.get("cat"), "args": {k: normalize(v) for k, v in s["args"].items()}}
+        return globals()["pb_slice"](checker, s)
 
     base = min(checker.clocks.values(), key=lambda c: c[1])[1] if checker.clocks else 0
     base = checker.clocks.get(64, (0, base))[1]
@@ -646,8 +655,11 @@ def main():
         checker.problem(f"the file does not decode: {e}")
     slices, instants, counters = checker.build()
     problems = list(checker.problems)
+    problems += ["protobuf: " + p for p in gpu_invariants.problems([pb_slice(checker, s) for s in slices])]
     if args.json:
-        more, _ = compare(checker, slices, instants, counters, args.json)
+        j = json_events(args.json)
+        problems += ["JSON: " + p for p in gpu_invariants.problems(j["slices"])]
+        more, _ = compare(checker, slices, instants, counters, j)
         problems += more
     if args.sizes:
         total = len(data)

@@ -326,6 +326,100 @@ TEST(Convert, ConcurrentWorkOnOneStreamGoesToAnExtraLaneInsteadOfBreakingNesting
   expect_checker_accepts(out);
 }
 
+TEST(Convert, WorkThatArrivesOutOfTimeOrderStaysOnItsStreamsTrack) {
+  // A later kernel's record (CUPTI) comes before an earlier one's (timed by
+  // events, resolved later): both fit on the stream's own track.
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.event(p.section, 10, launch(p, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 2, kStart + 30, kStart + 40, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 3, kStart + 50, kStart + 60, kKernel, kStreamLegacy));
+  trace.event(p.section, 99, activity(3, kStart + 9'000, kStart + 10'000, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(1, kStart + 100, kStart + 5'000, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(2, kStart + 5'000, kStart + 9'000, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  std::set<std::string> tracks;
+  for (const JsonValue* slice : out.gpu_slices()) {
+    tracks.insert(out.thread_name((*slice)["pid"].as_uint(), (*slice)["tid"].as_uint()));
+    EXPECT_FALSE((*slice)["args"].has("start_adjusted_ns"));
+  }
+  EXPECT_EQ(tracks, (std::set<std::string>{"Default stream (pid 10)"}));
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, ACollectivesKernelStartsAfterItsLaunchAndTheWorkQueuedBeforeIt) {
+  // Issue 40, items 3 and 11: an all-reduce whose kernel is timed from the
+  // rank's arrival on the stream (the call's begin, 1 us), while the library
+  // queued a host function ahead of the kernel (1.5-5 us) and launched the
+  // kernel at 2 us. The kernel is drawn from the end of the host function,
+  // on the stream's own track, with the arrival as an arg.
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.function(p.section, kKernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  const uint16_t allreduce_api = trace.api(p.section, "ncclAllReduce", ApiDomain::kCollective);
+  KernelLaunchRecord host_function = launch(p, 8, kStart + 1'100, kStart + 1'200, kKernel, kStreamLegacy);
+  host_function.launch_flags = kLaunchHostFunction;
+  trace.event(p.section, 10, host_function);
+  trace.event(p.section, 10, launch(p, 7, kStart + 2'000, kStart + 2'100, kKernel, kStreamLegacy));
+  CollectiveRecord call{};
+  call.span = {.begin_ns = kStart + 1'000, .end_ns = kStart + 2'500, .correlation_id = 7, .api = allreduce_api,
+               .flags = kApiAsync};
+  call.comm_id = 0xC0;
+  call.sequence = 1;
+  call.stream = kStreamLegacy;
+  call.root = -1;
+  call.nranks = 2;
+  call.op = static_cast<uint8_t>(CollectiveOp::kAllReduce);
+  trace.event(p.section, 10, call);
+  trace.event(p.section, 99, activity(8, kStart + 1'500, kStart + 5'000, kStreamLegacy, GpuActivityKind::kHostFunction));
+  trace.event(p.section, 99, activity(7, kStart + 1'000, kStart + 9'000, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const JsonValue* kernel = nullptr;
+  std::set<std::string> tracks;
+  for (const JsonValue* slice : out.gpu_slices()) {
+    tracks.insert(out.thread_name((*slice)["pid"].as_uint(), (*slice)["tid"].as_uint()));
+    if ((*slice)["cat"].str() == "kernel") kernel = slice;
+  }
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ((*kernel)["ts"].str(), "5.000") << "after the host function, so after its own launch too";
+  EXPECT_EQ((*kernel)["dur"].str(), "4.000");
+  EXPECT_EQ((*kernel)["args"]["since rank arrival (ns)"].as_int(), 4'000);
+  EXPECT_FALSE((*kernel)["args"].has("start_adjusted_ns"));
+  EXPECT_EQ(tracks, (std::set<std::string>{"Default stream (pid 10)"})) << "no overlapping-work lane";
+  expect_checker_accepts(out);
+}
+
+TEST(Convert, ACollectivesKernelIsNeverDrawnBeforeItsLaunchCall) {
+  // On an idle stream the arrival (1 us) is all the kernel's record has; its
+  // launch call began at 2 us.
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.function(p.section, kKernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  const uint16_t allreduce_api = trace.api(p.section, "ncclAllReduce", ApiDomain::kCollective);
+  trace.event(p.section, 10, launch(p, 7, kStart + 2'000, kStart + 2'100, kKernel, kStreamLegacy));
+  CollectiveRecord call{};
+  call.span = {.begin_ns = kStart + 1'000, .end_ns = kStart + 2'500, .correlation_id = 7, .api = allreduce_api,
+               .flags = kApiAsync};
+  call.comm_id = 0xC0;
+  call.sequence = 1;
+  call.stream = kStreamLegacy;
+  call.root = -1;
+  call.nranks = 2;
+  call.op = static_cast<uint8_t>(CollectiveOp::kAllReduce);
+  trace.event(p.section, 10, call);
+  trace.event(p.section, 99, activity(7, kStart + 1'000, kStart + 9'000, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto gpu = out.gpu_slices();
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ((*gpu[0])["ts"].str(), "2.000");
+  EXPECT_EQ((*gpu[0])["args"]["since rank arrival (ns)"].as_int(), 1'000);
+  EXPECT_TRUE((*gpu[0])["flow_in"].boolean) << "the arrow from the launch no longer points back";
+  expect_checker_accepts(out);
+}
+
 TEST(Convert, LostRecordsBecomeVisibleMarkers) {
   TraceBuilder trace;
   const TracedProcess p = add_process(trace, 1, 10, kStart);

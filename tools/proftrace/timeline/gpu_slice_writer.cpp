@@ -1,4 +1,5 @@
 // SliceWriter, GPU side: where GPU work goes and how it is written.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -33,7 +34,8 @@ void SliceWriter::begin_gpu_slice(Str category, Str name, const GpuPlacement& pl
   begin_slice(TrackRef{placement.pid, placement.tid}, placement.start_ns, placement.end_ns, category, name);
 }
 
-SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const DeviceActivity& device_activity) {
+SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const DeviceActivity& device_activity,
+                                            int64_t call_begin_ns) {
   const GpuActivityRecord& activity = device_activity.activity;
   SectionContext& section = *device_activity.context;
   GpuWork work{};
@@ -45,8 +47,23 @@ SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const Devic
   work.measured_start_ns = layout_.timeline_ns(section, activity.start_ns);
   work.measured_end_ns = layout_.timeline_ns(section, activity.end_ns);
   if (work.measured_end_ns < work.measured_start_ns) ++stats_.negative_durations;
-  work.placement = layout_.place_gpu_work(section, work.device, work.stream, work.launching_tid,
-                                          work.measured_start_ns, work.measured_end_ns);
+  // A collective's kernel is timed from the rank's arrival on the stream
+  // (preload/cuda/library_frame.h): the wait analysis needs that (stats
+  // nccl-ranks reads it from the records), but the kernel cannot have run
+  // before its launch call began, nor before the work the library queued
+  // ahead of it on the stream ended (the simulated NCCL's host function).
+  // Drawn from its launch (issue 40, item 3) and after that work (item 11:
+  // else every such kernel went to an "overlapping work" lane), with the
+  // time since the arrival as an arg.
+  const bool arrival_timed = device_activity.collective != nullptr;
+  int64_t start_ns = work.measured_start_ns;
+  if (arrival_timed && start_ns < call_begin_ns) start_ns = std::min(call_begin_ns, work.measured_end_ns);
+  work.placement = layout_.place_gpu_work(section, work.device, work.stream, work.launching_tid, start_ns,
+                                          work.measured_end_ns, /*graph_replays=*/false, arrival_timed);
+  if (arrival_timed) {
+    work.since_arrival_ns = difference_ns(work.placement.start_ns, work.measured_start_ns);
+    work.placement.adjusted_ns = 0;
+  }
   if (work.placement.adjusted_ns != 0) ++stats_.gpu_overlaps_adjusted;
   return work;
 }
@@ -94,7 +111,10 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   args_.add_uint(host_function ? "launch correlation" : "correlation", activity.correlation_id);
   args_.add_uint("pid", section.model != nullptr ? section.model->pid() : section.pid);
   args_.add_uint("tid", work.launching_tid);
-  if (device_activity.collective != nullptr) args_.add_text("collective", instance_label(*device_activity.collective));
+  if (device_activity.collective != nullptr) {
+    args_.add_text("collective", instance_label(*device_activity.collective));
+    args_.add_int("since rank arrival (ns)", work.since_arrival_ns);
+  }
   if (host_function) {
     args_.add_bool("host_function", true);
   } else if (op != nullptr && op->kind == interpret::OperationKind::kKernel) {

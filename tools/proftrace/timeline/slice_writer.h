@@ -155,6 +155,9 @@ class SliceWriter {
     int32_t device;
     int64_t measured_start_ns;
     int64_t measured_end_ns;
+    // A collective's kernel: how long before its slice's start the rank
+    // reached the collective on the stream (its measured start); 0 otherwise.
+    int64_t since_arrival_ns;
   };
 
   ApiPlacement place_api(SectionContext& section, uint32_t tid, const format::ApiSpan& span);
@@ -162,7 +165,9 @@ class SliceWriter {
   // A kernel's GPU slice: Kineto's resource and occupancy args where the
   // trace has their inputs (stats/occupancy.h), the launch shape.
   void add_kernel_args(const SectionContext& section, const format::KernelLaunchRecord& launch);
-  GpuWork place_gpu(const HostOperation* operation, const DeviceActivity& activity);
+  // `call_begin_ns`: where the launching call's slice begins (timeline ns).
+  GpuWork place_gpu(const HostOperation* operation, const DeviceActivity& activity,
+                    int64_t call_begin_ns = INT64_MIN);
   // Starts the slice of an API call with its common args in `args_` (the
   // caller adds its own, then calls emit()). `correlation_key` names the
   // call's correlation id: "correlation" where it is the call's own.

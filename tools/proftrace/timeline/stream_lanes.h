@@ -2,12 +2,22 @@
 // sequential on real hardware - but timer granularity produces overlaps of a
 // few ns, and broken timing can produce anything. A stream's work is
 // therefore placed on lanes (tracks): lane 0 is the stream's track; a slice
-// that would overlap everything there goes to an extra lane, so the output
-// is always valid and nothing is hidden.
+// that would overlap something on every lane goes to an extra lane, so the
+// output is always valid and nothing is hidden.
+//
+// Work does not arrive in time order: CUPTI's records come in buffers, and
+// work timed by events (host functions, NCCL's kernels) when its events are
+// resolved, so a stream's later kernels can be placed before an earlier host
+// function. A lane therefore remembers the intervals it holds (the latest
+// kRememberedSlices of them), not just its last end: placing by the last end
+// sent every NCCL kernel and its host function to extra lanes (issue 40,
+// item 11).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <vector>
 
 namespace proflaunch::tools::timeline {
@@ -21,12 +31,19 @@ struct LanePlacement {
 
 class StreamLanes {
  public:
-  // Overlaps up to this long with the previous slice on lane 0 are taken as
-  // timer granularity: the start moves instead of opening a lane.
+  // Overlaps up to this long with the slice before it on lane 0 are taken
+  // as timer granularity: the start moves instead of opening a lane.
   static constexpr int64_t kMaxAdjustNs = 1000;
   static constexpr size_t kMaxLanes = 8;
+  // Per lane; a slice that starts before the end of a forgotten one does
+  // not go on that lane (memory stays flat in the trace's length).
+  static constexpr size_t kRememberedSlices = 4096;
 
-  LanePlacement place(int64_t start_ns, int64_t end_ns) const;
+  // `start_is_bound`: the start is only the earliest the work can have
+  // begun (a collective's kernel, timed from the rank's arrival on the
+  // stream: library_frame.h), so on lane 0 it begins when the work there
+  // that holds its start ends, however much later.
+  LanePlacement place(int64_t start_ns, int64_t end_ns, bool start_is_bound = false) const;
   // Records the placement; `tid` names the lane when it is new.
   void commit(const LanePlacement& placement, uint32_t tid);
 
@@ -36,7 +53,13 @@ class StreamLanes {
  private:
   struct Lane {
     uint32_t tid;
-    int64_t last_end_ns;
+    std::map<int64_t, int64_t> busy;  // start -> end of the slices placed here
+    int64_t forgotten_end_ns = std::numeric_limits<int64_t>::min();
+    int64_t last_end_ns = std::numeric_limits<int64_t>::min();
+
+    bool free(int64_t start_ns, int64_t end_ns) const;
+    // The earliest time at or after `start_ns` that no slice here holds.
+    int64_t first_free_from(int64_t start_ns) const;
   };
   std::vector<Lane> lanes_;
 };

@@ -334,12 +334,12 @@ std::string TrackLayout::stream_track_name(SectionContext& section, uint64_t str
 
 GpuPlacement TrackLayout::place_gpu_work(SectionContext& section, int32_t device, uint64_t stream,
                                          uint32_t launching_tid, int64_t start_ns, int64_t end_ns,
-                                         bool graph_replays) {
+                                         bool graph_replays, bool start_is_bound) {
   GpuProcess& gpu = gpu_process(section, device);
   const uint32_t thread_key = stream == kStreamPerThread ? launching_tid : 0;
   const uint64_t section_key = section.model != nullptr ? section.model->section_id : uint64_t{section.pid};
   StreamLanes& lanes = gpu.streams[std::make_tuple(section_key, stream, thread_key, graph_replays)];
-  const LanePlacement placement = lanes.place(start_ns, end_ns);
+  const LanePlacement placement = lanes.place(start_ns, end_ns, start_is_bound);
   uint32_t tid;
   if (placement.lane < lanes.count()) {
     tid = lanes.tid(placement.lane);

@@ -174,7 +174,7 @@ class TrackLayout {
   // whose nodes are on the stream's own track).
   GpuPlacement place_gpu_work(SectionContext& section, int32_t device, uint64_t stream,
                               uint32_t launching_tid, int64_t start_ns, int64_t end_ns,
-                              bool graph_replays = false);
+                              bool graph_replays = false, bool start_is_bound = false);
 
   // The track of a thread's NVTX ranges in one domain, next to the thread:
   // named "NVTX <domain>: <thread>" when it first comes into use.

@@ -13,10 +13,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -72,6 +74,12 @@ struct State {
   CUpti_BuffersCallbackRequestFunc request = nullptr;
   CUpti_BuffersCallbackCompleteFunc complete = nullptr;
   std::atomic<CUpti_TimestampCallbackFunc> timestamp{nullptr};
+  // The driver-to-tool clock offset, measured once per timestamp source
+  // (clock_map).
+  std::mutex clock_mutex;
+  bool clock_offset_known = false;
+  CUpti_TimestampCallbackFunc clock_offset_for = nullptr;
+  int64_t clock_offset = 0;
   size_t device_buffer_size = 8 << 20;
   size_t pool_limit = 250;
   uint64_t dropped = 0;
@@ -101,6 +109,7 @@ State* g_state = nullptr;
 void after_fork_in_child() {
   State& s = *g_state;
   new (&s.mutex) std::mutex();
+  new (&s.clock_mutex) std::mutex();
   new (&s.wake) std::condition_variable();
   new (&s.delivered) std::condition_variable();
   new (&s.pending) std::deque<Record>();
@@ -135,11 +144,34 @@ struct ClockMap {
   int64_t offset;
   uint64_t to_tool(uint64_t monotonic) const { return uint64_t(int64_t(monotonic) + offset); }
 };
+
+// The offset is measured once per timestamp source, as one calibration
+// serves every record of the real library, whose GPU timestamps keep their
+// order on a stream. Measured per record (before issue 40, item 11), each
+// record had its own offset, off by the time between the two clock reads
+// (microseconds on a loaded machine), so a kernel could be reported
+// starting before the copy ahead of it on its stream ended.
 ClockMap clock_map() {
-  const uint64_t mono = clock_ns(CLOCK_MONOTONIC);
-  CUpti_TimestampCallbackFunc callback = state().timestamp.load();
-  const uint64_t tool = callback != nullptr ? callback() : clock_ns(CLOCK_REALTIME);
-  return ClockMap{int64_t(tool) - int64_t(mono)};
+  State& s = state();
+  const CUpti_TimestampCallbackFunc callback = s.timestamp.load();
+  std::lock_guard lock(s.clock_mutex);
+  if (!s.clock_offset_known || s.clock_offset_for != callback) {
+    // The tool's clock read between two driver reads; the narrowest of a
+    // few brackets gives the offset to within its width.
+    int64_t best_width = std::numeric_limits<int64_t>::max();
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      const int64_t before = int64_t(clock_ns(CLOCK_MONOTONIC));
+      const int64_t tool = int64_t(callback != nullptr ? callback() : clock_ns(CLOCK_REALTIME));
+      const int64_t after = int64_t(clock_ns(CLOCK_MONOTONIC));
+      if (after - before < best_width) {
+        best_width = after - before;
+        s.clock_offset = tool - (before + (after - before) / 2);
+      }
+    }
+    s.clock_offset_for = callback;
+    s.clock_offset_known = true;
+  }
+  return ClockMap{s.clock_offset};
 }
 
 bool enabled(CUpti_ActivityKind kind) { return size_t(kind) < kKinds && state().kind_enabled[kind].load(); }
