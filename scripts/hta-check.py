@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Run Meta's Holistic Trace Analysis (HTA) on `proftrace convert` output and
+compare its answers with `proftrace stats` on the same traces (issue 40).
+
+    hta-check.py BUILD_DIR HTA_SRC_DIR [--work DIR]
+
+BUILD_DIR: a configured and built proflaunch build (its launcher, proftrace and
+the simulated GPU stack under tests/). HTA_SRC_DIR: a checkout of
+facebookresearch/HolisticTraceAnalysis (the directory holding `hta/`).
+Records (1) the training loop twice (the second for trace diff), (2) the NVTX
+program, (3) a 4-rank NCCL job with rank 2 slow (torchrun_like + nccl_ranks),
+converts each to its own directory (one JSON per rank), then runs each HTA
+analysis and prints one line per analysis: ran or failed, HTA's number and
+stats' number. Exit status 0 whatever the findings; 2 on a setup error.
+
+Installs nothing. Needs Python 3 with HTA's dependencies; on Debian 12:
+  apt-get install python3-pandas python3-numpy python3-plotly \
+      python3-networkx python3-yaml python3-psutil python3-pydot
+Run it with that python (/usr/bin/python3). HTA_DISABLE_NS_ROUNDING=1 is set
+(HTA otherwise rounds every ts and end to whole microseconds).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+ap = argparse.ArgumentParser()
+ap.add_argument("build")
+ap.add_argument("hta")
+ap.add_argument("--work", help="keep the traces and JSON here (default: a temporary directory)")
+opts = ap.parse_args()
+build = os.path.abspath(opts.build)
+os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+sys.path.insert(0, os.path.abspath(opts.hta))
+try:
+    import pandas as pd
+    from hta.trace_analysis import TraceAnalysis
+    from hta.trace_diff import TraceDiff
+except ImportError as e:
+    sys.exit(f"hta-check: cannot import HTA or its dependencies ({e}); see the docstring")
+import logging
+logging.disable(logging.WARNING)  # HTA logs every parse at WARNING
+pd.set_option("display.width", 200)
+pd.set_option("display.max_colwidth", 50)
+
+work = opts.work or tempfile.mkdtemp(prefix="hta-check.")
+os.makedirs(work, exist_ok=True)
+sim = f"{build}/tests/simgpu"
+env = dict(os.environ)
+env["LD_LIBRARY_PATH"] = ":".join(f"{sim}/{d}" for d in ("driver", "runtime", "libs", "nccl", "cupti"))
+for k in ("LD_PRELOAD", "PROFLAUNCH_GPU_TIMING", "SIMGPU_KERNEL_COSTS"):
+    env.pop(k, None)
+proflaunch = f"{build}/launcher/proflaunch"
+proftrace = f"{build}/tools/proftrace"
+programs = f"{sim}/programs"
+nvtx_ranges = f"{build}/tests/e2e/nvtx/programs/e2e_nvtx_ranges"
+RANKS = 4
+SLOW = 2
+
+
+def sh(*cmd):
+    subprocess.run(["nice", *cmd], env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def record(name, *program):
+    os.makedirs(f"{work}/{name}", exist_ok=True)
+    sh(proflaunch, "-q", "-o", f"{work}/{name}.trace", "--", *program)
+    sh(proftrace, "convert", "-q", f"{work}/{name}.trace", "-o", f"{work}/{name}/{name}.json")
+
+
+def stats(*traces):
+    out = subprocess.run(["nice", proftrace, "stats", "--json", *traces], env=env, check=True,
+                         stdout=subprocess.PIPE).stdout
+    return {t["title"]: t for t in json.loads(out)["tables"]}
+
+
+record("train", f"{programs}/training_loop", "--steps", "6")
+record("train2", f"{programs}/training_loop", "--steps", "6")
+record("nvtx", nvtx_ranges, "--steps", "4")
+os.makedirs(f"{work}/nccl", exist_ok=True)
+sh(f"{programs}/torchrun_like", "--nproc", str(RANKS), proflaunch, "-q", "-o", f"{work}/rank%q{{RANK}}.trace",
+   "--", f"{programs}/nccl_ranks", "--ops", "allreduce,allgather", "--iterations", "4",
+   "--slow-rank", str(SLOW), "--delay-ms", "50")
+for r in range(RANKS):
+    sh(proftrace, "convert", "-q", f"{work}/rank{r}.trace", "-o", f"{work}/nccl/rank{r}.json")
+print(f"traces and JSON in {work}")
+
+results = []  # (trace, analysis, ran, hta says, stats says)
+
+
+def analysis(trace, name):
+    def wrap(fn):
+        try:
+            hta, ours = fn()
+            results.append((trace, name, "yes", hta, ours))
+        except Exception as e:  # noqa: BLE001 - a failing analysis is a finding
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            results.append((trace, name, "NO", f"{type(e).__name__}: {e} "
+                            f"({os.path.basename(where.filename)}:{where.lineno})", ""))
+    return wrap
+
+
+def rows(table):
+    return table["rows"] if table else []
+
+
+def kernel_times(st):
+    """stats' GPU time per kernel name and per memory-op family, in us."""
+    k = {r["Name"]: r["Total Time (ns)"] / 1e3 for r in rows(st.get("GPU kernels: time per kernel name"))}
+    mem = sum(r["Total Time (ns)"] or 0
+              for r in rows(st.get("Memory operations: GPU time and bytes per kind"))) / 1e3
+    return k, mem
+
+
+def busy_us(st):
+    r = [r for r in rows(st.get("Overview: GPU utilization")) if r["PID"] == "all"]
+    return r[0]["Busy (ns)"] / 1e3 if r else None
+
+
+def check_single(label, trace_file, steps):
+    st = stats(trace_file)
+    ta = TraceAnalysis(trace_dir=f"{work}/{label}", include_last_profiler_step=True)
+
+    @analysis(label, "profiler steps")
+    def _():
+        return ta.get_profiler_steps(), f"{steps} steps (convert's ProfilerStep#)"
+
+    @analysis(label, "kernel breakdown")
+    def _():
+        by_type, by_kernel = ta.get_gpu_kernel_breakdown(visualize=False, num_kernels=1000,
+                                                        duration_ratio=1.0)
+        k, mem = kernel_times(st)
+        hk = by_kernel[~by_kernel["name"].str.startswith(("Memcpy", "Memset"))]
+        hk = {r["name"]: r["sum (us)"] for _, r in hk.iterrows()}
+        worst = max((abs(hk.get(n, 0) - v), n) for n, v in k.items()) if k else (0, "")
+        hm = by_type.loc[by_type["kernel_type"] == "MEMORY", "sum"].sum()
+        return (f"{len(hk)} kernels, max |HTA-stats| {worst[0]:.3f} us; memory {hm:.1f} us",
+                f"{len(k)} kernels; memory ops {mem:.1f} us")
+
+    @analysis(label, "temporal breakdown")
+    def _():
+        t = ta.get_temporal_breakdown(visualize=False).iloc[0]
+        return (f"span {t['kernel_time(us)']:.1f} us, idle {t['idle_time(us)']:.1f}, "
+                f"busy {t['kernel_time(us)'] - t['idle_time(us)']:.1f}",
+                f"busy {busy_us(st):.1f} us")
+
+    @analysis(label, "idle time breakdown")
+    def _():
+        idle, _stats = ta.get_idle_time_breakdown(visualize=False)
+        s = idle.groupby("idle_category")["idle_time"].sum().to_dict()
+        return f"per stream summed: {s}", "no per-stream idle in stats"
+
+    @analysis(label, "queue length")
+    def _():
+        q = ta.get_queue_length_summary()
+        return (f"{0 if q is None else len(q)} streams, max {None if q is None else q['max'].max()}",
+                "no counterpart")
+
+    @analysis(label, "memory bandwidth")
+    def _():
+        m = ta.get_memory_bw_summary()
+        mo = {r["Operation"]: r["Bandwidth (GB/s)"]
+              for r in rows(st.get("Memory operations: GPU time and bytes per kind"))}
+        return (None if m is None else m[["count", "max"]].to_dict("index"), mo)
+
+    @analysis(label, "kernel launch stats")
+    def _():
+        d = ta.get_cuda_kernel_launch_stats(visualize=False)
+        df = next(iter(d.values()))
+        launches = sum(r["Num Calls"] for r in rows(st.get("API calls: host time per API"))
+                       if r["Name"] in ("cudaLaunchKernel", "cuLaunchKernel", "cudaMemcpyAsync",
+                                        "cudaMemsetAsync", "cudaMemcpy"))
+        return (f"{len(df)} launch/GPU pairs, launch delay max {df['launch_delay'].max():.1f} us",
+                f"{launches} launch and copy calls")
+
+    @analysis(label, "critical path (whole trace)")
+    def _():
+        it = ta.get_profiler_steps()
+        g, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=(it[0], it[-1]))
+        s = g.summary()
+        return f"ok={ok}, {len(g.critical_path_nodes)} nodes: " + str(s.round(1).to_dict()), "no counterpart"
+
+    @analysis(label, "critical path (per ProfilerStep)")
+    def _():
+        out = []
+        for i in ta.get_profiler_steps():
+            g, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=i)
+            out.append(f"#{i}:{'ok' if ok else 'FAIL'}/{len(g.critical_path_nodes)}")
+        return " ".join(out), "no counterpart"
+
+    return ta
+
+
+check_single("train", f"{work}/train.trace", 6)
+check_single("nvtx", f"{work}/nvtx.trace", 4)
+
+# trace diff: the same program recorded twice
+@analysis("train vs train2", "trace diff")
+def _():
+    d = TraceDiff.compare_traces(f"{work}/train", f"{work}/train2")
+    changed = d[d["diff_counts"] != 0] if "diff_counts" in d.columns else d
+    return f"{len(d)} ops compared, {len(changed)} with different counts", "same program: 0 expected"
+
+
+# the NCCL job
+nst = stats(*(f"{work}/rank{r}.trace" for r in range(RANKS)))
+nta = TraceAnalysis(trace_dir=f"{work}/nccl", include_last_profiler_step=True)
+
+
+@analysis("nccl", "ranks loaded")
+def _():
+    return nta.t.get_ranks(), list(range(RANKS))
+
+
+@analysis("nccl", "stragglers")
+def _():
+    s = nta.get_potential_stragglers(num_candidates=1)
+    note = [n for n in nst["NCCL ranks: compute, communication and waiting per rank"]["notes"]
+            if "straggler" in n]
+    return s, note[0] if note else None
+
+
+@analysis("nccl", "comm/comp overlap")
+def _():
+    o = nta.get_comm_comp_overlap(visualize=False)
+    ours = {r["Rank"]: r["Overlap (ns)"] for r in
+            rows(nst.get("NCCL ranks: compute, communication and waiting per rank"))}
+    return o.round(2).to_dict("records"), f"overlap ns per rank {ours}"
+
+
+@analysis("nccl", "kernel breakdown")
+def _():
+    by_type, _k = nta.get_gpu_kernel_breakdown(visualize=False)
+    ours = {r["Rank"]: (r["Compute (ns)"], r["Communication (ns)"]) for r in
+            rows(nst.get("NCCL ranks: compute, communication and waiting per rank"))}
+    return (by_type.to_dict("records"), f"(compute, communication) ns per rank {ours}")
+
+
+@analysis("nccl", "temporal breakdown")
+def _():
+    t = nta.get_temporal_breakdown(visualize=False)
+    t["busy"] = t["kernel_time(us)"] - t["idle_time(us)"]
+    ours = {r["PID"]: r["Busy (ns)"] / 1e3 for r in rows(nst.get("Overview: GPU utilization"))}
+    return t[["rank", "busy", "idle_time(us)"]].round(1).to_dict("records"), f"busy us per pid {ours}"
+
+
+@analysis("nccl", "critical path (rank 2, step 1)")
+def _():
+    g, ok = nta.critical_path_analysis(rank=SLOW, annotation="ProfilerStep", instance_id=1)
+    return f"ok={ok}, {len(g.critical_path_nodes)} nodes", "no counterpart"
+
+
+print()
+for trace, name, ran, hta, ours in results:
+    print(f"== {trace} / {name}: runs {ran}\n   HTA:   {hta}\n   stats: {ours}")
