@@ -67,7 +67,7 @@ def sh(*cmd):
 
 def record(name, *program):
     os.makedirs(f"{work}/{name}", exist_ok=True)
-    sh(proflaunch, "-q", "-o", f"{work}/{name}.trace", "--", *program)
+    sh(proflaunch, "-q", "--force", "-o", f"{work}/{name}.trace", "--", *program)
     sh(proftrace, "convert", "-q", f"{work}/{name}.trace", "-o", f"{work}/{name}/{name}.json")
 
 
@@ -81,7 +81,7 @@ record("train", f"{programs}/training_loop", "--steps", "6")
 record("train2", f"{programs}/training_loop", "--steps", "6")
 record("nvtx", nvtx_ranges, "--steps", "4")
 os.makedirs(f"{work}/nccl", exist_ok=True)
-sh(f"{programs}/torchrun_like", "--nproc", str(RANKS), proflaunch, "-q", "-o", f"{work}/rank%q{{RANK}}.trace",
+sh(f"{programs}/torchrun_like", "--nproc", str(RANKS), proflaunch, "-q", "--force", "-o", f"{work}/rank%q{{RANK}}.trace",
    "--", f"{programs}/nccl_ranks", "--ops", "allreduce,allgather", "--iterations", "4",
    "--slow-rank", str(SLOW), "--delay-ms", "50")
 for r in range(RANKS):
@@ -115,6 +115,28 @@ def kernel_times(st):
     return k, mem
 
 
+def json_events(path):
+    with open(path) as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+
+
+def union_us(events):
+    total, end = 0.0, None
+    for ts, te in sorted((e["ts"], e["ts"] + e["dur"]) for e in events):
+        if end is None or ts > end:
+            total, start, end = total + (end - start if end is not None else 0), ts, te
+        else:
+            end = max(end, te)
+    return total + (end - start if end is not None else 0)
+
+
+GPU_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def on_stream(e):
+    return e.get("args", {}).get("stream", -1) != -1
+
+
 def busy_us(st):
     r = [r for r in rows(st.get("Overview: GPU utilization")) if r["PID"] == "all"]
     return r[0]["Busy (ns)"] / 1e3 if r else None
@@ -140,46 +162,60 @@ def check_single(label, trace_file, steps):
         return (f"{len(hk)} kernels, max |HTA-stats| {worst[0]:.3f} us; memory {hm:.1f} us",
                 f"{len(k)} kernels; memory ops {mem:.1f} us")
 
+    events = json_events(f"{work}/{label}/{label}.json")
+
     @analysis(label, "temporal breakdown")
     def _():
         t = ta.get_temporal_breakdown(visualize=False).iloc[0]
+        with_sync = union_us([e for e in events if on_stream(e)])
         return (f"span {t['kernel_time(us)']:.1f} us, idle {t['idle_time(us)']:.1f}, "
                 f"busy {t['kernel_time(us)'] - t['idle_time(us)']:.1f}",
-                f"busy {busy_us(st):.1f} us")
+                f"busy {busy_us(st):.1f} us; the JSON's kernels+copies+memsets {union_us([e for e in events if e['cat'] in GPU_WORK]):.1f}, "
+                f"with cuda_sync on a stream {with_sync:.1f}")
 
     @analysis(label, "idle time breakdown")
     def _():
         idle, _stats = ta.get_idle_time_breakdown(visualize=False)
-        s = idle.groupby("idle_category")["idle_time"].sum().to_dict()
-        return f"per stream summed: {s}", "no per-stream idle in stats"
+        hta = idle.groupby("stream")["idle_time"].sum().round(1).to_dict()
+        ours = {}
+        for sid in hta:
+            evs = [e for e in events if e["cat"] in GPU_WORK and e["args"].get("stream") == sid]
+            span = max(e["ts"] + e["dur"] for e in evs) - min(e["ts"] for e in evs)
+            ours[sid] = round(span - union_us(evs), 1)
+        return (f"idle us per stream {hta}; by category {idle.groupby('idle_category')['idle_time'].sum().round(1).to_dict()}",
+                f"no per-stream idle in stats; the JSON's stream span - busy {ours}")
 
     @analysis(label, "queue length")
     def _():
         q = ta.get_queue_length_summary()
-        return (f"{0 if q is None else len(q)} streams, max {None if q is None else q['max'].max()}",
-                "no counterpart")
+        q = q["queue_length"]
+        return (f"{len(q)} streams, max per stream {q['max'].to_dict()}", "no counterpart")
 
     @analysis(label, "memory bandwidth")
     def _():
         m = ta.get_memory_bw_summary()
         mo = {r["Operation"]: r["Bandwidth (GB/s)"]
               for r in rows(st.get("Memory operations: GPU time and bytes per kind"))}
-        return (None if m is None else m[["count", "max"]].to_dict("index"), mo)
+        m = m["memory_bw_gbps"].droplevel(0)
+        return (f"max GB/s (one op's bytes/dur) {m['max'].round(2).to_dict()}",
+                f"bandwidth GB/s (bytes/time summed per kind) {mo}")
 
     @analysis(label, "kernel launch stats")
     def _():
         d = ta.get_cuda_kernel_launch_stats(visualize=False)
         df = next(iter(d.values()))
-        launches = sum(r["Num Calls"] for r in rows(st.get("API calls: host time per API"))
-                       if r["Name"] in ("cudaLaunchKernel", "cuLaunchKernel", "cudaMemcpyAsync",
-                                        "cudaMemsetAsync", "cudaMemcpy"))
+        calls = {r["Name"]: r["Num Calls"] for r in rows(st.get("API calls: host time per API"))}
+        runtime = sum(calls.get(n, 0) for n in ("cudaLaunchKernel", "cudaLaunchKernelExC",
+                                                "cudaMemcpyAsync", "cudaMemsetAsync"))
         return (f"{len(df)} launch/GPU pairs, launch delay max {df['launch_delay'].max():.1f} us",
-                f"{launches} launch and copy calls")
+                f"{runtime} cudaLaunchKernel(ExC)/cudaMemcpyAsync/cudaMemsetAsync calls; "
+                f"{calls.get('cuLaunchKernel', 0)} cuLaunchKernel (HTA leaves driver launches out)")
 
     @analysis(label, "critical path (whole trace)")
     def _():
         it = ta.get_profiler_steps()
-        g, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=(it[0], it[-1]))
+        g, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep",
+                                          instance_id=(int(it[0]), int(it[-1])))
         s = g.summary()
         return f"ok={ok}, {len(g.critical_path_nodes)} nodes: " + str(s.round(1).to_dict()), "no counterpart"
 
@@ -187,7 +223,7 @@ def check_single(label, trace_file, steps):
     def _():
         out = []
         for i in ta.get_profiler_steps():
-            g, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=i)
+            g, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=int(i))
             out.append(f"#{i}:{'ok' if ok else 'FAIL'}/{len(g.critical_path_nodes)}")
         return " ".join(out), "no counterpart"
 
@@ -196,6 +232,24 @@ def check_single(label, trace_file, steps):
 
 check_single("train", f"{work}/train.trace", 6)
 check_single("nvtx", f"{work}/nvtx.trace", 4)
+
+# The NVTX program's steps as convert finds them are its 'module step' ranges (10-70 ns, no GPU
+# work: its "step N" ranges all have different names); the critical path again with its
+# "forward" ranges as the steps.
+os.makedirs(f"{work}/nvtx_forward", exist_ok=True)
+sh(proftrace, "convert", "-q", "--step-range", "forward", f"{work}/nvtx.trace",
+   "-o", f"{work}/nvtx_forward/nvtx_forward.json")
+fta = TraceAnalysis(trace_dir=f"{work}/nvtx_forward", include_last_profiler_step=True)
+
+
+@analysis("nvtx --step-range forward", "critical path (per ProfilerStep)")
+def _():
+    out = []
+    for i in fta.get_profiler_steps():
+        g, ok = fta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=int(i))
+        out.append(f"#{i}:{'ok' if ok else 'FAIL'}/{len(g.critical_path_nodes)}")
+    return " ".join(out), "no counterpart"
+
 
 # trace diff: the same program recorded twice
 @analysis("train vs train2", "trace diff")
@@ -221,6 +275,41 @@ def _():
     note = [n for n in nst["NCCL ranks: compute, communication and waiting per rank"]["notes"]
             if "straggler" in n]
     return s, note[0] if note else None
+
+
+@analysis("nccl", "stragglers, HTA's metric with ncclDevKernel names and no duration threshold")
+def _():
+    from hta.analyzers import straggler as hs
+    from hta.common.trace_symbol_table import TraceSymbolTable
+
+    def relaxed(df, symbol_table, n_stragglers=2, visualize=False):
+        # HTA's metric (start of the last comm kernel, normalized), with NCCL >= 2.19's kernel
+        # names added to the symbols it looks for and its 1 % duration threshold at 0
+        table = TraceSymbolTable()
+        table.add_symbols(symbol_table.get_sym_table())
+        renamed = {s: s.replace("ncclDevKernel", "ncclKernel") for s in table.get_sym_table()
+                   if s.startswith("ncclDevKernel")}
+        table.add_symbols(list(renamed.values()))
+        df = df.copy()
+        ids = table.get_sym_id_map()
+        df["name"] = df["name"].map(lambda i: ids[renamed.get(table.get_sym_table()[i], table.get_sym_table()[i])])
+        metric, name = hs._compute_normalized_start_time_of_significant_comm_kernels(
+            df, table, False, min_normalized_duration=0.0)
+        return hs._get_top_k_stragglers_with_metric(metric, name, visualize=False, n_stragglers=n_stragglers)
+
+    s = nta.get_potential_stragglers(num_candidates=1, straggler_identification_impl=relaxed)
+    return s, f"slow rank {SLOW}"
+
+
+@analysis("nccl", "NCCL kernel time, JSON dur vs stats")
+def _():
+    hta = {}
+    for r in range(RANKS):
+        hta[r] = round(sum(e["dur"] for e in json_events(f"{work}/nccl/rank{r}.json")
+                           if e["cat"] == "kernel" and e["name"].startswith("nccl")), 1)
+    ours = {r["Rank"]: round(r["Communication (ns)"] / 1e3, 1) for r in
+            rows(nst.get("NCCL ranks: compute, communication and waiting per rank"))}
+    return f"JSON nccl kernel dur summed, us per rank {hta}", f"stats communication us per rank {ours}"
 
 
 @analysis("nccl", "comm/comp overlap")
@@ -250,6 +339,8 @@ def _():
 @analysis("nccl", "critical path (rank 2, step 1)")
 def _():
     g, ok = nta.critical_path_analysis(rank=SLOW, annotation="ProfilerStep", instance_id=1)
+    if not ok:
+        return "ok=False", "no counterpart"
     return f"ok={ok}, {len(g.critical_path_nodes)} nodes", "no counterpart"
 
 
