@@ -30,7 +30,7 @@ import traceback
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
 ap.add_argument("hta")
-ap.add_argument("--work", help="keep the traces and JSON here (default: a temporary directory)")
+ap.add_argument("--work", help="keep the traces and JSON here (default: a temporary directory, removed)")
 opts = ap.parse_args()
 build = os.path.abspath(opts.build)
 os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
@@ -46,8 +46,14 @@ logging.disable(logging.WARNING)  # HTA logs every parse at WARNING
 pd.set_option("display.width", 200)
 pd.set_option("display.max_colwidth", 50)
 
-work = opts.work or tempfile.mkdtemp(prefix="hta-check.")
-os.makedirs(work, exist_ok=True)
+if opts.work:
+    work = opts.work
+    os.makedirs(work, exist_ok=True)
+else:
+    work = tempfile.mkdtemp(prefix="hta-check.")
+    import atexit
+    import shutil
+    atexit.register(shutil.rmtree, work, True)
 sim = f"{build}/tests/simgpu"
 env = dict(os.environ)
 env["LD_LIBRARY_PATH"] = ":".join(f"{sim}/{d}" for d in ("driver", "runtime", "libs", "nccl", "cupti"))
@@ -86,7 +92,8 @@ sh(f"{programs}/torchrun_like", "--nproc", str(RANKS), proflaunch, "-q", "--forc
    "--slow-rank", str(SLOW), "--delay-ms", "50")
 for r in range(RANKS):
     sh(proftrace, "convert", "-q", f"{work}/rank{r}.trace", "-o", f"{work}/nccl/rank{r}.json")
-print(f"traces and JSON in {work}")
+if opts.work:
+    print(f"traces and JSON in {work}")
 
 results = []  # (trace, analysis, ran, hta says, stats says)
 
