@@ -36,10 +36,16 @@ check train.json --require-categories kernel,gpu_memcpy,gpu_memset,cuda_runtime,
 grep -q '"step_source":"periodicity"' "$work/train.json" || { echo "train.json: steps not by periodicity"; exit 1; }
 
 "$proflaunch" -q -o "$work/nvtx.trace" -- "$nvtx_ranges" --steps 4 >/dev/null
-"$proftrace" convert -q "$work/nvtx.trace" -o "$work/nvtx.json"
+# Its steps are named "step 0", "step 1"...: no one name repeats, so they are
+# found by the range each holds (--step-range forward). Without it, its most
+# frequent top-level range is a module's bookkeeping that launches no GPU
+# work, which is no step: none are written.
+"$proftrace" convert -q "$work/nvtx.trace" -o "$work/nvtx-nosteps.json"
+check nvtx-nosteps.json --require-steps 0
+"$proftrace" convert -q --step-range forward "$work/nvtx.trace" -o "$work/nvtx.json"
 check nvtx.json --require-categories user_annotation,gpu_user_annotation,gpu_memcpy,gpu_memset,cuda_runtime \
   --require-steps 4
-grep -q '"step_source":"nvtx"' "$work/nvtx.json" || { echo "nvtx.json: steps not by NVTX"; exit 1; }
+grep -q '"step_source":"step-range"' "$work/nvtx.json" || { echo "nvtx.json: steps not by --step-range"; exit 1; }
 
 "$torchrun_like" --nproc 2 "$proflaunch" -q -o "$work/rank%q{RANK}.trace" -- \
   "$nccl_ranks" --ops allreduce,allgather --iterations 2 >/dev/null

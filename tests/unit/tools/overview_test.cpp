@@ -122,7 +122,9 @@ void range(TraceBuilder& trace, uint32_t tid, const std::string& name, uint64_t 
 // Inside each step two nested "forward" ranges (6 in all: more than
 // train_step, but not top-level) and, on a thread that launches nothing, 5
 // top-level "load" ranges. One kernel on device 1 between steps 1 and 2.
-std::string nvtx_steps_trace() {
+// With `bookkeeping`, that many more top-level "bookkeeping" ranges on the
+// main thread between the steps, around host code only (no launch).
+std::string nvtx_steps_trace(int bookkeeping = 0) {
   TraceBuilder trace;
   TracedProcess p = add_process(trace, 1, 4242, kT);
   trace.device(1, DeviceSpec{.ordinal = 0, .name = "Simulated A", .multiprocessor_count = 108});
@@ -157,6 +159,7 @@ std::string nvtx_steps_trace() {
   trace.event(1, kMain, launch(p, correlation, kT + 2150, kT + 2160, 0xB, kStream, 1));
   trace.event(1, kMain, activity(correlation++, kT + 2200, kT + 2300, kStream, GpuActivityKind::kKernel, 1));
   for (int i = 0; i < 5; ++i) range(trace, kLoader, "load", kT + 1100 + i * 900, kT + 1500 + i * 900);
+  for (int i = 0; i < bookkeeping; ++i) range(trace, kMain, "bookkeeping", kT + 2300 + i * 100, kT + 2350 + i * 100);
   return write_trace(trace, "overview_nvtx.trace");
 }
 
@@ -181,6 +184,16 @@ TEST(StatsOverview, NvtxStepsHaveTheExactBreakdownWithOverlapsByPriority) {
   EXPECT_EQ(steps.cell("2", "Start (ns)"), "2010") << "from the first event (the first push, at +990)";
   EXPECT_EQ(steps.cell("total", "Duration (ns)"), "3000");
   EXPECT_EQ(steps.cell("total", "Kernel (ns)"), "750");
+}
+
+// A range more frequent than the steps but around host code only (a
+// module's bookkeeping) is no step: HTA found no GPU work in such steps.
+TEST(StatsOverview, AFrequentRangeThatLaunchesNothingIsNoStep) {
+  const auto result = overview(nvtx_steps_trace(5));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const CsvTable steps = csv_table(result.out, "step time breakdown");
+  EXPECT_EQ(steps.step_rows(), 3u) << result.out;
+  EXPECT_TRUE(has(result.text, "NVTX range 'train_step'")) << result.out;
 }
 
 TEST(StatsOverview, UtilizationIsTheUnionOfGpuWorkOverTheAnalysedTime) {

@@ -86,14 +86,20 @@ void StepDetector::on_nvtx(const interpret::NvtxEvent& e) {
   if (event.type == static_cast<uint8_t>(NvtxEventType::kPush)) {
     const interpret::RangeName range = interpret::range_name(*e.section->model, event, e.inline_message);
     const bool wanted = step_name_.empty() || (range.name == step_name_ && range.domain == step_domain_);
-    open_[key].push_back(OpenRange{event.span.end_ns, wanted ? range.label() : std::string()});
+    open_[key].push_back(
+        OpenRange{event.span.end_ns, wanted ? range.label() : std::string(), launches_[{e.section->id, e.tid}]});
   } else if (event.type == static_cast<uint8_t>(NvtxEventType::kPop)) {
     auto it = open_.find(key);
     if (it == open_.end() || it->second.empty()) return;
     const OpenRange open = it->second.back();
     it->second.pop_back();
-    // --step-range: its ranges at any depth; else the top-level ones.
-    const bool candidate = !open.label.empty() && (!step_name_.empty() || it->second.empty());
+    // --step-range: its ranges at any depth; else the top-level ones that
+    // launched GPU work (a frequent range around host code, such as a
+    // module's own bookkeeping, is not a training step; HTA found no GPU
+    // work in such steps).
+    const bool launched_work = launches_[{e.section->id, e.tid}] > open.launches_at_push;
+    const bool candidate =
+        !open.label.empty() && (!step_name_.empty() || (it->second.empty() && launched_work));
     if (!candidate) return;
     if (stored_ranges_ >= kMaxStoredRanges) {
       ++dropped_ranges_;

@@ -73,6 +73,7 @@ class StepDetector : public interpret::Consumer {
   struct OpenRange {
     uint64_t begin_ns;
     std::string label;  // "" when not a step candidate (--step-range names another)
+    uint64_t launches_at_push;  // the thread's launch count then: a step launches GPU work
   };
 
   void extend(uint64_t begin_ns, uint64_t end_ns);
