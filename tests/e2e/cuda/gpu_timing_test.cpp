@@ -220,9 +220,13 @@ TEST_P(GpuTimingBackend, SingleKernelsOnIdleStreamsTakeTheirModelledTimeFirstLau
     ASSERT_EQ(launch->gpu.size(), 1u);
     const uint64_t duration_ns = launch->gpu.front().end_ns - launch->gpu.front().start_ns;
     // Within 2x either way: events are off by the launch call's head or
-    // tail, microseconds, and never by the module load.
+    // tail, microseconds, and never by the module load. Only above: a kernel
+    // that ended before its launch call returned (the call preempted after
+    // it submitted, on a loaded machine) has an end event that completed at
+    // once, and no event says when it began (docs/gpu-time.md).
     EXPECT_LE(duration_ns, 2 * kKernelNs);
-    EXPECT_GE(duration_ns, kKernelNs / 2);
+    const bool ended_inside_its_call = launch->gpu.front().end_ns < launch->span.end_ns + kKernelNs / 10;
+    if (GetParam() == "cupti" || !ended_inside_its_call) EXPECT_GE(duration_ns, kKernelNs / 2);
     ++checked;
   }
   EXPECT_EQ(checked, 4 * (1 + repeats) + threads * repeats);

@@ -326,6 +326,28 @@ TEST(Convert, ConcurrentWorkOnOneStreamGoesToAnExtraLaneInsteadOfBreakingNesting
   expect_checker_accepts(out);
 }
 
+// Work timed by events meeting CUPTI-timed work on one stream: the two
+// clock mappings may differ by a few microseconds (3.17 us in CI). Such an
+// overlap moves the later start, saying so, rather than opening a lane.
+TEST(Convert, AFewMicrosecondsOfOverlapMoveTheStartInsteadOfOpeningALane) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.event(p.section, 10, launch(p, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 2, kStart + 30, kStart + 40, kKernel, kStreamLegacy));
+  trace.event(p.section, 99, activity(1, kStart + 100, kStart + 10'000, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(2, kStart + 6'830, kStart + 20'000, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto gpu = out.gpu_slices();
+  ASSERT_EQ(gpu.size(), 2u);
+  std::set<std::string> tracks;
+  for (const JsonValue* slice : gpu) tracks.insert(out.thread_name((*slice)["pid"].as_uint(), (*slice)["tid"].as_uint()));
+  EXPECT_EQ(tracks, (std::set<std::string>{"Default stream (pid 10)"}));
+  const JsonValue& second = *gpu[1];
+  EXPECT_EQ(second["args"]["start_adjusted_ns"].as_int(), 3170);
+  expect_checker_accepts(out);
+}
+
 TEST(Convert, WorkThatArrivesOutOfTimeOrderStaysOnItsStreamsTrack) {
   // A later kernel's record (CUPTI) comes before an earlier one's (timed by
   // events, resolved later): both fit on the stream's own track.
