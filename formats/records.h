@@ -125,7 +125,7 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
   /* batch) come from this thread             */ \
   X(ThreadBatch, 32, kEvents, 0, false)                 \
   X(Lost, 33, kEvents, 0, false)                        \
-  X(ApiCall, 34, kEvents, 0, true)                     \
+  X(ApiCall, 34, kEvents, 40, true)                    \
   X(KernelLaunch, 35, kEvents, 0, true)                \
   X(MemoryCopy, 36, kEvents, 88, true)                 \
   X(MemorySet, 37, kEvents, 0, true)                   \
@@ -391,13 +391,21 @@ enum ApiFlags : uint16_t {
   kApiCarried = 1u << 5,
 };
 
-// A host API call that is not itself one of the operations below.
+// A host API call that is not itself one of the operations below. Most are
+// written at the first version's size (kApiCallPlainBytes) and end at
+// `span`; an event record (cuEventRecord, cudaEventRecord, hipEventRecord and
+// their variants) is written whole: the event and the stream it was
+// recorded on, what a later wait for the event waits for. A reader tells
+// the two apart by the record's size (`event` reads 0 in a plain one).
 struct ApiCallRecord {
   RecordHeader header;
   uint32_t reserved;
   ApiSpan span;
+  uint64_t event;   // the event recorded (CUevent, hipEvent_t), 0 in a plain call
+  uint64_t stream;  // the stream it was recorded on, see kStreamLegacy / kStreamPerThread
 };
-static_assert(sizeof(ApiCallRecord) == 40);
+static_assert(sizeof(ApiCallRecord) == 56);
+inline constexpr uint16_t kApiCallPlainBytes = 40;
 
 // Calls that are counted rather than recorded one by one: trivial, frequent
 // getters (cuCtxGetCurrent, cudaGetLastError, attribute queries: the list is

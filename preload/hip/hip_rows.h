@@ -14,6 +14,7 @@
 #include "preload/cuda/rows/graph_row.h"
 #include "preload/cuda/rows/launch_row.h"
 #include "preload/cuda/rows/memory_row.h"
+#include "preload/cuda/rows/object_row.h"
 #include "preload/cuda/rows/row_support.h"
 #include "preload/cuda/rows/sync_row.h"
 #include "preload/hip/hip_hooks.h"
@@ -32,6 +33,7 @@ using HipCopyRow = cuda::CopyRowOf<HipVendor>;
 using HipMemsetRow = cuda::MemorySetRowOf<HipVendor>;
 using HipMemoryRow = cuda::MemoryRowOf<HipVendor>;
 using HipSyncRow = cuda::SyncRowOf<HipVendor>;
+using HipEventRecordRow = cuda::EventRecordRowOf<HipVendor>;
 
 // Stream, event and module creation and destruction.
 struct HipLifecycleRow {
@@ -178,6 +180,8 @@ inline HipSyncRow synchronize_event(hipEvent_t event) noexcept {
 inline HipSyncRow stream_wait_event(hipStream_t stream, hipEvent_t event) noexcept {
   return {format::SyncTarget::kStreamWaitEvent, stream, true, reinterpret_cast<uint64_t>(event)};
 }
+// The event and the stream it is recorded on, for the waits on it.
+inline HipEventRecordRow record_event(hipEvent_t event, hipStream_t stream) noexcept { return {event, stream}; }
 
 struct SetDevice {
   int device;

@@ -58,7 +58,7 @@ extern __thread __attribute__((tls_model("initial-exec"))) GroupState tls_group;
 // An ApiCall record for a call that is neither a collective nor a
 // communicator change.
 inline void record_api_call(NcclApi api, uint64_t begin_ticks, int32_t result) noexcept {
-  if (auto* record = emit<format::ApiCallRecord>()) {
+  if (auto* record = emit_api_call()) {
     record->span = {begin_ticks, now_ticks(), next_correlation_id(), result, static_cast<uint16_t>(api), 0};
     commit();
   }

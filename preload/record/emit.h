@@ -80,6 +80,31 @@ inline Record* emit_with_tail(uint32_t tail_bytes) noexcept {
   return record;
 }
 
+// A record of a kind that grew, written at an earlier version's size
+// (`bytes` < sizeof(Record)): the caller writes only the fields within it.
+template <typename Record>
+inline Record* emit_short(uint16_t bytes) noexcept {
+  static_assert(std::is_trivially_copyable_v<Record>);
+  ThreadBuffer* buffer = tls_thread_buffer;
+  if (__builtin_expect(buffer == nullptr, 0)) {
+    buffer = attach_current_thread();
+    if (buffer == nullptr) return nullptr;
+  }
+  void* slot = buffer->reserve(bytes);
+  if (__builtin_expect(slot == nullptr, 0)) return nullptr;
+  std::memset(slot, 0, bytes);
+  auto* record = static_cast<Record*>(slot);
+  record->header = format::header_for<Record>();
+  record->header.bytes = bytes;
+  return record;
+}
+
+// An ApiCall of a call that is not an event record: its span only (the
+// first version's 40 bytes; hooks write nothing after `span`).
+inline format::ApiCallRecord* emit_api_call() noexcept {
+  return emit_short<format::ApiCallRecord>(format::kApiCallPlainBytes);
+}
+
 // Publishes the record returned by the last emit on this thread.
 inline void commit() noexcept { tls_thread_buffer->commit(); }
 

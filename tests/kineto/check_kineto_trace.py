@@ -66,7 +66,10 @@ Kineto's own JSON writer spell them; tools/README.md, "Kineto compatibility"):
     and Stream Wait Event add integer "wait_on_stream",
     "wait_on_cuda_event_record_corr_id" and "wait_on_cuda_event_id", where a
     record correlation >= 0 names a host event and a wait_on_stream > 0 a
-    stream with GPU work (-1: unknown, HTA's default). With
+    stream with GPU work (-1: unknown, HTA's default); the record is an
+    event record call (HTA joins it to cudaEventRecord), and every wait on
+    one record names the same stream (HTA merges them one to one). With
+    --require-event-records: none unknown. With
     --require-sync-kinds: at least one event of each kind named
 """
 
@@ -93,6 +96,7 @@ MAX_PER_KIND = 20
 PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)$")
 SYNC_KINDS = {"Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event"}
 EVENT_SYNC_KINDS = {"Event Sync", "Stream Wait Event"}
+EVENT_RECORD_NAME = re.compile(r"EventRecord")  # cudaEventRecord, cuEventRecord_ptsz, hipEventRecord...
 EVENT_SYNC_ARGS = ("wait_on_stream", "wait_on_cuda_event_record_corr_id", "wait_on_cuda_event_id")
 # How HTA finds a trace file's rank (hta/common/trace_file.py): the first
 # line that matches, anywhere in the file.
@@ -180,6 +184,7 @@ class Checker:
             return Counter()
         devices = top.get("deviceProperties") if isinstance(top.get("deviceProperties"), list) else []
         categories = Counter()
+        host_names = {}  # correlation -> name of its cuda_runtime/cuda_driver event
         host_correlations = Counter()
         any_host_correlations = Counter()
         gpu_events = []
@@ -217,6 +222,7 @@ class Checker:
                                  f"{eargs['stream']!r}; HTA would take it for GPU work")
                 if cat in ("cuda_runtime", "cuda_driver") and is_int(eargs.get("correlation")):
                     host_correlations[eargs["correlation"]] += 1
+                    host_names[eargs["correlation"]] = event.get("name", "")
             if cat == "gpu.host_function":
                 for key in ("stream", "correlation"):
                     if key in eargs:
@@ -241,7 +247,7 @@ class Checker:
                 self.problem("categories", f"no X event of category {cat!r}")
         self.check_steps(steps, args)
         gpu_streams = {eargs.get("stream") for _, _, eargs in gpu_events}
-        self.check_syncs(syncs, host_correlations, gpu_streams, args)
+        self.check_syncs(syncs, host_correlations, host_names, gpu_streams, args)
         return categories
 
     def check_steps(self, steps, args):
@@ -270,8 +276,9 @@ class Checker:
         if args.require_steps is not None and len(numbered) != args.require_steps:
             self.problem("steps", f"{len(numbered)} ProfilerStep slices, expected {args.require_steps}")
 
-    def check_syncs(self, syncs, host_correlations, gpu_streams, args):
+    def check_syncs(self, syncs, host_correlations, host_names, gpu_streams, args):
         kinds = Counter()
+        record_streams = {}  # record correlation -> (wait_on_stream, where first seen)
         for where, event, eargs in syncs:
             name = event.get("name")
             label = f"{where} (cuda_sync {name})"
@@ -303,9 +310,21 @@ class Checker:
                 record = eargs.get("wait_on_cuda_event_record_corr_id")
                 if is_int(record) and record >= 0 and host_correlations[record] != 1:
                     self.problem("sync", f"{label}: wait_on_cuda_event_record_corr_id {record} names no host event")
+                elif is_int(record) and record >= 0 and not EVENT_RECORD_NAME.search(host_names.get(record, "")):
+                    self.problem("sync", f"{label}: wait_on_cuda_event_record_corr_id {record} names "
+                                 f"{host_names.get(record)!r}, not an event record (HTA joins it to cudaEventRecord)")
                 waited = eargs.get("wait_on_stream")
                 if is_int(waited) and waited > 0 and waited not in gpu_streams:
                     self.problem("sync", f"{label}: wait_on_stream {waited} has no GPU work in the trace")
+                if is_int(record) and record >= 0 and is_int(waited):
+                    first = record_streams.setdefault(record, (waited, label))
+                    if first[0] != waited:
+                        self.problem("sync", f"{label}: wait_on_stream {waited} for record {record}, "
+                                     f"{first[0]} in {first[1]} (HTA wants one stream per record)")
+                if args.require_event_records and (not is_int(record) or record < 0 or
+                                                   not is_int(waited) or waited <= 0):
+                    self.problem("sync", f"{label}: the event's record is unknown (wait_on_stream {waited!r}, "
+                                 f"wait_on_cuda_event_record_corr_id {record!r})")
         for kind in args.require_sync_kinds:
             if kinds[kind] == 0:
                 self.problem("sync", f"no cuda_sync event {kind!r}")
@@ -441,6 +460,8 @@ def main(argv):
     parser.add_argument("--require-sync-kinds", default="",
                         type=lambda text: [k for k in text.split(",") if k],
                         help="cuda_sync names that must occur, e.g. 'Stream Sync,Event Sync'")
+    parser.add_argument("--require-event-records", action="store_true",
+                        help="every Event Sync and Stream Wait Event names its event's record and stream")
     parser.add_argument("--aligned-with", help="another rank's file, converted on its own")
     parser.add_argument("--tolerance-us", type=float, default=50000.0)
     parser.add_argument("--summary", action="store_true", help="print the categories of X events as JSON")

@@ -379,6 +379,28 @@ class CheckerTest(unittest.TestCase):
         self.event(document, "Event Sync")["args"]["wait_on_cuda_event_record_corr_id"] = 98
         self.assert_rejected(document, "wait_on_cuda_event_record_corr_id 98 names no host event")
 
+    def test_event_sync_waiting_on_a_call_that_records_no_event(self):
+        document = self.with_steps_and_syncs()
+        self.event(document, "Event Sync")["args"]["wait_on_cuda_event_record_corr_id"] = 13
+        self.assert_rejected(document, "wait_on_cuda_event_record_corr_id 13 names 'cudaStreamSynchronize', "
+                             "not an event record")
+
+    def test_two_waits_on_one_record_name_different_streams(self):
+        document = self.with_steps_and_syncs()
+        sync = dict(self.event(document, "Event Sync"))
+        sync["args"] = dict(sync["args"], correlation=17, wait_on_stream=-1)
+        document["traceEvents"] += [
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventSynchronize", "pid": 10, "tid": 10,
+             "ts": 90.0, "dur": 1.0, "args": {"correlation": 17}}, sync]
+        self.assert_rejected(document, "wait_on_stream -1 for record 14, 7 in")
+
+    def test_unknown_event_record_when_required(self):
+        document = self.with_steps_and_syncs()
+        code, output = self.run_checker(document, "--require-event-records")
+        self.assertEqual(code, 0, output)
+        self.event(document, "Event Sync")["args"]["wait_on_cuda_event_record_corr_id"] = -1
+        self.assert_rejected(document, "the event's record is unknown", "--require-event-records")
+
     def test_event_sync_waiting_on_a_stream_without_work(self):
         document = self.with_steps_and_syncs()
         self.event(document, "Event Sync")["args"]["wait_on_stream"] = 8

@@ -34,6 +34,37 @@ check train.json --require-categories kernel,gpu_memcpy,gpu_memset,cuda_runtime,
   --require-kernel-details --require-device-properties --require-steps 6 \
   --require-sync-kinds "Stream Sync,Event Sync,Context Sync,Stream Wait Event"
 grep -q '"step_source":"periodicity"' "$work/train.json" || { echo "train.json: steps not by periodicity"; exit 1; }
+# The loop records each batch's event on the copy stream; the compute stream
+# waits for it (Stream Wait Event) and the host does before reusing its
+# buffer (Event Sync): each wait names that record call (same event) and the
+# copy stream, which is not the waiting compute stream. The first sync of
+# each buffer's event comes before any record of it: unknown (-1) is right.
+"$python" - "$work/train.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+records = {e["args"]["correlation"]: e for e in events
+           if e.get("cat") == "cuda_runtime" and e.get("name") == "cudaEventRecord"}
+waits = [e for e in events if e.get("cat") == "cuda_sync" and e["name"] in ("Event Sync", "Stream Wait Event")]
+assert waits, "no waits on events"
+kinds = set()
+for wait in waits:
+    args = wait["args"]
+    if args["wait_on_cuda_event_record_corr_id"] == -1:
+        assert args["wait_on_stream"] == -1, args
+        assert not any(int(r["args"]["event"], 16) == args["wait_on_cuda_event_id"] and r["ts"] <= wait["ts"]
+                       for r in records.values()), f"{args}: its event was recorded before"
+        continue
+    record = records.get(args["wait_on_cuda_event_record_corr_id"])
+    assert record is not None, f"{args}: not a cudaEventRecord"
+    assert record["ts"] <= wait["ts"], f"{args}: recorded after the wait began"
+    assert int(record["args"]["event"], 16) == args["wait_on_cuda_event_id"], f"{args}: another event"
+    assert record["args"]["target_stream"] == str(args["wait_on_stream"]), f"{args}: not the record's stream"
+    if wait["name"] == "Stream Wait Event":
+        assert args["wait_on_stream"] != args["stream"], f"{args}: waits on its own stream"
+    kinds.add(wait["name"])
+assert kinds == {"Event Sync", "Stream Wait Event"}, kinds
+print(f"{len(waits)} waits on events name their record and stream")
+PY
 
 "$proflaunch" -q -o "$work/nvtx.trace" -- "$nvtx_ranges" --steps 4 >/dev/null
 # Its steps are named "step 0", "step 1"...: no one name repeats, so they are

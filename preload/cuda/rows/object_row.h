@@ -113,19 +113,30 @@ struct ObjectRow {
   }
 };
 
-// cuEventRecord: an ApiCall, and the operation a runtime cudaEventRecord
-// frame takes its name from.
-struct EventRecordRow {
-  CUstream stream;
+// cuEventRecord and hipEventRecord (and their variants): an ApiCall with
+// the event and the stream it was recorded on, which a later wait for the
+// event (SynchronizeRecord) waits for; the operation a runtime
+// cudaEventRecord frame takes its name from. The family is HIP's too
+// (hip/hip_rows.h): EventRecordRowOf<HipVendor>.
+template <typename Vendor>
+struct EventRecordRowOf {
+  const void* event;
+  typename Vendor::Stream stream;  // as passed (normalized with the variant in run())
 
   template <typename Hook, typename Describe, typename CallReal>
-  static auto run(Describe&&, CallReal&& call_real) {
+  static auto run(Describe&& describe, CallReal&& call_real) {
     ReentrancyGuard guard;
-    if (!guard.outermost() || !cuda_domain_recording()) return call_real();
+    if (!guard.outermost() || !Vendor::recording()) return call_real();
+    const EventRecordRowOf row = describe();
     DriverCall call(Hook::api, Operation::kEventRecord, variant_flags(Hook::per_thread, true));
-    const CUresult result = call_real();
+    const auto result = call_real();
     call.returned();
-    record_api_call(call, result);
+    if (auto* record = emit<format::ApiCallRecord>()) {
+      call.finish(record->span, result_code(result));
+      record->event = reinterpret_cast<uint64_t>(row.event);
+      record->stream = Vendor::stream_id(row.stream, Hook::per_thread);
+      commit();
+    }
     return result;
   }
 };
@@ -172,7 +183,7 @@ inline ObjectRow create_event(CUevent* out, unsigned flags) noexcept {
 inline ObjectRow destroy_event(CUevent event) noexcept {
   return {format::ObjectKind::kEvent, format::LifecycleAction::kDestroy, nullptr, handle_value(event)};
 }
-inline EventRecordRow record_event(CUstream stream) noexcept { return {stream}; }
+inline EventRecordRowOf<CudaVendor> record_event(CUevent event, CUstream stream) noexcept { return {event, stream}; }
 inline ObjectRow create_context(CUcontext* out, unsigned flags, CUdevice device) noexcept {
   return {format::ObjectKind::kContext, format::LifecycleAction::kCreate, output_of(out), 0, flags, 0, device,
           ContextEffect::kCreated};

@@ -71,7 +71,7 @@ inline auto counted_call(CallReal&& call_real) {
 // An ApiCall for a driver call: its span and nothing else.
 template <typename Result>
 inline void record_api_call(DriverCall& call, Result result) noexcept {
-  if (auto* record = emit<format::ApiCallRecord>()) {
+  if (auto* record = emit_api_call()) {
     call.finish(record->span, result_code(result));
     commit();
   }

@@ -62,7 +62,7 @@ struct RuntimeRow {
     frame = RuntimeFrame{};
     if (done.consumed) return;
     const uint64_t end = now_ticks();
-    if (auto* record = emit<format::ApiCallRecord>()) {
+    if (auto* record = emit_api_call()) {
       record->span = format::ApiSpan{done.begin_ns, end, next_correlation_id(), result, done.api, done.flags};
       commit();
     }

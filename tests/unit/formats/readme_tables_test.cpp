@@ -106,7 +106,8 @@ std::map<std::string, StructFact> facts_from_code() {
                                       FIELD(LostRecord, first_ns), FIELD(LostRecord, last_ns),
                                       FIELD(LostRecord, count)});
   facts["ApiCall"] = record<ApiCallRecord>(
-      {FIELD(ApiCallRecord, header), FIELD(ApiCallRecord, reserved), SPAN_FIELDS(ApiCallRecord)});
+      {FIELD(ApiCallRecord, header), FIELD(ApiCallRecord, reserved), SPAN_FIELDS(ApiCallRecord),
+       FIELD(ApiCallRecord, event), FIELD(ApiCallRecord, stream)});
   facts["KernelLaunch"] = record<KernelLaunchRecord>(
       {FIELD(KernelLaunchRecord, header), FIELD(KernelLaunchRecord, device),
        SPAN_FIELDS(KernelLaunchRecord), FIELD(KernelLaunchRecord, function),

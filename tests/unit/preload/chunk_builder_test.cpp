@@ -83,10 +83,11 @@ TEST(WholeRecordsPrefix, SplitsOnlyAtRecordBoundaries) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(&record);
     content.insert(content.end(), bytes, bytes + sizeof record);
   }
-  EXPECT_EQ(whole_records_prefix(content.data(), content.size(), 100), 80u);
-  EXPECT_EQ(whole_records_prefix(content.data(), content.size(), 1000), 120u);
-  EXPECT_EQ(whole_records_prefix(content.data(), content.size(), 10), 40u);  // at least one
-  EXPECT_EQ(whole_records_prefix(content.data(), 50, 1000), 40u);            // cut record left out
+  constexpr size_t r = sizeof(ApiCallRecord);
+  EXPECT_EQ(whole_records_prefix(content.data(), content.size(), 2 * r + 20), 2 * r);
+  EXPECT_EQ(whole_records_prefix(content.data(), content.size(), 1000), 3 * r);
+  EXPECT_EQ(whole_records_prefix(content.data(), content.size(), 10), r);  // at least one
+  EXPECT_EQ(whole_records_prefix(content.data(), r + 10, 1000), r);        // cut record left out
 }
 
 }  // namespace

@@ -68,6 +68,23 @@ struct Event {
   uint16_t record_bytes;  // older, shorter versions of a record read 0 for what they lack
 };
 
+// The record of an event (an ApiCall with its event: cudaEventRecord,
+// cuEventRecord, hipEventRecord...) that a wait for the event waits for.
+struct EventRecorded {
+  uint32_t tid = 0;             // the recording thread (per-thread default streams are its own)
+  uint64_t stream = 0;          // as records carry it (kStreamLegacy, kStreamPerThread, a handle)
+  uint64_t correlation_id = 0;  // of the record call
+  uint64_t begin_ns = 0;
+};
+
+// A synchronization, and for a wait on an event (an event sync, a stream
+// waiting for an event) the record of that event it waits for: the last
+// one read that began before the wait began; null when none was read
+// (recorded before the trace began, by an older shim, or read later).
+struct SynchronizeEvent : Event<format::SynchronizeRecord> {
+  const EventRecorded* recorded = nullptr;
+};
+
 struct NvtxEvent : Event<format::NvtxEventRecord> {
   std::string_view inline_message;  // the message the record carries itself ("" when registered or none)
 };
@@ -159,7 +176,7 @@ class Consumer {
 
   // Host calls (a record kind each).
   virtual void on_call(const Event<format::ApiCallRecord>&) {}
-  virtual void on_synchronize(const Event<format::SynchronizeRecord>&) {}
+  virtual void on_synchronize(const SynchronizeEvent&) {}
   virtual void on_lifecycle(const Event<format::ObjectLifecycleRecord>&) {}
   // Allocations, frees, VMM calls; a block carried into a capture window is
   // flagged kApiCarried (live memory, not a call).

@@ -73,6 +73,38 @@ class GraphNodes {
   std::map<std::pair<uint64_t, uint64_t>, GraphNodeRecord> nodes_;
 };
 
+// The last records of each event (ApiCalls with an event), by section and
+// event handle, for the waits on it: a wait waits for the last record that
+// began before it did. Threads' records arrive in chunks, not in time
+// order, so a few are kept per event; a destroyed event is forgotten (its
+// handle may come back). Grows with the events alive, not with records.
+class EventRecords {
+ public:
+  void add(uint64_t section, uint32_t tid, const ApiCallRecord& call) {
+    History& history = events_[{section, call.event}];
+    history.last[history.next++ % kKept] =
+        EventRecorded{tid, call.stream, call.span.correlation_id, call.span.begin_ns};
+  }
+  const EventRecorded* find(uint64_t section, uint64_t event, uint64_t wait_begin_ns) const {
+    auto found = events_.find({section, event});
+    if (found == events_.end()) return nullptr;
+    const EventRecorded* best = nullptr;
+    for (const EventRecorded& r : found->second.last)
+      if (r.correlation_id != 0 && r.begin_ns <= wait_begin_ns && (best == nullptr || r.begin_ns >= best->begin_ns))
+        best = &r;
+    return best;
+  }
+  void forget(uint64_t section, uint64_t event) { events_.erase({section, event}); }
+
+ private:
+  static constexpr size_t kKept = 4;
+  struct History {
+    EventRecorded last[kKept];
+    size_t next = 0;
+  };
+  std::map<std::pair<uint64_t, uint64_t>, History> events_;
+};
+
 }  // namespace
 
 // One run: the visitor of the reader, the pairing and the join.
@@ -259,9 +291,26 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
       for (Consumer* c : consumers_) c->on_any_call(call);
     }
     switch (record.record_kind()) {
-      case RecordKind::kApiCall: each(section, record, stacks, &Consumer::on_call); break;
-      case RecordKind::kSynchronize: each(section, record, stacks, &Consumer::on_synchronize); break;
-      case RecordKind::kObjectLifecycle: each(section, record, stacks, &Consumer::on_lifecycle); break;
+      case RecordKind::kApiCall: {
+        const Event<ApiCallRecord> e = event<ApiCallRecord>(section, record, stacks);
+        if (e.record.event != 0 && e.record.span.result == 0) event_records_.add(section.id, e.tid, e.record);
+        for (Consumer* c : consumers_) c->on_call(e);
+        break;
+      }
+      case RecordKind::kSynchronize: {
+        SynchronizeEvent e{event<SynchronizeRecord>(section, record, stacks)};
+        if (e.record.event != 0) e.recorded = event_records_.find(section.id, e.record.event, e.record.span.begin_ns);
+        for (Consumer* c : consumers_) c->on_synchronize(e);
+        break;
+      }
+      case RecordKind::kObjectLifecycle: {
+        const auto object = record.as<ObjectLifecycleRecord>();
+        if (object.object == static_cast<uint8_t>(ObjectKind::kEvent) &&
+            object.action == static_cast<uint8_t>(LifecycleAction::kDestroy) && object.span.result == 0)
+          event_records_.forget(section.id, object.handle);
+        each(section, record, stacks, &Consumer::on_lifecycle);
+        break;
+      }
       case RecordKind::kLost:
         if (record.as<LostRecord>().reason == static_cast<uint32_t>(LostReason::kOutsideCaptureWindow))
           each(section, record, stacks, &Consumer::on_work_outside_windows);
@@ -315,6 +364,7 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
   std::unordered_map<uint64_t, Call> last_calls_;  // calls_in_file_order: per thread, the call a CallStack may follow
   RecentCollectives collectives_;
   GraphNodes graph_nodes_;
+  EventRecords event_records_;
   const Operation* joined_now_ = nullptr;  // the operation the GpuActivity being read was joined with
   CaptureWindowCollector windows_;      // of the input being read
   CaptureWindowCollector all_windows_;  // of every input

@@ -87,7 +87,7 @@ class OverviewSummary final : public StatsSection {
 
   std::vector<interpret::Consumer*> parts() override { return {&steps_}; }
 
-  void on_synchronize(const interpret::Event<SynchronizeRecord>& e) override {
+  void on_synchronize(const interpret::SynchronizeEvent& e) override {
     if (e.record.target != static_cast<uint8_t>(SyncTarget::kStreamWaitEvent))
       timeline_.add(e.record.span.begin_ns, e.record.span.end_ns, TimeCategory::kSyncWait);
   }

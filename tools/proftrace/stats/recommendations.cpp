@@ -85,7 +85,7 @@ class Recommendations final : public StatsSection {
     if (kernel) kernel_gpu_ns_ += work.duration_ns();
   }
 
-  void on_synchronize(const interpret::Event<SynchronizeRecord>& e) override {
+  void on_synchronize(const interpret::SynchronizeEvent& e) override {
     const SynchronizeRecord& sync = e.record;
     const auto target = static_cast<SyncTarget>(sync.target);
     if (sync.span.result == 0 && !(sync.span.flags & kApiCarried) &&

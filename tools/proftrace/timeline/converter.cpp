@@ -32,8 +32,8 @@ class TimelineConsumer final : public interpret::Consumer {
   void on_call(const interpret::Event<ApiCallRecord>& e) override {
     slices_.api_call(context(e.section), e.tid, e.record, stack_of(e.stacks));
   }
-  void on_synchronize(const interpret::Event<SynchronizeRecord>& e) override {
-    slices_.synchronize(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  void on_synchronize(const interpret::SynchronizeEvent& e) override {
+    slices_.synchronize(context(e.section), e.tid, e.record, stack_of(e.stacks), e.recorded);
   }
   void on_lifecycle(const interpret::Event<ObjectLifecycleRecord>& e) override {
     SectionContext& section = context(e.section);

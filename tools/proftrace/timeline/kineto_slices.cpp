@@ -53,7 +53,8 @@ void SliceWriter::profiler_steps(SectionContext& section, uint32_t tid, const st
   }
 }
 
-void SliceWriter::cuda_sync(SectionContext& section, uint32_t tid, const SynchronizeRecord& record) {
+void SliceWriter::cuda_sync(SectionContext& section, uint32_t tid, const SynchronizeRecord& record,
+                           const interpret::EventRecorded* recorded) {
   const char* name = cuda_sync_name(record.target);
   if (name == nullptr || record.device < 0 || record.span.result != 0) return;
   const GpuPlacement track = layout_.sync_track(section, record.device, tid);
@@ -75,11 +76,18 @@ void SliceWriter::cuda_sync(SectionContext& section, uint32_t tid, const Synchro
   args_.add_uint("context", record.context);
   if (record.target == static_cast<uint8_t>(SyncTarget::kEvent) ||
       record.target == static_cast<uint8_t>(SyncTarget::kStreamWaitEvent)) {
-    // The cudaEventRecord that recorded the event is an ApiCall without its
-    // stream or event (preload/cuda/rows/object_row.h): unknown, as Kineto
-    // writes when CUPTI did not report the record.
-    args_.add_int("wait_on_stream", -1);
-    args_.add_int("wait_on_cuda_event_record_corr_id", -1);
+    // The event's record this wait waits for (the interpretation pass's:
+    // the last one that began before the wait): its stream as GPU work
+    // shows it, and its call's correlation, which HTA's critical path joins
+    // to the cudaEventRecord slice. Unknown (recorded before the trace, by
+    // an older shim): -1, as Kineto writes when CUPTI reported no record.
+    if (recorded != nullptr) {
+      args_.add_uint("wait_on_stream", section.stream_id(recorded->stream, recorded->tid));
+      args_.add_uint("wait_on_cuda_event_record_corr_id", recorded->correlation_id);
+    } else {
+      args_.add_int("wait_on_stream", -1);
+      args_.add_int("wait_on_cuda_event_record_corr_id", -1);
+    }
     args_.add_uint("wait_on_cuda_event_id", record.event);
   }
   emit();

@@ -69,18 +69,23 @@ void SliceWriter::begin_api_slice(SectionContext& section, const ApiPlacement& p
 void SliceWriter::api_call(SectionContext& section, uint32_t tid, const ApiCallRecord& record,
                            CallStackRef stack) {
   begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
+  // An event record: the event and its stream, as a wait on it names them.
+  if (record.event != 0) {
+    if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));
+    args_.add_text("event", hex(record.event));
+  }
   emit();
 }
 
 void SliceWriter::synchronize(SectionContext& section, uint32_t tid, const SynchronizeRecord& record,
-                              CallStackRef stack) {
+                              CallStackRef stack, const interpret::EventRecorded* recorded) {
   begin_api_slice(section, place_api(section, tid, record.span), record.span, 0, stack);
   args_.add_string("target", intern(sync_target_name(record.target)));
   add_device(args_, "device", record.device);
   if (record.stream != 0) args_.add_string("target_stream", section.stream_text(record.stream));
   if (record.event != 0) args_.add_text("event", hex(record.event));
   emit();
-  cuda_sync(section, tid, record);
+  cuda_sync(section, tid, record, recorded);
 }
 
 void SliceWriter::memory_operation(SectionContext& section, uint32_t tid, const MemoryOperationRecord& record,

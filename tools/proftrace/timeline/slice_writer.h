@@ -69,7 +69,7 @@ class SliceWriter {
   void api_call(SectionContext& section, uint32_t tid, const format::ApiCallRecord& record,
                 CallStackRef stack = {});
   void synchronize(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record,
-                   CallStackRef stack = {});
+                   CallStackRef stack = {}, const interpret::EventRecorded* recorded = nullptr);
   void lifecycle(SectionContext& section, uint32_t tid, const format::ObjectLifecycleRecord& record,
                  CallStackRef stack = {});
   // Allocations, frees, VMM calls (failed ones carry their result) and cuMemGetInfo.
@@ -137,7 +137,9 @@ class SliceWriter {
   // a cuda_sync slice on its thread's "CUDA syncs" track of the device.
   void profiler_steps(SectionContext& section, uint32_t tid, const std::vector<stats::Step>& steps,
                       const char* source);
-  void cuda_sync(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record);
+  // `recorded`: the record of the event waited for, when known.
+  void cuda_sync(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record,
+                 const interpret::EventRecorded* recorded);
 
   const SliceStats& stats() const { return stats_; }
 
