@@ -93,6 +93,26 @@ bool define_api(uint16_t api, std::string_view name, ApiDomain domain, Vendor ve
   }
 }
 
+namespace {
+
+// Caller holds s.mutex.
+void append_function_def_locked(DefinitionStore& s, uint64_t handle, uint32_t name_string, uint64_t since_ns,
+                                const FunctionResources& resources) {
+  FunctionDefRecord record{};
+  record.header = header_for<FunctionDefRecord>();
+  record.name_string = name_string;
+  record.handle = handle;
+  record.since_ns = since_ns;
+  record.registers_per_thread = resources.registers_per_thread;
+  record.static_shared_bytes = resources.static_shared_bytes;
+  record.max_threads_per_block = resources.max_threads_per_block;
+  record.local_bytes_per_thread = resources.local_bytes_per_thread;
+  record.attributes_known = resources.known;
+  append_record(s.catalog, record);
+}
+
+}  // namespace
+
 bool define_function(uint64_t handle, std::string_view name, const FunctionResources& resources) noexcept {
   DefinitionStore& s = store();
   try {
@@ -101,18 +121,9 @@ bool define_function(uint64_t handle, std::string_view name, const FunctionResou
     auto [entry, inserted] = s.function_names.try_emplace(handle, name_string);
     if (!inserted && entry->second == name_string) return true;  // already known
     entry->second = name_string;
-    FunctionDefRecord record{};
-    record.header = header_for<FunctionDefRecord>();
-    record.name_string = name_string;
-    record.handle = handle;
-    record.since_ns = now_ns();
-    s.function_since[handle] = record.since_ns;
-    record.registers_per_thread = resources.registers_per_thread;
-    record.static_shared_bytes = resources.static_shared_bytes;
-    record.max_threads_per_block = resources.max_threads_per_block;
-    record.local_bytes_per_thread = resources.local_bytes_per_thread;
-    record.attributes_known = resources.known;
-    append_record(s.catalog, record);
+    const uint64_t since_ns = now_ns();
+    s.function_since[handle] = since_ns;
+    append_function_def_locked(s, handle, name_string, since_ns, resources);
     return true;
   } catch (...) {
     return false;
@@ -125,20 +136,10 @@ bool define_function_resources(uint64_t handle, const FunctionResources& resourc
     std::lock_guard<std::mutex> lock(s.mutex);
     auto entry = s.function_names.find(handle);
     if (entry == s.function_names.end()) return false;
-    FunctionDefRecord record{};
-    record.header = header_for<FunctionDefRecord>();
-    record.name_string = entry->second;
-    record.handle = handle;
     // The same definition with what it uses: valid from the same moment, so
     // that readers (who keep the later of equal since_ns) take it for every
     // launch since, the first one included.
-    record.since_ns = s.function_since[handle];
-    record.registers_per_thread = resources.registers_per_thread;
-    record.static_shared_bytes = resources.static_shared_bytes;
-    record.max_threads_per_block = resources.max_threads_per_block;
-    record.local_bytes_per_thread = resources.local_bytes_per_thread;
-    record.attributes_known = resources.known;
-    append_record(s.catalog, record);
+    append_function_def_locked(s, handle, entry->second, s.function_since[handle], resources);
     return true;
   } catch (...) {
     return false;
