@@ -145,7 +145,11 @@ SymbolTableResult append_symbol_table(const std::string& trace_path) {
 
   symbols::Symbolizer symbolizer;
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> tables;  // section, content
-  for (auto& [section_id, section] : visitor.sections) {
+  for (auto& entry : visitor.sections) {
+    // Named, not a structured binding: the lambda below captures it (clang
+    // before 16 cannot capture a binding; the fuzz build uses clang).
+    const uint64_t section_id = entry.first;
+    auto& section = entry.second;
     // A trace that already has its table (joined again, or written by an
     // earlier run of this step) keeps it.
     if (section.stacks.has_embedded_symbols()) continue;

@@ -28,8 +28,14 @@ if [ ! -f "$dir/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$dir" -Dfuzzing=true -Db_sanitize=address,undefined \
     -Db_lundef=false -Dhip=disabled >/dev/null
 fi
-ninja -C "$dir" formats/fuzz/reader_fuzzer formats/fuzz/make_seed_corpus tools/fuzz/commands_fuzzer \
-  launcher/fuzz/settings_fuzzer >/dev/null
+# Quiet unless it fails: then the end of the build's output says why (a
+# construct clang refuses and gcc takes, say).
+if ! ninja -C "$dir" formats/fuzz/reader_fuzzer formats/fuzz/make_seed_corpus tools/fuzz/commands_fuzzer \
+    launcher/fuzz/settings_fuzzer >"$dir/fuzz-build.log" 2>&1; then
+  grep -E -A8 "error|FAILED" "$dir/fuzz-build.log" | head -n 60 >&2
+  echo "fuzz: building the fuzzers failed; the build's output is in $dir/fuzz-build.log" >&2
+  exit 1
+fi
 
 artifacts="$dir/fuzz-artifacts"
 mkdir -p "$artifacts" "$dir/fuzz-corpus/reader" "$dir/fuzz-corpus/commands" "$dir/fuzz-corpus/settings"
