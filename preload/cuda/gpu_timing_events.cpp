@@ -102,7 +102,10 @@ class EventTiming final : public GpuTimingBackend {
     // keeps the GpuActivity behind its record in the file.
     // Not a library frame's launch: it is timed from the library call's
     // arrival on the stream on purpose (library_frame.h).
-    const bool launch = op.kind == format::GpuActivityKind::kKernel || op.kind == format::GpuActivityKind::kGraph;
+    // A kernel launch only: its call's head may load the kernel's module
+    // (lazy loading); a graph launch's was loaded when it was instantiated,
+    // and a slow host (ASan) makes its calls long without any head.
+    const bool launch = op.kind == format::GpuActivityKind::kKernel;
     push_pending_operation(PendingOperation{static_cast<CUevent>(token.start), static_cast<CUevent>(token.end),
                                             static_cast<CUcontext>(token.context), token.start_recorded_ns,
                                             token.submitted_ns, token.returned_ns, op.correlation_id, op.stream, op.device,
@@ -180,7 +183,7 @@ LastEnd& last_end_slot(CUcontext context, uint64_t stream) {
   return g_last_end[key >> 56];
 }
 
-// A launch call this long did more than submit (a launch takes a few
+// A kernel launch call this long did more than submit (a launch takes a few
 // microseconds): loading the kernel's module on a first launch with lazy
 // loading, JIT-compiling PTX. That is its head, before the submission.
 constexpr uint64_t kLongLaunchCallNs = 50'000;

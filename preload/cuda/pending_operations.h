@@ -25,7 +25,7 @@ struct PendingOperation {
   uint32_t clock_generation;  // which life of `context` (addresses are reused)
   format::GpuActivityKind kind;
   bool done_by_return;
-  // A kernel or graph launch (gpu_timing_events.cpp): the call returns once
+  // A kernel launch (gpu_timing_events.cpp): the call returns once
   // the work is queued, so its work began near the return.
   bool starts_by_return;
   // A library call's launch, timed from the call's arrival on the stream
