@@ -110,9 +110,10 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
 // (here and in record_kinds.h/.cpp); adding a kind is one line.
 //
 // Numbers: 1-31 definitions, 32-63 events, 64-95 memory (allocation) records,
-// 96-127 stacks (CallStack is an event, the others definitions), 128-159
+// 96-127 stacks and what the CPU was doing (CallStack, CpuSample,
+// BlockingCall, CpuSamplingInfo are events, the others definitions), 128-159
 // collectives (NCCL), 160-191 reserved for annotations (NVTX), 192-223 CUDA
-// graphs and stream capture.
+// graphs and stream capture, 224-239 device metrics (and definition 8).
 #define PROFLAUNCH_RECORD_KINDS(X)               \
   X(ProcessInfo, 1, kDefinitions, 0, false)             \
   X(StringDef, 2, kDefinitions, 0, false)               \
@@ -143,6 +144,9 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
   X(PythonStackDef, 98, kDefinitions, 0, false)         \
   X(ModuleDef, 99, kDefinitions, 0, false)              \
   X(SymbolDef, 100, kDefinitions, 0, false)             \
+  X(CpuSample, 101, kEvents, 0, false)                  \
+  X(BlockingCall, 102, kEvents, 0, true)                \
+  X(CpuSamplingInfo, 103, kEvents, 0, false)            \
   X(CollectiveComm, 128, kEvents, 0, true)             \
   X(Collective, 129, kEvents, 0, true)                 \
   X(CollectiveGroup, 130, kEvents, 0, true)           \
@@ -233,6 +237,7 @@ enum class ApiDomain : uint8_t {
   kRuntime = 2,   // cuda*, hip*
   kCollective = 3,
   kAnnotation = 4,
+  kOsRuntime = 5,  // libc calls where threads block (BlockingCall records)
 };
 
 // Names the small integer `api` used by event records.
@@ -359,6 +364,11 @@ enum class LostReason : uint32_t {
   // purpose, and counted so that none of it reads as work no hooked call
   // made. first_ns/last_ns: the span of that work on the GPU.
   kOutsideCaptureWindow = 6,
+  // CPU samples not taken: the signal landed where the thread's stack could
+  // not be read safely (inside the shim's own recording, the dynamic loader,
+  // a fault while reading), or the thread's sample buffer was full.
+  kCpuSampleUnsafe = 7,
+  kCpuSampleBufferFull = 8,
 };
 
 // Fields shared by every host API record. `result` is the API's return code
@@ -1078,6 +1088,7 @@ enum class StackPoint : uint8_t {
   kLaunch = 1,  // GPU work submitted: kernel launches, copies, memsets
   kMemory = 2,  // allocations and frees
   kSync = 3,    // synchronization
+  kBlocking = 4,  // a libc call that blocked (BlockingCall)
 };
 
 // The stacks of the event record just before it in the same thread's stream,
@@ -1171,6 +1182,90 @@ enum SymbolFlags : uint16_t {
   kSymbolFromDebugInfo = 1u << 0,  // file and line come from DWARF
   kSymbolInlined = 1u << 1,        // this frame was inlined into the next depth
 };
+
+// ---- What the CPU was doing ------------------------------------------------
+//
+// CPU samples: each thread is sampled on its own CPU-time clock (a thread that
+// is blocked takes no sample). The thread is the enclosing ThreadBatch's.
+
+enum CpuSampleFlags : uint16_t {
+  // The native stack starts at the interrupted instruction: its first
+  // address is that instruction + 1 (so that, like every other address of a
+  // NativeStackDef, address - 1 lies inside the instruction).
+  kCpuSampleLeafIsPc = 1u << 0,
+  // The thread was inside a traced GPU/collective/NVTX call when sampled.
+  kCpuSampleInTracedCall = 1u << 1,
+};
+
+struct CpuSampleRecord {
+  RecordHeader header;
+  uint16_t flags;  // CpuSampleFlags
+  uint16_t reserved;
+  uint64_t time_ns;        // CLOCK_MONOTONIC
+  uint64_t thread_cpu_ns;  // the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) at the sample
+  uint32_t native_stack;   // NativeStackDef.id, 0 when none was taken
+  uint32_t python_stack;   // PythonStackDef.id, 0 when the thread ran no Python code
+};
+static_assert(sizeof(CpuSampleRecord) == 32);
+
+enum class CpuSamplingMechanism : uint8_t {
+  kNone = 0,
+  kThreadCpuTimer = 1,  // timer_create on each thread's CPU-time clock, SIGEV_THREAD_ID
+  kPerfEvent = 2,       // perf_event_open on each thread
+};
+
+enum class CpuSamplingState : uint8_t {
+  kOff = 0,          // --cpu-sampling=off
+  kOn = 1,
+  kSteppedBack = 2,  // the program installed a handler for the sampling signal
+  kUnavailable = 3,  // the timers could not be created (the reason is in the log)
+};
+
+// Per process, when sampling starts or changes state (and at section start).
+struct CpuSamplingInfoRecord {
+  RecordHeader header;
+  uint32_t hz;          // samples per second of each thread's CPU time
+  uint8_t mechanism;    // CpuSamplingMechanism
+  uint8_t state;        // CpuSamplingState
+  uint8_t signal_number;
+  uint8_t reserved;
+  uint32_t reserved2;
+  uint64_t time_ns;     // CLOCK_MONOTONIC: when this state began
+};
+static_assert(sizeof(CpuSamplingInfoRecord) == 24);
+
+// What a blocking call waited on.
+enum class WaitObjectKind : uint8_t {
+  kNone = 0,       // a sleep
+  kMutex = 1,      // object: the mutex's address
+  kCondition = 2,  // object: the condition variable's address
+  kSemaphore = 3,
+  kThread = 4,     // pthread_join: object is the pthread_t
+  kPipe = 5,       // object: the file descriptor (for poll/select: the first one)
+  kSocket = 6,
+  kFile = 7,
+  kCharDevice = 8,
+  kEventFd = 9,
+  kOtherFd = 10,
+  kChildProcess = 11,  // waitpid: object is the pid asked for
+  kFutex = 12,         // syscall(SYS_futex): object is the futex word's address
+  kEpoll = 13,         // object: the epoll descriptor
+};
+
+// A libc call that blocked longer than --osrt-threshold, on the calling
+// thread (ThreadBatch). span.api names the call (ApiDef, domain kOsRuntime);
+// span.result is its return value (clamped to int32). A CallStack with point
+// kBlocking follows when stacks are on.
+struct BlockingCallRecord {
+  RecordHeader header;
+  uint8_t object_kind;  // WaitObjectKind
+  uint8_t reserved[3];
+  ApiSpan span;
+  uint64_t object;  // see WaitObjectKind
+  int32_t error;    // errno when the call failed, 0 otherwise
+  uint32_t reserved2;
+};
+static_assert(sizeof(BlockingCallRecord) == 56);
 
 #pragma pack(pop)
 

@@ -1,5 +1,6 @@
 #include "preload/config.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +44,7 @@ struct NamedBits {
 };
 constexpr NamedBits kStackPointNames[] = {
     {kStacksLaunch, "launch"}, {kStacksMemory, "memory"}, {kStacksSync, "sync"},
-    {kStacksAll, "all"},       {0, "none"},
+    {kStacksBlocking, "blocking"}, {kStacksAll, "all"},  {0, "none"},
 };
 
 constexpr NamedBits kDomainNames[] = {
@@ -160,6 +161,27 @@ bool parse_stack_points(const char* text, uint32_t& points) {
   return parse_named_bits(text, kStackPointNames, points);
 }
 
+bool parse_rate_hz(const char* text, uint32_t max_hz, uint32_t& hz) {
+  if (text == nullptr) return false;
+  if (std::strcmp(text, "off") == 0 || std::strcmp(text, "0") == 0) {
+    hz = 0;
+    return true;
+  }
+  uint64_t value = 0;
+  if (!parse_u64(text, value) || value == 0 || value > max_hz) return false;
+  hz = static_cast<uint32_t>(value);
+  return true;
+}
+
+bool parse_osrt_threshold(const char* text, uint64_t& ns) {
+  if (text == nullptr) return false;
+  if (std::strcmp(text, "off") == 0) {
+    ns = kOsrtOff;
+    return true;
+  }
+  return parse_duration(text, ns);
+}
+
 const char* trace_domain_name(TraceDomain domain) {
   for (const NamedBits& entry : kDomainNames)
     if (entry.bits == domain) return entry.name;
@@ -209,7 +231,7 @@ const char* read_flush_interval(const char* text, SettingTarget& target) {
 
 const char* read_stacks(const char* text, SettingTarget& target) {
   if (!parse_stack_points(text, target.config.stack_points))
-    return "expected none, all or a comma list of launch,memory,sync; using all";
+    return "expected none, all or a comma list of launch,memory,sync,blocking; using all";
   return nullptr;
 }
 
@@ -226,6 +248,77 @@ const char* read_stack_depth(const char* text, SettingTarget& target) {
   if (!parse_u64(text, depth) || depth == 0 || depth > kMaxStackDepth) return "expected 1..128 frames; using 32";
   target.config.stack_depth = static_cast<uint32_t>(depth);
   return nullptr;
+}
+
+const char* read_cpu_sampling(const char* text, SettingTarget& target) {
+  if (!parse_rate_hz(text, kMaxCpuSamplingHz, target.config.cpu_sampling_hz))
+    return "expected off or samples per second, 1..10000; using 1000";
+  return nullptr;
+}
+
+const char* read_osrt_threshold(const char* text, SettingTarget& target) {
+  if (!parse_osrt_threshold(text, target.config.osrt_threshold_ns))
+    return "expected off or a duration such as 20us, 1ms, 0; using 20us";
+  return nullptr;
+}
+
+const char* read_gpu_metrics(const char* text, SettingTarget& target) {
+  if (!parse_rate_hz(text, kMaxGpuMetricsHz, target.config.gpu_metrics_hz))
+    return "expected off or samples per second, 1..1000; using 10";
+  return nullptr;
+}
+
+const char* read_gpu_metrics_counters(const char* text, SettingTarget& target) {
+  const size_t length = std::strlen(text);
+  if (length >= sizeof target.config.gpu_metrics_counters) return "too long; PM sampling off";
+  std::memcpy(target.config.gpu_metrics_counters, text, length + 1);
+  return nullptr;
+}
+
+bool check_cpu_sampling(const char* text, char* problem, size_t problem_bytes) {
+  uint32_t hz = 0;
+  if (parse_rate_hz(text, kMaxCpuSamplingHz, hz)) return true;
+  std::snprintf(problem, problem_bytes, "expected off or samples per second of CPU time, 1..%u, got '%s'",
+                kMaxCpuSamplingHz, text);
+  return false;
+}
+
+bool check_osrt_threshold(const char* text, char* problem, size_t problem_bytes) {
+  uint64_t ns = 0;
+  if (parse_osrt_threshold(text, ns)) return true;
+  std::snprintf(problem, problem_bytes, "expected off or a duration such as 20us, 1ms or 0 (every call), got '%s'",
+                text);
+  return false;
+}
+
+bool check_gpu_metrics(const char* text, char* problem, size_t problem_bytes) {
+  uint32_t hz = 0;
+  if (parse_rate_hz(text, kMaxGpuMetricsHz, hz)) return true;
+  std::snprintf(problem, problem_bytes, "expected off or samples per second, 1..%u, got '%s'", kMaxGpuMetricsHz,
+                text);
+  return false;
+}
+
+// DEFAULT, or a comma list of metric names (letters, digits, '_', '.', '-',
+// '/', ':'); which names the device has is known only in the program.
+bool check_gpu_metrics_counters(const char* text, char* problem, size_t problem_bytes) {
+  const size_t length = std::strlen(text);
+  bool item_empty = true;
+  bool ok = length > 0 && length < kMaxGpuMetricsCountersBytes;
+  for (size_t i = 0; ok && i < length; ++i) {
+    const char c = text[i];
+    if (c == ',') {
+      ok = !item_empty;
+      item_empty = true;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_.-/:", c) != nullptr) {
+      item_empty = false;
+    } else {
+      ok = false;
+    }
+  }
+  if (ok && !item_empty) return true;
+  std::snprintf(problem, problem_bytes, "expected DEFAULT or a comma list of metric names, got '%s'", text);
+  return false;
 }
 
 const char* read_idle(const char* text, SettingTarget& target) {
@@ -276,7 +369,7 @@ bool check_buffer_size(const char* text, char* problem, size_t problem_bytes) {
 bool check_stack_points(const char* text, char* problem, size_t problem_bytes) {
   uint32_t points = 0;
   if (parse_stack_points(text, points)) return true;
-  std::snprintf(problem, problem_bytes, "expected none, all, or a comma list of launch, memory, sync, got '%s'", text);
+  std::snprintf(problem, problem_bytes, "expected none, all, or a comma list of launch, memory, sync, blocking, got '%s'", text);
   return false;
 }
 

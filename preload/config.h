@@ -31,7 +31,8 @@ enum StackPointBits : uint32_t {
   kStacksLaunch = 1u << 1,  // GPU work submitted: launches, copies, memsets
   kStacksMemory = 1u << 2,  // allocations and frees
   kStacksSync = 1u << 3,    // synchronization
-  kStacksAll = kStacksLaunch | kStacksMemory | kStacksSync,
+  kStacksBlocking = 1u << 4,  // libc calls that blocked (--osrt-threshold)
+  kStacksAll = kStacksLaunch | kStacksMemory | kStacksSync | kStacksBlocking,
 };
 
 // Defaults in the units the code uses; tests/unit/settings checks that they
@@ -41,6 +42,11 @@ inline constexpr size_t kMinBufferBytes = size_t{64} << 10;
 inline constexpr size_t kMaxBufferBytes = size_t{1} << 30;
 inline constexpr uint32_t kDefaultFlushIntervalMs = 100;
 inline constexpr uint32_t kDefaultStackDepth = 32;
+inline constexpr uint32_t kDefaultCpuSamplingHz = 1000;
+inline constexpr uint64_t kDefaultOsrtThresholdNs = 20000;
+inline constexpr uint64_t kOsrtOff = UINT64_MAX;  // --osrt-threshold=off
+inline constexpr uint32_t kDefaultGpuMetricsHz = 10;
+inline constexpr size_t kMaxGpuMetricsCountersBytes = 1024;
 
 inline constexpr size_t kMaxPathBytes = 4096;
 inline constexpr size_t kMaxCountedCallsBytes = 4096;
@@ -59,6 +65,16 @@ struct Config {
   // Which calls are counted rather than recorded one by one (PROFLAUNCH_COUNTED),
   // as given: checked against the hook tables when the hooks start.
   char counted_calls[kMaxCountedCallsBytes] = "default";
+  // Samples per second of each thread's CPU time; 0: off (--cpu-sampling).
+  uint32_t cpu_sampling_hz = kDefaultCpuSamplingHz;
+  // Blocking libc calls shorter than this are not recorded; kOsrtOff: the
+  // OS runtime hooks record nothing (--osrt-threshold).
+  uint64_t osrt_threshold_ns = kDefaultOsrtThresholdNs;
+  // Device metrics (NVML, ROCm SMI) per second; 0: off (--gpu-metrics).
+  uint32_t gpu_metrics_hz = kDefaultGpuMetricsHz;
+  // CUPTI PM sampling counters: empty = off, "DEFAULT" or a comma list
+  // (--gpu-metrics-counters).
+  char gpu_metrics_counters[kMaxGpuMetricsCountersBytes] = {};
   // Set by a traced process's exec hook for the image it execs:
   // "<pid>:<section id hex>". Tells the new image which section it continues.
   uint32_t exec_parent_pid = 0;
@@ -107,6 +123,8 @@ void parse_config(Config& config, GetEnvFn getenv_fn, void* getenv_context,
 bool parse_trace_domains(const char* text, uint32_t& domains);  // "cuda,nvtx", "all"
 bool parse_gpu_timing(const char* text, GpuTiming& timing);     // "auto" | "cupti" | "events" | "none"
 bool parse_stack_points(const char* text, uint32_t& points);    // "none", "all", "launch,sync"
+bool parse_rate_hz(const char* text, uint32_t max_hz, uint32_t& hz);  // "1000", "off" (0)
+bool parse_osrt_threshold(const char* text, uint64_t& ns);      // "20us", "0", "off" (kOsrtOff)
 const char* trace_domain_name(TraceDomain domain);
 
 // PROFLAUNCH_COUNTED: a comma list applied in order. `default` starts from

@@ -34,6 +34,10 @@ enum class Setting : uint8_t {
   kCountCalls,
   kStackDepth,
   kNoSymbols,
+  kCpuSampling,
+  kOsrtThreshold,
+  kGpuMetrics,
+  kGpuMetricsCounters,
   kCaptureRange,
   kCaptureRangeRepeat,
   kDelay,
@@ -128,6 +132,10 @@ const char* read_flush_interval(const char* text, SettingTarget& target);
 const char* read_stacks(const char* text, SettingTarget& target);
 const char* read_counted_calls(const char* text, SettingTarget& target);
 const char* read_stack_depth(const char* text, SettingTarget& target);
+const char* read_cpu_sampling(const char* text, SettingTarget& target);
+const char* read_osrt_threshold(const char* text, SettingTarget& target);
+const char* read_gpu_metrics(const char* text, SettingTarget& target);
+const char* read_gpu_metrics_counters(const char* text, SettingTarget& target);
 const char* read_idle(const char* text, SettingTarget& target);
 const char* read_ring_dump_at_exit(const char* text, SettingTarget& target);
 const char* read_verbose(const char* text, SettingTarget& target);
@@ -138,10 +146,16 @@ bool check_trace_domains(const char* text, char* problem, size_t problem_bytes);
 bool check_buffer_size(const char* text, char* problem, size_t problem_bytes);
 bool check_stack_points(const char* text, char* problem, size_t problem_bytes);
 bool check_counted_calls(const char* text, char* problem, size_t problem_bytes);
+bool check_cpu_sampling(const char* text, char* problem, size_t problem_bytes);
+bool check_osrt_threshold(const char* text, char* problem, size_t problem_bytes);
+bool check_gpu_metrics(const char* text, char* problem, size_t problem_bytes);
+bool check_gpu_metrics_counters(const char* text, char* problem, size_t problem_bytes);
 
 // Limits the table and the code share (config.cpp explains the choices).
 inline constexpr uint32_t kMaxFlushIntervalMs = 200;
 inline constexpr uint32_t kMaxStackDepth = 128;
+inline constexpr uint32_t kMaxCpuSamplingHz = 10000;
+inline constexpr uint32_t kMaxGpuMetricsHz = 1000;
 
 inline constexpr SettingRow kSettingRows[] = {
     {.id = Setting::kPartsDir,
@@ -218,7 +232,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .read = read_stacks,
      .example = "sync,memory",
      .help = "where to record call stacks (native and Python): none, all, or a comma list of launch (kernels, "
-             "copies, memsets), memory (allocations and frees), sync"},
+             "copies, memsets), memory (allocations and frees), sync, blocking (libc calls that blocked)"},
     {.id = Setting::kCountCalls,
      .flags = "--count-calls",
      .value = SettingValue::kText,
@@ -247,6 +261,50 @@ inline constexpr SettingRow kSettingRows[] = {
      .flags = "--no-symbols",
      .help = "do not append the symbol table at the end (proftrace then looks names up in the program's "
              "files, which must still be there)"},
+    {.id = Setting::kCpuSampling,
+     .flags = "--cpu-sampling",
+     .value = SettingValue::kText,
+     .syntax = "HZ|off",
+     .default_text = "1000",
+     .check = check_cpu_sampling,
+     .env = "PROFLAUNCH_CPU_SAMPLING",
+     .read = read_cpu_sampling,
+     .example = "250",
+     .help = "sample the native and Python stack of every thread this many times per second of its own CPU "
+             "time (a blocked thread takes no sample); off: no sampling"},
+    {.id = Setting::kOsrtThreshold,
+     .flags = "--osrt-threshold",
+     .value = SettingValue::kText,
+     .syntax = "DURATION|off",
+     .default_text = "20us",
+     .check = check_osrt_threshold,
+     .env = "PROFLAUNCH_OSRT_THRESHOLD",
+     .read = read_osrt_threshold,
+     .example = "1ms",
+     .help = "record the libc calls where threads wait (locks, condition variables, poll, read on pipes and "
+             "sockets, sleeps, ...) that block at least this long, with their stacks; off: none"},
+    {.id = Setting::kGpuMetrics,
+     .flags = "--gpu-metrics",
+     .value = SettingValue::kText,
+     .syntax = "HZ|off",
+     .default_text = "10",
+     .check = check_gpu_metrics,
+     .env = "PROFLAUNCH_GPU_METRICS",
+     .read = read_gpu_metrics,
+     .example = "50",
+     .help = "sample each device's utilization, memory, clocks, power, temperature, PCIe and NVLink through "
+             "NVML or ROCm SMI this many times per second; off: none"},
+    {.id = Setting::kGpuMetricsCounters,
+     .flags = "--gpu-metrics-counters",
+     .value = SettingValue::kText,
+     .syntax = "DEFAULT|LIST",
+     .check = check_gpu_metrics_counters,
+     .env = "PROFLAUNCH_GPU_METRICS_COUNTERS",
+     .read = read_gpu_metrics_counters,
+     .example = "DEFAULT",
+     .help = "also sample the GPU's own counters (CUPTI PM sampling, NVIDIA, 10 kHz): DEFAULT (SM active, "
+             "occupancy, tensor pipes, DRAM, PCIe, NVLink) or a comma list of metric names; needs profiling "
+             "permission"},
     {.id = Setting::kCaptureRange,
      .flags = "--capture-range",
      .value = SettingValue::kText,

@@ -156,6 +156,19 @@ std::map<std::string, StructFact> facts_from_code() {
       {FIELD(CallStackRecord, header), FIELD(CallStackRecord, point),
        FIELD(CallStackRecord, reserved), FIELD(CallStackRecord, correlation_id),
        FIELD(CallStackRecord, native_stack), FIELD(CallStackRecord, python_stack)});
+  facts["CpuSample"] = record<CpuSampleRecord>(
+      {FIELD(CpuSampleRecord, header), FIELD(CpuSampleRecord, flags), FIELD(CpuSampleRecord, reserved),
+       FIELD(CpuSampleRecord, time_ns), FIELD(CpuSampleRecord, thread_cpu_ns),
+       FIELD(CpuSampleRecord, native_stack), FIELD(CpuSampleRecord, python_stack)});
+  facts["CpuSamplingInfo"] = record<CpuSamplingInfoRecord>(
+      {FIELD(CpuSamplingInfoRecord, header), FIELD(CpuSamplingInfoRecord, hz),
+       FIELD(CpuSamplingInfoRecord, mechanism), FIELD(CpuSamplingInfoRecord, state),
+       FIELD(CpuSamplingInfoRecord, signal_number), FIELD(CpuSamplingInfoRecord, reserved),
+       FIELD(CpuSamplingInfoRecord, reserved2), FIELD(CpuSamplingInfoRecord, time_ns)});
+  facts["BlockingCall"] = record<BlockingCallRecord>(
+      {FIELD(BlockingCallRecord, header), FIELD(BlockingCallRecord, object_kind),
+       FIELD(BlockingCallRecord, reserved), FIELD(BlockingCallRecord, span), FIELD(BlockingCallRecord, object),
+       FIELD(BlockingCallRecord, error), FIELD(BlockingCallRecord, reserved2)});
   facts["NativeStackDef"] = record<NativeStackDefRecord>(
       {FIELD(NativeStackDefRecord, header), FIELD(NativeStackDefRecord, id),
        FIELD(NativeStackDefRecord, frame_count), FIELD(NativeStackDefRecord, flags)});

@@ -73,6 +73,9 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<UnattributedGpuWorkRecord>(random));
   event(noisy_record<CaptureWindowRecord>(random));
   event(noisy_record<CallStackRecord>(random));
+  event(noisy_record<CpuSampleRecord>(random));
+  event(noisy_record<BlockingCallRecord>(random));
+  event(noisy_record<CpuSamplingInfoRecord>(random));
   event(noisy_record<MemoryOperationRecord>(random));
   event(noisy_record<MemoryInfoRecord>(random));
   event(noisy_record<CollectiveCommRecord>(random));
