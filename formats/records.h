@@ -122,6 +122,7 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
   X(ThreadInfo, 5, kDefinitions, 0, false)              \
   X(DeviceInfo, 6, kDefinitions, 44, false)              \
   X(SectionEnd, 7, kDefinitions, 0, false)              \
+  X(GpuMetricDef, 8, kDefinitions, 0, false)            \
   /* the following records (until the next   */ \
   /* batch) come from this thread             */ \
   X(ThreadBatch, 32, kEvents, 0, false)                 \
@@ -157,7 +158,8 @@ inline constexpr uint32_t kMaxChunkContentBytes = 64u << 20;
   X(CapturedNode, 193, kEvents, 0, false)               \
   X(GraphNode, 194, kEvents, 0, false)                  \
   X(GraphExec, 195, kEvents, 0, true)                  \
-  X(GraphLaunch, 196, kEvents, 0, true)
+  X(GraphLaunch, 196, kEvents, 0, true)                \
+  X(GpuMetricSample, 224, kEvents, 0, false)
 
 enum class RecordKind : uint16_t {
 #define PROFLAUNCH_RECORD_KIND_ENUM(name, number, chunk, first_bytes, span) k##name = number,
@@ -220,6 +222,9 @@ static_assert(sizeof(ProcessInfoRecord) == 76);
 enum ProcessFlags : uint32_t {
   kProcessForked = 1u << 0,      // section started in a fork child
   kProcessAfterExec = 1u << 1,   // section started in an exec'd image of a traced process
+  // The launcher's device sampler (launcher/gpu_metrics), not a traced
+  // process: its section holds DeviceInfo, GpuMetricDef and GpuMetricSample.
+  kProcessDeviceSampler = 1u << 2,
 };
 
 // Followed by `bytes - sizeof(StringDefRecord)` bytes of UTF-8, not
@@ -1266,6 +1271,49 @@ struct BlockingCallRecord {
   uint32_t reserved2;
 };
 static_assert(sizeof(BlockingCallRecord) == 56);
+
+// ---- Device metrics (224-239, definition 8) ---------------------------------
+//
+// Written by the launcher's sampler (NVML, ROCm SMI) into a section of its
+// own (ProcessInfo flag kProcessDeviceSampler) with one DeviceInfo per
+// sampled device: `device` below is that DeviceInfo's ordinal, and the
+// device's UUID is how a reader finds the same device in the traced
+// processes' sections (each numbers devices as it sees them).
+
+enum class GpuMetricKind : uint8_t {
+  kGauge = 0,    // a value that holds until the next sample of the metric
+  kInstant = 1,  // an event at the sample's time (an XID error: value is its code;
+                 // ECC errors: value is how many new ones)
+};
+
+enum class GpuMetricSource : uint8_t { kUnknown = 0, kNvml = 1, kRocmSmi = 2, kCuptiPmSampling = 3 };
+
+// One metric of one device. unsupported_reason_string != 0: the device does
+// not have it (the reason, e.g. NVML's "Not Supported"), and no sample follows.
+struct GpuMetricDefRecord {
+  RecordHeader header;
+  uint32_t metric;  // > 0, unique within the section; GpuMetricSample.metric
+  int32_t device;   // the DeviceInfo of this section
+  uint8_t kind;     // GpuMetricKind
+  uint8_t source;   // GpuMetricSource
+  uint16_t link;    // NVLink / XGMI link of a per-link metric, 0xFFFF otherwise
+  uint32_t name_string;  // "gpu_utilization", "sm_clock", ... (formats/README.md)
+  uint32_t unit_string;  // "%", "bytes", "MHz", "mW", "C", "KiB/s", "bitmask", ""
+  uint32_t unsupported_reason_string;
+};
+static_assert(sizeof(GpuMetricDefRecord) == 28);
+
+// The value of a metric at time_ns. A gauge holds until the next sample of
+// its metric. Rates (utilization, throughput) are written at every reading
+// and cover the time since the previous sample; other gauges are written
+// when they change (and at the sampler's first and last reading).
+struct GpuMetricSampleRecord {
+  RecordHeader header;
+  uint32_t metric;   // GpuMetricDef.metric
+  uint64_t time_ns;  // CLOCK_MONOTONIC ns when it was read
+  uint64_t value;    // in the definition's unit
+};
+static_assert(sizeof(GpuMetricSampleRecord) == 24);
 
 #pragma pack(pop)
 

@@ -169,6 +169,14 @@ std::map<std::string, StructFact> facts_from_code() {
       {FIELD(BlockingCallRecord, header), FIELD(BlockingCallRecord, object_kind),
        FIELD(BlockingCallRecord, reserved), FIELD(BlockingCallRecord, span), FIELD(BlockingCallRecord, object),
        FIELD(BlockingCallRecord, error), FIELD(BlockingCallRecord, reserved2)});
+  facts["GpuMetricDef"] = record<GpuMetricDefRecord>(
+      {FIELD(GpuMetricDefRecord, header), FIELD(GpuMetricDefRecord, metric), FIELD(GpuMetricDefRecord, device),
+       FIELD(GpuMetricDefRecord, kind), FIELD(GpuMetricDefRecord, source), FIELD(GpuMetricDefRecord, link),
+       FIELD(GpuMetricDefRecord, name_string), FIELD(GpuMetricDefRecord, unit_string),
+       FIELD(GpuMetricDefRecord, unsupported_reason_string)});
+  facts["GpuMetricSample"] = record<GpuMetricSampleRecord>(
+      {FIELD(GpuMetricSampleRecord, header), FIELD(GpuMetricSampleRecord, metric),
+       FIELD(GpuMetricSampleRecord, time_ns), FIELD(GpuMetricSampleRecord, value)});
   facts["NativeStackDef"] = record<NativeStackDefRecord>(
       {FIELD(NativeStackDefRecord, header), FIELD(NativeStackDefRecord, id),
        FIELD(NativeStackDefRecord, frame_count), FIELD(NativeStackDefRecord, flags)});

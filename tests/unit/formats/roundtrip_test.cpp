@@ -48,6 +48,7 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   define(noisy_record<ThreadInfoRecord>(random));
   define(noisy_record<DeviceInfoRecord>(random));
   define(noisy_record<SectionEndRecord>(random));
+  define(noisy_record<GpuMetricDefRecord>(random));
   define(noisy_record<NativeStackDefRecord>(random));
   define(noisy_record<PythonStackDefRecord>(random));
   define(noisy_record<ModuleDefRecord>(random));
@@ -87,6 +88,7 @@ TEST(RoundTrip, EveryRecordKindComesBackByteForByte) {
   event(noisy_record<GraphExecRecord>(random));
   event(noisy_record<GraphLaunchRecord>(random));
   event(noisy_record<NvtxEventRecord>(random));
+  event(noisy_record<GpuMetricSampleRecord>(random));
   const uint32_t string_id = trace.string(section, "void kernel<float>(float*)");
 
   std::string error;
