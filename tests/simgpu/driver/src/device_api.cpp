@@ -59,7 +59,7 @@ int attribute_value(CUdevice_attribute attribute, const Device& device) {
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
       return 1;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
-      return kPciBusBase + device.ordinal;
+      return kPciBusBase + device.physical;
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
       return 2'619'000;  // kHz
     case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
@@ -205,11 +205,12 @@ CUresult CUDAAPI cuDeviceComputeCapability(int* major, int* minor, CUdevice dev)
 CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
   return api_call([&] {
     if (!uuid) return CUDA_ERROR_INVALID_VALUE;
-    if (!find_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    Device* device = find_device(dev);
+    if (!device) return CUDA_ERROR_INVALID_DEVICE;
     static const unsigned char kPrefix[12] = {0x53, 0x49, 0x4d, 0x47, 0x50, 0x55,
                                               0x2d, 0x73, 0x69, 0x6d, 0x2d, 0x00};  // "SIMGPU-sim-"
     std::memcpy(uuid->bytes, kPrefix, sizeof(kPrefix));
-    uint32_t ordinal = uint32_t(dev);
+    uint32_t ordinal = uint32_t(device->physical);  // the machine's device, whatever is visible
     std::memcpy(uuid->bytes + 12, &ordinal, sizeof(ordinal));
     return CUDA_SUCCESS;
   });
@@ -220,8 +221,9 @@ CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) { return cuDeviceGe
 CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   return api_call([&] {
     if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    if (!find_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    std::snprintf(pciBusId, size_t(len), "0000:%02x:00.0", kPciBusBase + dev);
+    Device* device = find_device(dev);
+    if (!device) return CUDA_ERROR_INVALID_DEVICE;
+    std::snprintf(pciBusId, size_t(len), "0000:%02x:00.0", kPciBusBase + device->physical);
     return CUDA_SUCCESS;
   });
 }
@@ -234,10 +236,13 @@ CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
         function != 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    int ordinal = int(bus) - kPciBusBase;
-    if (!find_device(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
-    *dev = ordinal;
-    return CUDA_SUCCESS;
+    const int physical = int(bus) - kPciBusBase;
+    for (const auto& device : state().devices) {
+      if (device->physical != physical) continue;
+      *dev = device->ordinal;
+      return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_DEVICE;
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "api_guard.h"
 #include "context.h"
+#include "device_telemetry.h"
 #include "kernel_cost.h"
 #include "mempool.h"
 
@@ -56,10 +57,20 @@ CUresult initialize_locked() {
     delete fresh;
     return CUDA_ERROR_NO_DEVICE;
   }
+  // CUDA_VISIBLE_DEVICES, as the real driver reads it: the program sees
+  // the listed devices, renumbered from 0.
+  std::vector<int> physical(size_t(fresh->config.device_count));
+  int visible = 0;
+  visible_devices(fresh->config.device_count, physical.data(), &visible, std::getenv("CUDA_VISIBLE_DEVICES"));
+  if (visible == 0) {
+    delete fresh;
+    return CUDA_ERROR_NO_DEVICE;
+  }
   g_state = fresh;
-  for (int ordinal = 0; ordinal < fresh->config.device_count; ++ordinal) {
+  for (int ordinal = 0; ordinal < visible; ++ordinal) {
     auto device = std::make_unique<Device>();
     device->ordinal = ordinal;
+    device->physical = physical[size_t(ordinal)];
     device->total_bytes = fresh->config.device_memory_bytes;
     auto* primary = new CUctx_st;
     primary->id = fresh->new_id();
@@ -70,6 +81,7 @@ CUresult initialize_locked() {
     fresh->devices.push_back(std::move(device));
   }
   for (auto& device : fresh->devices) create_default_pool(*device);
+  for (auto& device : fresh->devices) telemetry_open(*device);
   pthread_atfork(nullptr, nullptr, mark_fork_child);
   std::atexit(shut_down_at_exit);
   return CUDA_SUCCESS;
@@ -104,10 +116,14 @@ bool Device::reserve_bytes(uint64_t bytes) {
   do {
     if (bytes > total_bytes || used > total_bytes - bytes) return false;
   } while (!used_bytes.compare_exchange_weak(used, used + bytes));
+  telemetry_memory(*this);
   return true;
 }
 
-void Device::release_bytes(uint64_t bytes) { used_bytes.fetch_sub(bytes); }
+void Device::release_bytes(uint64_t bytes) {
+  used_bytes.fetch_sub(bytes);
+  telemetry_memory(*this);
+}
 
 bool DriverState::reserve_pinned_bytes(uint64_t bytes) {
   const uint64_t limit = config.pinned_memory_bytes;

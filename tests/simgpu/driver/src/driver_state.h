@@ -24,8 +24,15 @@ struct CUlib_st;
 
 namespace simgpu {
 
+struct DeviceStateFile;
+struct DeviceStateSlot;
+
 struct Device {
-  int ordinal = 0;
+  int ordinal = 0;   // as this process sees it (after CUDA_VISIBLE_DEVICES)
+  int physical = 0;  // the machine's device: its UUID, PCI bus and state file
+  // The machine-wide state file (device_telemetry.h); null when unavailable.
+  DeviceStateFile* telemetry = nullptr;
+  DeviceStateSlot* telemetry_slot = nullptr;
   uint64_t total_bytes = 0;
   // Everything that occupies device memory: cuMemAlloc*, pool reservations,
   // cuMemCreate physical memory, module globals.

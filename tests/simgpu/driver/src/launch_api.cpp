@@ -3,6 +3,7 @@
 // kernel_cost.h (fixed + per-wave cost, waves = ceil(blocks / SM count)).
 #include "api_guard.h"
 #include "context.h"
+#include "device_telemetry.h"
 #include "driver_state.h"
 #include "event.h"
 #include "kernel_cost.h"
@@ -129,7 +130,11 @@ CUresult launch_kernel(const Launch& launch, NullStream null_means) {
     size_t comma = faults.find(',', at);
     if (comma == std::string::npos) comma = faults.size();
     if (comma > at && function->info.name.find(faults.substr(at, comma - at)) != std::string::npos)
+    {
       mark_device_fault();
+      if (stream->context != nullptr && stream->context->device != nullptr)
+        telemetry_xid(*stream->context->device, 31);  // XID 31: GPU memory page fault
+    }
     at = comma + 1;
   }
   return CUDA_SUCCESS;

@@ -10,6 +10,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "context.h"
+#include "device_telemetry.h"
 #include "driver_state.h"
 #include "tools.h"
 
@@ -46,6 +47,8 @@ void run_stream_worker(CUstream_st* stream, int64_t launch_latency_ns) {
       sleep_until_monotonic_ns(start_ns);
       mark_complete(*op.started, start_ns, start_ns);
     }
+    if (stream->context != nullptr && stream->context->device != nullptr)
+      telemetry_work(*stream->context->device, op, start_ns, start_ns + op.duration_ns);
     if (op.effect) op.effect();
     int64_t end_ns = start_ns + op.duration_ns;
     if (op.effect_time_counts) end_ns = std::max(end_ns, monotonic_now_ns());
