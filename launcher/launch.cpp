@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "launcher/control_server.h"
+#include "launcher/gpu_metrics/sampler.h"
 #include "launcher/join.h"
 #include "launcher/output_name.h"
 #include "launcher/parts_dir.h"
@@ -69,7 +70,8 @@ std::vector<uint32_t> wait_for_writers(const std::string& parts_dir, const Contr
 // of `running` processes are still being written: they are copied up to
 // their last whole chunk and every part is kept for a later --join.
 bool join_and_report(const std::string& parts_dir, const std::string& output, const std::string& shown_name,
-                     bool replace, bool quiet, bool symbols, const std::vector<uint32_t>& running) {
+                     bool replace, bool quiet, bool symbols, const std::vector<uint32_t>& running,
+                     const std::string& device_metrics_note = "") {
   // Under a file size limit (RLIMIT_FSIZE) a joined file bigger than every
   // part would kill the launcher with SIGXFSZ, losing the program's exit
   // status and leaving the temporary file: take EFBIG instead. The program
@@ -96,10 +98,14 @@ bool join_and_report(const std::string& parts_dir, const std::string& output, co
             " bytes at offset " + std::to_string(part.cut_offset) + " left out");
     TraceCounts counts;
     std::string error;
-    if (count_trace(output, &counts, &error))
+    if (count_trace(output, &counts, &error)) {
       say(summary_line(shown_name, counts).substr(sizeof "proflaunch: " - 1));
-    else
+      // Why an NVIDIA program's trace has no device metrics (a run without
+      // a GPU is not told about NVML).
+      if (!device_metrics_note.empty() && counts.nvidia_devices > 0) say(device_metrics_note);
+    } else {
       say(error);
+    }
   }
   // Said even with -q: the trace is not whole yet.
   if (!running.empty())
@@ -260,7 +266,33 @@ int run_traced(const LaunchOptions& options) {
     say("proflaunch ctl cannot reach this job: " + control_error);
   }
 
+  // Device metrics from outside the program (gpu_metrics/README.md).
+  gpu_metrics::Sampler device_sampler;
+  std::string device_metrics_note;
+  if (settings.text(Setting::kGpuMetrics) != "off") {
+    gpu_metrics::SamplerOptions sampler_options;
+    sampler_options.hz = std::strtod(settings.text(Setting::kGpuMetrics).c_str(), nullptr);
+    sampler_options.parts_dir = parts_dir;
+    sampler_options.cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
+    sampler_options.verbose = verbose;
+    // Said at once (even with -q) when --gpu-metrics was asked for; else
+    // after the summary, and only when the program used an NVIDIA GPU.
+    const bool asked = settings.given(Setting::kGpuMetrics);
+    sampler_options.say = [&](const std::string& line) {
+      if (asked || verbose)
+        say(line);
+      else if (!quiet)
+        device_metrics_note = line;
+    };
+    if (sampler_options.hz > 0) device_sampler.start(sampler_options);
+  }
+
   const int status = child.wait();
+  const gpu_metrics::SamplerCounts sampled = device_sampler.stop();
+  if (verbose && sampled.devices > 0)
+    say("device metrics: " + std::to_string(sampled.devices) + " devices, " + std::to_string(sampled.ticks) +
+        " readings, " + std::to_string(sampled.samples) + " samples, sampler CPU " +
+        std::to_string(sampled.cpu_ns / 1000) + " us");
   const std::vector<uint32_t> running =
       wait_for_writers(parts_dir, control, settings.number(Setting::kWaitAfterExit), quiet);
   control.stop();
@@ -269,7 +301,8 @@ int run_traced(const LaunchOptions& options) {
     say("--ring: no process wrote out its flight recorder (no crash, out-of-memory, sticky device error "
         "or `proflaunch ctl dump`); --ring-dump-at-exit keeps the last " + settings.text(Setting::kRing) +
         " at exit");
-  join_and_report(parts_dir, output, name.path, force, quiet, !settings.flag(Setting::kNoSymbols), running);
+  join_and_report(parts_dir, output, name.path, force, quiet, !settings.flag(Setting::kNoSymbols), running,
+                  device_metrics_note);
   return exit_code_for(status);
 }
 

@@ -17,8 +17,18 @@ class CountingVisitor : public RecordVisitor {
   void on_record(const RecordView& record) override {
     switch (record.record_kind()) {
       case RecordKind::kProcessInfo:
+        // The launcher's device sampler is not a process of the program.
+        if ((record.as<ProcessInfoRecord>().flags & kProcessDeviceSampler) != 0) {
+          sampler_sections.insert(record.section_id);
+          break;
+        }
         pids.insert(record.as<ProcessInfoRecord>().pid);
         sections.insert(record.section_id);
+        break;
+      case RecordKind::kDeviceInfo:
+        if (sampler_sections.count(record.section_id) == 0 &&
+            record.as<DeviceInfoRecord>().vendor == uint8_t(Vendor::kNvidia))
+          ++nvidia_devices;
         break;
       case RecordKind::kSectionEnd:
         ended.insert(record.section_id);
@@ -30,13 +40,15 @@ class CountingVisitor : public RecordVisitor {
       case RecordKind::kCallStack:  // belongs to the event before it
         break;
       default:
-        if (!is_definition_kind(record.kind)) ++events;
+        if (!is_definition_kind(record.kind) && sampler_sections.count(record.section_id) == 0) ++events;
     }
   }
 
   std::set<uint32_t> pids;
   std::set<uint64_t> sections;
   std::set<uint64_t> ended;
+  std::set<uint64_t> sampler_sections;
+  uint64_t nvidia_devices = 0;
   uint64_t events = 0;
   uint64_t dropped = 0;
 };
@@ -52,6 +64,7 @@ bool count_trace(const std::string& path, TraceCounts* counts, std::string* erro
   counts->sections = visitor.sections.size();
   counts->events = visitor.events;
   counts->dropped = visitor.dropped;
+  counts->nvidia_devices = visitor.nvidia_devices;
   counts->unfinished_sections = 0;
   for (uint64_t section : visitor.sections)
     if (visitor.ended.count(section) == 0) ++counts->unfinished_sections;
