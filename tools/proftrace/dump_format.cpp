@@ -150,6 +150,19 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
         if (value != 0) b.num(name, value);
       break;
     }
+    case RecordKind::kGpuMetricDef: {
+      const auto r = record.as<GpuMetricDefRecord>();
+      b.num("metric", r.metric).num("device", r.device).num("kind", r.kind).num("source", r.source);
+      if (r.link != 0xFFFF) b.num("link", r.link);
+      b.quoted("name", string_of(section, r.name_string)).quoted("unit", string_of(section, r.unit_string));
+      if (r.unsupported_reason_string != 0) b.quoted("unsupported", string_of(section, r.unsupported_reason_string));
+      break;
+    }
+    case RecordKind::kGpuMetricSample: {
+      const auto r = record.as<GpuMetricSampleRecord>();
+      b.num("metric", r.metric).num("time_ns", r.time_ns).num("value", r.value);
+      break;
+    }
     case RecordKind::kSectionEnd: {
       const auto r = record.as<SectionEndRecord>();
       b.num("end_ns", r.end_ns).num("records_written", r.records_written).num("records_dropped", r.records_dropped);

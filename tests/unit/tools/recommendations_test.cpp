@@ -225,7 +225,7 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
 
   EXPECT_EQ(r.rows.at("launch-bound")["Result"].str(), "nothing found") << "4 kernels, copies between them";
   EXPECT_EQ(r.rows.at("gpu-idle-gap")["Result"].str(), "nothing found") << "997 us between the kernels";
-  EXPECT_TRUE(has(r.text.out, "5 of 9 rules found a problem")) << r.text.out;
+  EXPECT_TRUE(has(r.text.out, "5 of 10 rules found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "NVTX range 'train_step'")) << "the overview's steps\n" << r.text.out;
 }
 
@@ -248,7 +248,7 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   EXPECT_TRUE(has(r.text.out, "every rule was checked and none found a problem")) << r.text.out;
   EXPECT_TRUE(has(r.text.out, "checked, nothing found: pageable-sync-copy, item-read, excessive-sync, "
                               "steady-state-alloc, small-grid, launch-bound, straggler-rank, exposed-communication, "
-                              "gpu-idle-gap"))
+                              "gpu-idle-gap, device-state"))
       << r.text.out;
 }
 

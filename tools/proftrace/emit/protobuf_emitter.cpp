@@ -71,6 +71,7 @@ constexpr uint32_t kThreadTid = 2;
 constexpr uint32_t kThreadName = 5;
 constexpr uint32_t kCounterUnit = 3;
 constexpr uint64_t kUnitSizeBytes = 3;
+constexpr uint32_t kCounterUnitName = 6;
 }  // namespace descriptor
 namespace event {
 constexpr uint32_t kCategoryIids = 3;
@@ -349,7 +350,7 @@ ProtobufEmitter::Track& ProtobufEmitter::track(uint32_t pid, uint32_t tid) {
   return found->second;
 }
 
-uint64_t ProtobufEmitter::counter_track(uint32_t pid, timeline::Str name, const char* key) {
+uint64_t ProtobufEmitter::counter_track(uint32_t pid, timeline::Str name, const char* key, const char* unit_name) {
   auto [it, inserted] = counter_tracks_.try_emplace(std::make_tuple(pid, name.iid, std::string(key)), 0);
   if (!inserted) return it->second;
   it->second = next_uuid_++;
@@ -361,7 +362,10 @@ uint64_t ProtobufEmitter::counter_track(uint32_t pid, timeline::Str name, const 
   // The JSON importer names a "C" event's track "<name> <key>": the same here.
   put_text(packet_, descriptor::kName, std::string(name.text) + " " + key);
   const size_t c = packet_.begin_message(descriptor::kCounter);
-  packet_.field_varint(descriptor::kCounterUnit, descriptor::kUnitSizeBytes);
+  if (unit_name == nullptr)
+    packet_.field_varint(descriptor::kCounterUnit, descriptor::kUnitSizeBytes);
+  else if (*unit_name != '\0')
+    put_text(packet_, descriptor::kCounterUnitName, std::string(unit_name));
   packet_.end_message(c);
   packet_.end_message(d);
   std::string bytes;
@@ -745,7 +749,7 @@ void ProtobufEmitter::counter(const timeline::CounterSample& sample) {
   std::string bytes;
   for (size_t i = 0; i < sample.value_count; ++i) {
     ++events_;
-    const uint64_t uuid = counter_track(sample.pid, sample.name, sample.values[i].key);
+    const uint64_t uuid = counter_track(sample.pid, sample.name, sample.values[i].key, sample.unit_name);
     start_packet(sample.ns);
     const size_t mark = packet_.begin_message(packet::kTrackEvent);
     packet_.field_varint(event::kType, event::kCounter);

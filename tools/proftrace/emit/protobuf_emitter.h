@@ -164,7 +164,7 @@ class ProtobufEmitter : public timeline::TimelineSink {
 
   Track& track(uint32_t pid, uint32_t tid);
   Track& process_track(uint32_t pid);
-  uint64_t counter_track(uint32_t pid, timeline::Str name, const char* key);
+  uint64_t counter_track(uint32_t pid, timeline::Str name, const char* key, const char* unit_name = nullptr);
   void declare(std::string packet);
   // The timestamp field(s) of the packet written next at `ns`, into `out`
   // (kMaxTimestampBytes); moves the incremental clock. Call in file order.

@@ -211,6 +211,9 @@ class Consumer {
   // Other records.
   virtual void on_graph_node(const Event<format::GraphNodeRecord>&) {}
   virtual void on_api_count(const Event<format::ApiCountRecord>&) {}
+  // A device metric's value (the launcher's sampler section: its definition
+  // is SectionModel::gpu_metrics, its device SectionModel::devices).
+  virtual void on_gpu_metric_sample(const Event<format::GpuMetricSampleRecord>&) {}
   // Events the trace lost (LOST records).
   virtual void on_lost(const Event<format::LostRecord>&) {}
   // Not a loss: GPU work of calls outside every capture window, which the

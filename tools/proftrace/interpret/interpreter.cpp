@@ -348,6 +348,7 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
         break;
       }
       case RecordKind::kApiCount: each(section, record, stacks, &Consumer::on_api_count); break;
+      case RecordKind::kGpuMetricSample: each(section, record, stacks, &Consumer::on_gpu_metric_sample); break;
       default: break;  // definitions, ThreadBatch
     }
   }

@@ -138,6 +138,11 @@ void DefinitionsCollector::on_record(const RecordView& record) {
       break;
     }
     case RecordKind::kSectionEnd: section.end = record.as<SectionEndRecord>(); break;
+    case RecordKind::kGpuMetricDef: {
+      const auto def = record.as<GpuMetricDefRecord>();
+      section.gpu_metrics[def.metric] = def;
+      break;
+    }
     case RecordKind::kNvtxDomainDef: {
       const auto def = record.as<NvtxDomainDefRecord>();
       section.nvtx_domains[def.domain] = def.name_string;

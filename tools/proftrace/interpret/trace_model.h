@@ -36,6 +36,8 @@ struct SectionModel {
   std::unordered_map<uint64_t, uint32_t> nvtx_domains;
   std::map<std::tuple<uint8_t, uint64_t, uint64_t>, uint32_t> nvtx_names;
   symbols::SectionStacks stacks;  // call stacks, modules, symbol table (tools/symbols)
+  // Device metrics (the launcher's sampler section), by metric id.
+  std::map<uint32_t, format::GpuMetricDefRecord> gpu_metrics;
 
   std::string_view string(uint32_t id) const;  // "" for 0 or unknown ids
   uint32_t pid() const { return process ? process->pid : 0; }
@@ -57,6 +59,10 @@ struct SectionModel {
   // An NvtxEvent's message: its inline text or its registered string.
   std::string nvtx_message(const format::NvtxEventRecord& event, std::string_view inline_text) const;
   bool complete() const { return end.has_value(); }
+  // The launcher's device sampler, not a traced process (ProcessFlags).
+  bool device_sampler() const {
+    return process && (process->flags & format::kProcessDeviceSampler) != 0;
+  }
 };
 
 class TraceModel {

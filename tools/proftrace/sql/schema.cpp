@@ -142,6 +142,15 @@ CREATE TABLE lost (
   process_id INTEGER NOT NULL REFERENCES processes(id),
   thread_id INTEGER REFERENCES threads(id),
   reason TEXT NOT NULL, first_ns INTEGER, last_ns INTEGER, count INTEGER NOT NULL);
+CREATE TABLE gpu_metrics (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  metric TEXT NOT NULL, unit TEXT NOT NULL, link INTEGER, kind TEXT NOT NULL,
+  time_ns INTEGER NOT NULL, value INTEGER NOT NULL);
+CREATE TABLE gpu_metrics_unsupported (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  metric TEXT NOT NULL, reason TEXT NOT NULL);
 )sql";
 
 const std::string_view kCreateIndexesAndViews = R"sql(

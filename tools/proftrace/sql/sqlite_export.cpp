@@ -77,10 +77,13 @@ struct Statements {
         collective(db, "INSERT INTO collectives VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)"),
         group(db, "INSERT INTO collective_groups VALUES (NULL,?1,?2,?3,?4,?5,?6,?7)"),
         lost(db, "INSERT INTO lost VALUES (NULL,?1,?2,?3,?4,?5,?6)"),
+        gpu_metric(db, "INSERT INTO gpu_metrics VALUES (NULL,?1,?2,?3,?4,?5,?6,?7)"),
+        gpu_metric_unsupported(db, "INSERT INTO gpu_metrics_unsupported VALUES (NULL,?1,?2,?3)"),
         metadata(db, "INSERT INTO metadata VALUES (?1,?2)") {}
 
   Statement process, thread, device, api, function, stack, frame, stack_frame, api_call, api_call_stack, api_count,
-      kernel, copy, memset, memory, gpu, nvtx, graph_node, communicator, collective, group, lost, metadata;
+      kernel, copy, memset, memory, gpu, nvtx, graph_node, communicator, collective, group, lost, gpu_metric,
+      gpu_metric_unsupported, metadata;
 };
 
 // Rows as the interpretation pass hands the events over, in file order
@@ -130,6 +133,23 @@ class Exporter final : public interpret::Consumer {
       rows_.lost.bind(1, process_id(s)).bind(2, thread_id(s, e.tid)).bind(3, lost_reason_name(e.record.reason));
       rows_.lost.bind(4, static_cast<int64_t>(e.record.first_ns)).bind(5, static_cast<int64_t>(e.record.last_ns));
       rows_.lost.bind(6, static_cast<int64_t>(e.record.count)).run();
+    });
+  }
+  // Device metrics: one row per sample, on the sampler's DeviceInfo row.
+  void on_gpu_metric_sample(const interpret::Event<GpuMetricSampleRecord>& e) override {
+    guard([&] {
+      const SectionModel& section = *e.section->model;
+      auto def = section.gpu_metrics.find(e.record.metric);
+      if (def == section.gpu_metrics.end()) return;
+      auto device = device_ids_.find({section.section_id, def->second.device});
+      if (device == device_ids_.end()) return;
+      Statement& s = rows_.gpu_metric;
+      s.bind(1, device->second).bind(2, section.string(def->second.name_string));
+      s.bind(3, section.string(def->second.unit_string));
+      if (def->second.link == 0xFFFF) s.bind_null(4);
+      else s.bind(4, int64_t{def->second.link});
+      s.bind(5, def->second.kind == uint8_t(GpuMetricKind::kInstant) ? "instant" : "gauge");
+      s.bind(6, static_cast<int64_t>(e.record.time_ns)).bind(7, static_cast<int64_t>(e.record.value)).run();
     });
   }
   void on_operation_read(const interpret::Operation& op) override {
@@ -255,6 +275,12 @@ void Exporter::write_definitions(const std::vector<InputTrace>& inputs) {
       if (uuid.empty()) rows_.device.bind_null(8);
       else rows_.device.bind(8, uuid);
       rows_.device.run();
+    }
+    for (const auto& [metric, def] : section->gpu_metrics) {
+      auto device = device_ids_.find({section->section_id, def.device});
+      if (def.unsupported_reason_string == 0 || device == device_ids_.end()) continue;
+      rows_.gpu_metric_unsupported.bind(1, device->second).bind(2, section->string(def.name_string));
+      rows_.gpu_metric_unsupported.bind(3, section->string(def.unsupported_reason_string)).run();
     }
   }
 }

@@ -111,4 +111,13 @@ Finding straggler_rank(const CollectiveAnalysis& analysis);
 inline constexpr double kExposedCommunicationShare = 0.50;
 Finding exposed_communication(const CollectiveAnalysis& analysis);
 
+// device-state (recommendation_device_rule.cpp), from the launcher's device
+// metrics: clocks held down at least kThrottledShare of the sampled time;
+// memory used (every process) at least kMemoryNearFullShare of the device;
+// a PCIe link that never reached its maximum generation or width.
+inline constexpr double kThrottledShare = 0.05;
+inline constexpr double kMemoryNearFullShare = 0.95;
+struct DeviceMetrics;
+Finding device_state(const std::vector<DeviceMetrics>& devices);
+
 }  // namespace proflaunch::tools::stats

@@ -23,6 +23,7 @@
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/stats/collective_analysis.h"
 #include "tools/proftrace/stats/gpu_idle_gaps.h"
+#include "tools/proftrace/stats/gpu_metric_series.h"
 #include "tools/proftrace/stats/launch_bound_stretches.h"
 #include "tools/proftrace/stats/recommendation_finding.h"
 #include "tools/proftrace/stats/stack_joins.h"
@@ -38,12 +39,13 @@ constexpr size_t kMaxCandidates = size_t{1} << 20;
 
 enum Rule : uint8_t {
   kPageableCopy, kItemRead, kSync, kAllocator, kSmallGrid, kLaunchBound, kStraggler, kExposedComm, kIdleGap,
-  kRuleCount
+  kDeviceState, kRuleCount
 };
 constexpr std::array<const char*, kRuleCount> kRuleNames = {"pageable-sync-copy", "item-read", "excessive-sync",
                                                            "steady-state-alloc", "small-grid",
                                                            "launch-bound", "straggler-rank",
-                                                           "exposed-communication", "gpu-idle-gap"};
+                                                           "exposed-communication", "gpu-idle-gap",
+                                                           "device-state"};
 
 bool host_memory_is_pageable(uint8_t kind) { return kind == static_cast<uint8_t>(MemoryKind::kPageableHost); }
 
@@ -55,7 +57,7 @@ class Recommendations final : public StatsSection {
   }
   std::string name() const override { return "recommendations"; }
 
-  std::vector<interpret::Consumer*> parts() override { return {&steps_, &collectives_, &idle_gaps_}; }
+  std::vector<interpret::Consumer*> parts() override { return {&steps_, &collectives_, &idle_gaps_, &device_metrics_}; }
 
   void on_operation_read(const interpret::Operation& op) override {
     if (op.kind == interpret::OperationKind::kCopy) on_copy(op);
@@ -199,6 +201,7 @@ class Recommendations final : public StatsSection {
   LaunchBoundStretches stretches_;
   CollectiveAnalysis collectives_;
   GpuIdleGaps idle_gaps_;
+  GpuMetricSeries device_metrics_;
   std::map<std::pair<uint64_t, int32_t>, uint64_t> devices_;  // (section, device) -> stretches_' key
   std::vector<Candidate> stretch_sites_;  // launch-bound's call sites, made at the end
 };
@@ -218,6 +221,7 @@ Table Recommendations::finish(const TraceModel& model) {
       launch_bound(stretches_, &stretch_sites_),
       Finding{},
       Finding{},
+      Finding{},
       Finding{}};
   collectives_.finish(model);
   findings[kStraggler] = straggler_rank(collectives_);
@@ -225,6 +229,7 @@ Table Recommendations::finish(const TraceModel& model) {
   idle_gaps_.finish();
   StackFormatter formatter;
   findings[kIdleGap] = idle_gaps(idle_gaps_, steps, steps_.first_ns(), steps_.last_ns(), model, formatter);
+  findings[kDeviceState] = device_state(device_metrics_.finish(model));
   Table table;
   table.title = "Recommendations: rules checked, with their evidence";
   table.columns = {"Rule", "Result", "Calls", "Bytes", "Host Time (ns)", "GPU Time (ns)", "Steps", "Finding",

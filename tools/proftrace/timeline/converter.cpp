@@ -1,6 +1,7 @@
 #include "tools/proftrace/timeline/converter.h"
 
 #include "tools/proftrace/interpret/interpreter.h"
+#include "tools/proftrace/timeline/gpu_metric_counters.h"
 #include "tools/proftrace/timeline/memory_counters.h"
 #include "tools/proftrace/timeline/string_table.h"
 #include "tools/proftrace/timeline/threaded_sink.h"
@@ -142,6 +143,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   SliceWriter slices(layout);
   slices.set_stacks(options.stacks);
   MemoryCounters memory(layout);
+  GpuMetricCounters device_metrics(layout);
 
   uint64_t total_bytes = 0;
   for (const auto& input : inputs) total_bytes += input.reader->file_bytes();
@@ -153,7 +155,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   interpret_options.on_chunk = [&](uint64_t bytes, uint64_t records) { progress.update(bytes, records); };
   // The steps stats finds, found the same way, for Kineto's ProfilerStep#N.
   stats::StepDetector steps(options.step_range);
-  interpret::Interpreter interpreter(model, {&timeline, &memory, &steps}, interpret_options);
+  interpret::Interpreter interpreter(model, {&timeline, &memory, &steps, &device_metrics}, interpret_options);
   const interpret::InterpretResult interpreted = interpreter.run(inputs);
   result->windows = timeline.windows();
   result->records_read = interpreted.records_read;

@@ -221,6 +221,9 @@ struct CounterSample {
   };
   const Value* values;
   size_t value_count;
+  // The values' unit: null for bytes (memory); else its name ("%", "MHz")
+  // for the protobuf's counter descriptor (device metrics).
+  const char* unit_name = nullptr;
 };
 
 // What the timeline covers, before any event.

@@ -197,6 +197,7 @@ void TrackLayout::write_host_metadata() {
   }
   std::set<uint32_t> written;
   for (const SectionModel* section : model_.ordered()) {
+    if (section->device_sampler()) continue;  // its samples go to the GPU processes
     const SectionContext& context = *sections_.at(section->section_id);
     if (written.insert(context.pid).second) {
       const SectionContext& namer = *by_pid.at(context.pid);
@@ -284,7 +285,11 @@ GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
     auto gpu = std::make_unique<GpuProcess>();
     gpu->pid = kGpuPidBase + static_cast<uint32_t>(gpu_processes_.size());
     std::string name = device_label(device);
-    if (section.model != nullptr && !format::is_amd_device(device)) {
+    // A device only the launcher's sampler saw (no traced process used it):
+    // its number is the sampling library's, not any process's ordinal.
+    if (section.model != nullptr && section.model->device_sampler())
+      name = "GPU (NVML " + std::to_string(device) + ", used by no traced process)";
+    if (section.model != nullptr && !format::is_amd_device(device) && !section.model->device_sampler()) {
       // A name the program gave the device (nvtxNameCudaDeviceA, nvtxNameCuDeviceA).
       const std::string_view named =
           section.model->nvtx_name(NvtxNameKind::kCudaDevice, 0, static_cast<uint64_t>(device));

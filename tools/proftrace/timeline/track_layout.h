@@ -198,6 +198,11 @@ class TrackLayout {
 
   size_t gpu_process_count() const { return gpu_processes_.size(); }
 
+  // The timeline pid of a device's GPU process (declared when first used):
+  // the same process for every section that has the device's UUID, the
+  // device sampler's included (gpu_metric_counters.h).
+  uint32_t gpu_process_pid(SectionContext& section, int32_t device) { return gpu_process(section, device).pid; }
+
  private:
   GpuProcess& gpu_process(SectionContext& section, int32_t device);
   // A track of one host thread's events in a device's GPU process, named
