@@ -14,7 +14,10 @@
 # (CUPTI must time each replay's kernel node); the capture probe
 # (capture_probe.cu), whose output must not change under the shim; a torch
 # training step and a torch.cuda.graphs replay if `import torch` works and
-# sees a GPU; then prints the launch cost untraced and traced (launch_cost.cu,
+# sees a GPU; device metrics through the real NVML (--gpu-metrics) on the nvcc
+# program (its device 0 must have utilization, memory, clocks, power,
+# temperature and PCIe link, or a line saying the device does not have one);
+# then prints the launch cost untraced and traced (launch_cost.cu,
 # not a check). Without a GPU it says so and exits 0.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -101,6 +104,20 @@ for backend in cupti events; do
   "$proflaunch" --gpu-timing=$backend -o "$work/s-$backend.trace" -- "$work/sgemm" && check cublas "$work/s-$backend.trace" gemm 1 $backend
   same_output capture_probe $backend "$probe_plain" "$(probe "$proflaunch" -q --gpu-timing=$backend -o "$work/p-$backend.trace" -- "$work/capture_probe")"
 done
+
+# Device metrics through the real NVML (launcher/gpu_metrics): a busy GPU's
+# utilization, its memory, its clocks; the same UUID as the traced device.
+"$proflaunch" --gpu-metrics=20 -o "$work/m.trace" -- "$work/kernels" >/dev/null
+metrics=$("$proftrace" stats --section gpu-metrics "$work/m.trace" 2>&1)
+echo "$metrics" | sed 's/^/validate: nvml: /' | head -24
+for metric in gpu_utilization memory_used sm_clock power temperature pcie_link_gen; do
+  if ! echo "$metrics" | grep -q "^GPU 0 (pid [0-9]*) *$metric "; then
+    if echo "$metrics" | grep -q "$metric left out"; then echo "validate: nvml: $metric not supported here (said so)"
+    else echo "validate: nvml: FAILED, no $metric on the traced device 0"; failures=$((failures + 1)); fi
+  fi
+done
+nvidia_used=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
+echo "validate: nvml: nvidia-smi says device 0 holds ${nvidia_used:-?} MiB now (not a check: the program has exited)"
 
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   cat > "$work/step.py" <<'PY'

@@ -355,5 +355,31 @@ TEST(GpuMetrics, CudaVisibleDevicesMapsToTheDeviceTheProgramUses) {
   EXPECT_EQ(sql.status, 0) << sql.err;
 }
 
+TEST(GpuMetrics, AFourRankJobHasEachRanksDevice) {
+  TempDir dir;
+  const std::string trace_path = dir / "r.trace";
+  const ProcessResult run = run_process(
+      traced(trace_path, {build_path("TORCHRUN_LIKE"), "--nproc", "4", build_path("NCCL_RANKS"), "--count", "1024"},
+             {"--gpu-metrics=50"}, with_nvml(dir, {{"SIMGPU_DEVICE_COUNT", "4"}})));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const MetricsTrace trace = read_metrics(trace_path);
+  EXPECT_EQ(trace.sampler_devices.size(), 4u);
+  const std::string json_path = dir / "r.json";
+  const ProcessResult convert = run_proftrace({"convert", trace_path, "-o", json_path});
+  ASSERT_EQ(convert.status, 0) << convert.err;
+  PerfettoJson json;
+  std::string error;
+  ASSERT_TRUE(load_perfetto_json(json_path, &json, &error)) << error;
+  std::set<uint32_t> kernel_pids, memory_pids;
+  for (const JsonValue* slice : json.slices("kernel")) kernel_pids.insert(uint32_t((*slice)["pid"].as_uint()));
+  for (const JsonValue* event : json.events)
+    if ((*event)["ph"].str() == "C" && (*event)["name"].str() == "Memory used")
+      memory_pids.insert(uint32_t((*event)["pid"].as_uint()));
+  // One GPU process per rank's device, each with its metrics: no device's
+  // samples went to another device, none made a process of its own.
+  EXPECT_EQ(kernel_pids.size(), 4u);
+  EXPECT_EQ(memory_pids, kernel_pids);
+}
+
 }  // namespace
 }  // namespace proflaunch::e2e
