@@ -269,9 +269,10 @@ int run_traced(const LaunchOptions& options) {
   // Device metrics from outside the program (gpu_metrics/README.md).
   gpu_metrics::Sampler device_sampler;
   std::string device_metrics_note;
-  if (settings.text(Setting::kGpuMetrics) != "off") {
+  uint32_t metrics_hz = 0;  // the shim's parser: the value was checked by it already
+  if (parse_rate_hz(settings.text(Setting::kGpuMetrics).c_str(), kMaxGpuMetricsHz, metrics_hz) && metrics_hz > 0) {
     gpu_metrics::SamplerOptions sampler_options;
-    sampler_options.hz = std::strtod(settings.text(Setting::kGpuMetrics).c_str(), nullptr);
+    sampler_options.hz = metrics_hz;
     sampler_options.parts_dir = parts_dir;
     sampler_options.cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
     sampler_options.verbose = verbose;
@@ -284,7 +285,7 @@ int run_traced(const LaunchOptions& options) {
       else if (!quiet)
         device_metrics_note = line;
     };
-    if (sampler_options.hz > 0) device_sampler.start(sampler_options);
+    device_sampler.start(sampler_options);
   }
 
   const int status = child.wait();
