@@ -279,7 +279,9 @@ int run_traced(const LaunchOptions& options) {
     // Said at once (even with -q) when --gpu-metrics was asked for; else
     // after the summary, and only when the program used an NVIDIA GPU.
     const bool asked = settings.given(Setting::kGpuMetrics);
-    sampler_options.say = [&](const std::string& line) {
+    // Called from the sampler's thread too: the flags by value; the note
+    // outlives the thread (stopped before the join).
+    sampler_options.say = [asked, verbose, quiet, &device_metrics_note](const std::string& line) {
       if (asked || verbose)
         say(line);
       else if (!quiet)
