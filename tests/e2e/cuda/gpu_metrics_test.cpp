@@ -6,6 +6,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -237,6 +239,13 @@ TEST(GpuMetrics, AThrottledDeviceIsFlaggedByTheRecommendation) {
   EXPECT_NE(row.find("found"), std::string::npos) << row;
   EXPECT_EQ(row.find("nothing found"), std::string::npos) << row;
   EXPECT_NE(row.find("throttled"), std::string::npos) << row;
+  // The report carries the same table (its overview shows it beside the GPU activity).
+  const ProcessResult report = run_proftrace({"report", trace_path, "-o", dir / "t.html"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  std::ifstream page(dir / "t.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("\"section\": \"gpu-metrics\""), std::string::npos);
+  EXPECT_NE(html.find("tableOf('gpu-metrics')"), std::string::npos);
 
   // The same program on a device that is not throttled: the rule is clean.
   TempDir clean_dir;

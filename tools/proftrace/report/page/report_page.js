@@ -440,6 +440,13 @@
     }
     if (steps && steps.notes.length) section.appendChild(el('p', { class: 'tab-intro steps-method' }, steps.notes[0]));
     if (activity) section.appendChild(activityChart(activity));
+    // The devices' own state over the same run (NVML through the launcher):
+    // beside the activity, what the device was doing about it.
+    const deviceMetrics = tableOf('gpu-metrics');
+    if (deviceMetrics) {
+      section.appendChild(new DataTable(deviceMetrics).box);
+      used.add(deviceMetrics);
+    }
     if (stepRows.length) {
       const series = ['Kernel', 'Memcpy', 'Memset', 'Communication', 'Sync Wait', 'Other', 'CPU Only'];
       section.appendChild(stackedBars('Step time breakdown', stepRows, 'Step', series, 'step-chart'));
