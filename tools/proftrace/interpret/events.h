@@ -156,6 +156,10 @@ struct GpuWork {
   const CollectiveInstance* collective;  // the collective it is the kernel of
   const format::GraphNodeRecord* node;   // the graph node it ran (activity.graph_node)
   const Operation* operation;            // on_gpu_work_read: its operation, when joined by then
+  // Alone (no operation): its call came before the first call its process
+  // has in the trace, which a flight recorder's window (or a capture window
+  // CUPTI saw past) cut off; not work without a hooked call.
+  bool before_first_call;
   uint64_t duration_ns() const { return activity.end_ns > activity.start_ns ? activity.end_ns - activity.start_ns : 0; }
 };
 
