@@ -565,7 +565,15 @@ def normalize(value):
 
 
 def signature(event):
-    return (event["track"], event["ts"], event.get("dur"), event.get("name"), event.get("cat"),
+    track = event["track"]
+    # The GPU side of an NVTX range: on the stream of its work in the JSON
+    # (Kineto's convention), on the device's "NVTX GPU ranges" track in the
+    # protobuf (whose importer would nest an annotation written after its
+    # kernels inside the first of them): the same slice, in the same GPU
+    # process.
+    if event.get("cat") == "gpu_user_annotation":
+        track = (track[0], "")
+    return (track, event["ts"], event.get("dur"), event.get("name"), event.get("cat"),
             json.dumps(event.get("args", {}), sort_keys=True))
 
 
@@ -623,10 +631,13 @@ def compare(checker, slices, instants, counters, j):
                                 f"{j['process_names'].get(pid)!r} in the JSON")
             if track["rank"] != j["process_sort"].get(pid):
                 problems.append(f"process {pid}: order {track['rank']}, {j['process_sort'].get(pid)} in the JSON")
-    json_tracks = collections.Counter((pid, name) for (pid, _), name in j["thread_names"].items())
+    def projection_track(name):  # see signature()
+        return name.startswith("NVTX GPU ranges: ")
+    json_tracks = collections.Counter((pid, name) for (pid, _), name in j["thread_names"].items()
+                                      if not projection_track(name))
     pb_tracks = collections.Counter((t.get("pid"), t["name"]) for t in checker.tracks.values()
                                     if "process_name" not in t and not t["counter"] and t["rank"] is not None
-                                    and t["name"])
+                                    and t["name"] and not projection_track(t["name"]))
     if json_tracks != pb_tracks:
         problems.append(f"named tracks differ: {list((pb_tracks - json_tracks).elements())[:3]} only in the "
                         f"protobuf, {list((json_tracks - pb_tracks).elements())[:3]} only in the JSON")

@@ -166,6 +166,7 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
         return kExitError;
       }
       emit::JsonEmitter emitter(out, stacks);
+      options.annotations_on_streams = true;
       const bool written = timeline::convert(inputs, model, emitter, options, &result, &error);
       const bool closed = to_stdout || std::fclose(out) == 0;
       if (!written || !closed) {

@@ -141,6 +141,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   layout.write_host_metadata();
   SliceWriter slices(layout);
   slices.set_stacks(options.stacks);
+  slices.set_annotations_on_streams(options.annotations_on_streams);
   MemoryCounters memory(layout);
 
   uint64_t total_bytes = 0;
