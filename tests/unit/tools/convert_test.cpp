@@ -21,9 +21,9 @@ using tools::timeline::kLinuxPidLimit;
 constexpr uint64_t kStart = 5'000'000'000;  // the process's monotonic start: the timeline's 0
 constexpr uint64_t kKernel = 0xF00;
 
-void expect_checker_accepts(const ConvertedTrace& converted) {
+void expect_checker_accepts(const ConvertedTrace& converted, bool gpu_invariants = true) {
   std::string output;
-  EXPECT_EQ(run_checker(converted.json_path, &output), 0) << output;
+  EXPECT_EQ(run_checker(converted.json_path, &output, gpu_invariants), 0) << output;
 }
 
 TEST(Convert, LaunchBecomesAnApiSliceAGpuSliceAndAFlowBetweenThem) {
@@ -323,7 +323,9 @@ TEST(Convert, ConcurrentWorkOnOneStreamGoesToAnExtraLaneInsteadOfBreakingNesting
     EXPECT_FALSE((*slice)["args"].has("start_adjusted_ns")) << "times are kept as measured";
   }
   EXPECT_EQ(tracks, (std::set<std::string>{"Default stream (pid 10)", "Default stream (pid 10) overlapping work 1"}));
-  expect_checker_accepts(out);
+  // The overlap is the input's (broken timing), shown as it is: the
+  // invariant a real trace holds does not hold here.
+  expect_checker_accepts(out, /*gpu_invariants=*/false);
 }
 
 // Work timed by events meeting CUPTI-timed work on one stream: the two
