@@ -49,7 +49,13 @@
   X(3524, waitpid, waitpid, kChildProcess, kSetsErrno, kRestarted)                                         \
   X(3525, wait, wait, kChildProcess, kSetsErrno, kRestarted)                                               \
   X(3526, wait4, wait4, kChildProcess, kSetsErrno, kRestarted)                                             \
-  X(3527, futex, syscall, kFutex, kSetsErrno, kNeverRestartedWhenTimed)
+  X(3527, futex, syscall, kFutex, kSetsErrno, kNeverRestartedWhenTimed)                                   \
+  /* What programs built with _FORTIFY_SOURCE call instead (glibc's checks, then the call). */             \
+  X(3528, __read_chk, __read_chk, kDescriptor, kSetsErrno, kRestarted)                                     \
+  X(3529, __recv_chk, __recv_chk, kDescriptor, kSetsErrno, kRestarted)                                     \
+  X(3530, __recvfrom_chk, __recvfrom_chk, kDescriptor, kSetsErrno, kRestarted)                             \
+  X(3531, __poll_chk, __poll_chk, kDescriptor, kSetsErrno, kNeverRestarted)                                \
+  X(3532, __ppoll_chk, __ppoll_chk, kDescriptor, kSetsErrno, kNeverRestarted)
 
 namespace proflaunch::osrt {
 

@@ -336,6 +336,60 @@ PROFLAUNCH_EXPORT pid_t wait4(pid_t pid, int* status, int options, rusage* usage
   return result;
 }
 
+// ---- the _FORTIFY_SOURCE variants (declared by glibc only in fortified
+// builds): the real ones check the buffer's size, then make the call.
+
+ssize_t __read_chk(int fd, void* buffer, size_t bytes, size_t buffer_bytes);
+ssize_t __recv_chk(int fd, void* buffer, size_t bytes, size_t buffer_bytes, int flags);
+ssize_t __recvfrom_chk(int fd, void* __restrict buffer, size_t bytes, size_t buffer_bytes, int flags,
+                       sockaddr* __restrict from, socklen_t* __restrict from_bytes);
+int __poll_chk(pollfd* fds, nfds_t count, int timeout_ms, size_t fds_bytes);
+int __ppoll_chk(pollfd* fds, nfds_t count, const timespec* timeout, const sigset_t* mask, size_t fds_bytes);
+
+PROFLAUNCH_EXPORT ssize_t __read_chk(int fd, void* buffer, size_t bytes, size_t buffer_bytes) {
+  BlockingCall timing(Call::__read_chk);
+  const ssize_t result = REAL(__read_chk)(fd, buffer, bytes, buffer_bytes);
+  timing.done(result, static_cast<uint64_t>(fd), CALLER);
+  return result;
+}
+
+PROFLAUNCH_EXPORT ssize_t __recv_chk(int fd, void* buffer, size_t bytes, size_t buffer_bytes, int flags) {
+  BlockingCall timing(Call::__recv_chk);
+  const ssize_t result = REAL(__recv_chk)(fd, buffer, bytes, buffer_bytes, flags);
+  timing.done(result, static_cast<uint64_t>(fd), CALLER);
+  return result;
+}
+
+PROFLAUNCH_EXPORT ssize_t __recvfrom_chk(int fd, void* __restrict buffer, size_t bytes, size_t buffer_bytes,
+                                         int flags, sockaddr* __restrict from, socklen_t* __restrict from_bytes) {
+  BlockingCall timing(Call::__recvfrom_chk);
+  const ssize_t result = REAL(__recvfrom_chk)(fd, buffer, bytes, buffer_bytes, flags, from, from_bytes);
+  timing.done(result, static_cast<uint64_t>(fd), CALLER);
+  return result;
+}
+
+PROFLAUNCH_EXPORT int __poll_chk(pollfd* fds, nfds_t count, int timeout_ms, size_t fds_bytes) {
+  SamplingSignalHold hold(timeout_ms != 0);
+  BlockingCall timing(Call::__poll_chk);
+  const int result = REAL(__poll_chk)(fds, count, timeout_ms, fds_bytes);
+  const auto object = proflaunch::osrt::poll_object(fds, count);
+  timing.done(result, object.object, object.kind, CALLER);
+  return result;
+}
+
+PROFLAUNCH_EXPORT int __ppoll_chk(pollfd* fds, nfds_t count, const timespec* timeout, const sigset_t* mask,
+                                  size_t fds_bytes) {
+  const bool may_wait = proflaunch::osrt::nonzero(timeout);
+  sigset_t copy;
+  const sigset_t* effective = may_wait ? proflaunch::osrt::with_sampling_signal(mask, copy) : mask;
+  SamplingSignalHold hold(may_wait && mask == nullptr);
+  BlockingCall timing(Call::__ppoll_chk);
+  const int result = REAL(__ppoll_chk)(fds, count, timeout, effective, fds_bytes);
+  const auto object = proflaunch::osrt::poll_object(fds, count);
+  timing.done(result, object.object, object.kind, CALLER);
+  return result;
+}
+
 // ---- the futex system call through syscall(): only its waits are timed.
 // syscall() takes up to six arguments in registers and on the stack as
 // longs, as the kernel does; the wrapper passes six on whatever it got.

@@ -18,7 +18,7 @@ struct Section {
   std::map<uint16_t, ApiDefRecord> apis;
   std::map<uint32_t, std::vector<uint64_t>> native;
   std::map<uint32_t, std::vector<PythonFrame>> python;
-  std::map<uint64_t, uint32_t> symbols;  // address -> function string (inline depth 0)
+  std::map<uint64_t, std::map<uint16_t, uint32_t>> symbols;  // address -> inline depth -> function string
   std::vector<std::pair<BlockingCallRecord, uint32_t>> calls;  // with tid
   std::map<uint64_t, CallStackRecord> stacks;                   // by correlation id
 };
@@ -64,7 +64,7 @@ class Collector : public RecordVisitor {
       }
       case RecordKind::kSymbolDef: {
         const auto symbol = record.as<SymbolDefRecord>();
-        if (symbol.inline_depth == 0) s.symbols[symbol.address] = symbol.function_string;
+        s.symbols[symbol.address][symbol.inline_depth] = symbol.function_string;
         break;
       }
       case RecordKind::kBlockingCall: s.calls.emplace_back(record.as<BlockingCallRecord>(), record.tid); break;
@@ -86,8 +86,9 @@ std::string string_of(const Section& s, uint32_t id) {
 }  // namespace
 
 bool BlockingWait::in_native_function(const std::string& name) const {
-  for (const std::string& function : native_functions)
-    if (function == name) return true;
+  for (const std::vector<std::string>& frame : native_frames)
+    for (const std::string& function : frame)
+      if (function == name) return true;
   return false;
 }
 
@@ -101,7 +102,10 @@ std::string BlockingWait::describe() const {
   std::ostringstream text;
   text << api << " tid=" << tid << " kind=" << static_cast<int>(record.object_kind) << " object=0x" << std::hex
        << record.object << std::dec << " dur_ns=" << duration_ns() << " error=" << record.error << " native=[";
-  for (const std::string& f : native_functions) text << f << ";";
+  for (const std::vector<std::string>& frame : native_frames) {
+    for (const std::string& f : frame) text << f << (&f == &frame.back() ? "" : "<");
+    text << ";";
+  }
   text << "] python=[";
   for (const PythonFrameText& f : python_frames) text << f.function << "@" << f.file << ":" << f.line << ";";
   text << "]";
@@ -131,8 +135,10 @@ OsrtTrace load_osrt_trace(const std::string& path, std::string* error) {
         wait.has_stack = true;
         if (auto native = s.native.find(stack->second.native_stack); native != s.native.end())
           for (uint64_t address : native->second) {
-            auto symbol = s.symbols.find(address);
-            wait.native_functions.push_back(symbol == s.symbols.end() ? "" : string_of(s, symbol->second));
+            std::vector<std::string> functions;
+            if (auto symbol = s.symbols.find(address); symbol != s.symbols.end())
+              for (const auto& [depth, function] : symbol->second) functions.push_back(string_of(s, function));
+            wait.native_frames.push_back(std::move(functions));
           }
         if (auto python = s.python.find(stack->second.python_stack); python != s.python.end())
           for (const PythonFrame& frame : python->second)

@@ -25,7 +25,9 @@ struct BlockingWait {
   uint8_t api_domain = 0;
   format::BlockingCallRecord record{};
   bool has_stack = false;
-  std::vector<std::string> native_functions;  // innermost first; "" where unnamed
+  // Per native frame (innermost first), its functions by inline depth: the
+  // innermost inlined function first, the function the frame belongs to last.
+  std::vector<std::vector<std::string>> native_frames;
   std::vector<PythonFrameText> python_frames;  // innermost first
 
   uint64_t duration_ns() const { return record.span.end_ns - record.span.begin_ns; }

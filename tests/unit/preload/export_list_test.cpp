@@ -65,7 +65,8 @@ TEST(ExportList, LibproflaunchExportsExactlyItsHooks) {
   expected.insert({"pthread_mutex_lock", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
                    "sem_wait", "sem_timedwait", "sem_clockwait", "pthread_join", "poll", "ppoll", "select", "pselect",
                    "epoll_wait", "epoll_pwait", "read", "recv", "recvfrom", "recvmsg", "accept", "accept4",
-                   "nanosleep", "clock_nanosleep", "usleep", "sleep", "waitpid", "wait", "wait4", "syscall"});
+                   "nanosleep", "clock_nanosleep", "usleep", "sleep", "waitpid", "wait", "wait4", "syscall",
+                   "__read_chk", "__recv_chk", "__recvfrom_chk", "__poll_chk", "__ppoll_chk"});
   EXPECT_EQ(others, expected);
   EXPECT_GT(cuda_hooks, 0u);
 }

@@ -91,6 +91,20 @@ NOINLINE void wait_on_pipe(void) {
   printf("pipe %d\n", pipe_fds[0]);
 }
 
+// Built with _FORTIFY_SOURCE=2: a length the compiler cannot see makes this
+// read glibc's __read_chk.
+static int fortified_fds[2];
+static volatile size_t one_byte = 1;
+static void write_fortified(void) { (void)!write(fortified_fds[1], "x", 1); }
+NOINLINE void wait_on_pipe_fortified(void) {
+  char bytes[4];
+  (void)!pipe(fortified_fds);
+  pthread_t t = start_helper(write_fortified);
+  (void)!read(fortified_fds[0], bytes, one_byte);
+  pthread_join(t, NULL);
+  printf("fortified %d\n", fortified_fds[0]);
+}
+
 static int socket_fds[2];
 static void write_socket(void) { (void)!send(socket_fds[1], "x", 1, 0); }
 NOINLINE void wait_on_socket(void) {
@@ -181,6 +195,7 @@ int main(int argc, char** argv) {
   wait_on_mutex();
   wait_on_condition();
   wait_on_pipe();
+  wait_on_pipe_fortified();
   wait_on_socket();
   sleep_with_nanosleep();
   sleep_with_usleep();
