@@ -147,6 +147,46 @@ TEST(Osrt, ShortCallsBelowTheDefaultThresholdAreNotRecorded) {
   EXPECT_LT(short_ones, 10) << all(trace);
 }
 
+// fork, vfork and exec keep working; a forked child's and an exec'd image's
+// waits are their own; a vfork child's wait (it runs on the parent's memory
+// and thread storage) is recorded nowhere, above all not in the parent's ring.
+TEST(Osrt, ForkedAndExecdProcessesRecordTheirOwnWaitsAVforkChildNone) {
+  TempDir dir;
+  const std::string program = build_path("OSRT_WAITS");
+  const ProcessResult untraced_run = testing::run_process(untraced({program, "processes"}));
+  const ProcessResult run =
+      testing::run_process(traced(dir / "f.trace", {program, "processes"}, {"--osrt-threshold=2ms"}));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.out, untraced_run.out);
+  EXPECT_NE(run.out.find("processes 0"), std::string::npos) << run.out;
+  const OsrtTrace trace = load(dir / "f.trace");
+  int fork_child = 0, vfork_child = 0, exec_image = 0;
+  for (const BlockingWait& wait : trace.waits) {
+    if (wait.in_native_function("fork_child_sleeps")) {
+      ++fork_child;
+      EXPECT_NE(wait.pid, trace.main_pid) << wait.describe();
+      EXPECT_EQ(wait.tid, wait.pid) << wait.describe();
+    }
+    if (wait.in_native_function("vfork_child_sleeps")) ++vfork_child;
+    if (wait.in_native_function("exec_image_sleeps")) {
+      ++exec_image;
+      EXPECT_NE(wait.pid, trace.main_pid) << wait.describe();
+    }
+  }
+  EXPECT_EQ(fork_child, 1) << all(trace);
+  EXPECT_EQ(vfork_child, 0) << all(trace);
+  EXPECT_EQ(exec_image, 1) << all(trace);
+  // The parent's waits for its children are its own.
+  int parent_waits = 0;
+  for (const BlockingWait& wait : trace.waits)
+    if (wait.pid == trace.main_pid && wait.api == "waitpid" && wait.in_native_function("processes")) {
+      ++parent_waits;
+      EXPECT_EQ(wait.kind(), WaitObjectKind::kChildProcess);
+      EXPECT_NE(wait.record.object, 0u);
+    }
+  EXPECT_GE(parent_waits, 2) << all(trace);
+}
+
 TEST(Osrt, APythonProgramsWaitsHaveItsPythonFrames) {
   TempDir dir;
   const std::string python = build_path("PYTHON3");

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -187,9 +188,46 @@ NOINLINE void short_calls(void) {
   printf("short 200\n");
 }
 
+// ---- processes: a forked child's waits are its own, a vfork child's are
+// nobody's (it borrows the parent's memory, rings included), an exec'd
+// image's are its own.
+NOINLINE void fork_child_sleeps(void) { usleep(WAIT_MS * 1000); }
+NOINLINE void vfork_child_sleeps(void) { usleep(WAIT_MS * 1000); }
+NOINLINE void exec_image_sleeps(void) { usleep(WAIT_MS * 1000); }
+NOINLINE void processes(const char* self) {
+  pid_t child = fork();
+  if (child == 0) {
+    fork_child_sleeps();
+    _exit(0);
+  }
+  waitpid(child, NULL, 0);
+  child = vfork();
+  if (child == 0) {
+    vfork_child_sleeps();
+    _exit(0);
+  }
+  waitpid(child, NULL, 0);
+  child = fork();
+  if (child == 0) {
+    execl(self, self, "exec-image", (char*)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  printf("processes %d\n", status);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "short") == 0) {
     short_calls();
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "processes") == 0) {
+    processes(argv[0]);
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "exec-image") == 0) {
+    exec_image_sleeps();
     return 0;
   }
   wait_on_mutex();
