@@ -108,7 +108,10 @@ TEST(Ring, OutOfMemoryThenCrashWritesTwoWindowsThatDoNotOverlap) {
   // ASan with two tests at once it came ~1 s late, and under TSan a few ms
   // late, in the middle of the next step, whose call then spanned the
   // windows' boundary): 250 ms each.
-  RingRun r = run(dir, {"--steps", "6", "--sleep-ms", "250", "--end", "oom,crash"}, {"--ring=30s"}, "oom.trace");
+  // The 250 ms sleeps are the gap between the windows: recorded as blocking
+  // calls they would span the boundary themselves (--osrt-threshold=off).
+  RingRun r = run(dir, {"--steps", "6", "--sleep-ms", "250", "--end", "oom,crash"},
+                  {"--ring=30s", "--osrt-threshold=off"}, "oom.trace");
   EXPECT_TRUE(r.traced.exited_with(128 + SIGSEGV)) << r.traced.describe();
   const auto begins = windows(r.trace, CaptureWindowAction::kBegin);
   ASSERT_EQ(begins.size(), 2u) << describe(r.trace);

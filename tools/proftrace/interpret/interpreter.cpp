@@ -231,8 +231,12 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     for (Consumer* c : consumers_) c->on_gpu_work_read(work);
   }
 
+  // A BlockingCall (a libc call that blocked, preload/osrt) is not an API
+  // call of the traced libraries: the analyses do not read it as one (until
+  // they learn what it is, it is in the file and in dump and info only).
   static bool is_call(const RecordView& record) {
-    return has_api_span(record.kind) && record.bytes >= kApiSpanOffset + sizeof(ApiSpan);
+    return has_api_span(record.kind) && record.record_kind() != RecordKind::kBlockingCall &&
+           record.bytes >= kApiSpanOffset + sizeof(ApiSpan);
   }
 
   static Call call_of(const Section& section, const RecordView& record, Stacks stacks, uint64_t ordinal) {
