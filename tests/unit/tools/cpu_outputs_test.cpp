@@ -15,6 +15,7 @@
 // (data.py:17) and reads a pipe 12-14 ms. Sampling at 1 kHz: a sample is
 // 1 ms of CPU time.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <map>
 #include <span>
@@ -353,6 +354,57 @@ TEST(CpuOutputs, JsonTimelineHasSamplesAsInstantsAndWaitsAsSlices) {
   ASSERT_NE(out.slice_named("nanosleep"), nullptr);
   std::string checker;
   EXPECT_EQ(run_checker(out.json_path, &checker), 0) << checker;
+}
+
+// Every row of `sql` joined by ';' (cells by ','), NULL as "NULL".
+std::string sql_rows(const std::string& database, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string out;
+  if (sqlite3_open_v2(database.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << sqlite3_errmsg(db);
+    sqlite3_close(db);
+    return out;
+  }
+  sqlite3_stmt* statement = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
+  } else {
+    while (sqlite3_step(statement) == SQLITE_ROW) {
+      if (!out.empty()) out += ";";
+      for (int c = 0; c < sqlite3_column_count(statement); ++c) {
+        const auto* text = sqlite3_column_text(statement, c);
+        out += (c == 0 ? "" : ",") + std::string(text != nullptr ? reinterpret_cast<const char*>(text) : "NULL");
+      }
+    }
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(CpuOutputs, SqlTablesHoldSamplesAndWaitsWithTheirStacks) {
+  tools::ExportCommand command;
+  command.inputs = {cpu_trace(false, "cpu_sql.trace")};
+  command.sqlite = temp_path("cpu.sqlite");
+  command.quiet = true;
+  ASSERT_EQ(tools::run_export(command, stderr), 0);
+  const std::string& db = command.sqlite;
+  EXPECT_EQ(sql_rows(db, "SELECT t.tid, count(*) FROM cpu_samples s JOIN threads t ON t.id = s.thread_id "
+                         "GROUP BY t.tid ORDER BY t.tid"),
+            "1,7;3,10");
+  // The running frame of each sample is depth 0.
+  EXPECT_EQ(sql_rows(db, "SELECT f.name, count(*) FROM cpu_samples s JOIN stack_frames sf ON sf.stack_id = s.stack_id "
+                         "AND sf.depth = 0 JOIN frames f ON f.id = sf.frame_id GROUP BY f.name ORDER BY 2 DESC"),
+            "/home/me/data.py:17 decode,10;json_scan (scan.c:5),6;/home/me/train.py:50 forward,1");
+  EXPECT_EQ(sql_rows(db, "SELECT thread_cpu_ns FROM cpu_samples ORDER BY time_ns LIMIT 1"), "505000");
+  EXPECT_EQ(sql_rows(db, "SELECT a.name, a.domain, b.end_ns - b.begin_ns, b.object_kind, b.object, "
+                         "(SELECT group_concat(f.name, ' < ') FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id "
+                         "WHERE sf.stack_id = b.stack_id ORDER BY sf.depth) "
+                         "FROM blocking_calls b JOIN apis a ON a.id = b.api_id ORDER BY b.begin_ns"),
+            "pthread_cond_wait,os_runtime,20000000,condition variable,43968,"
+            "/usr/lib/python3.11/queue.py:180 Queue.get < /home/me/train.py:41 main;"
+            "read,os_runtime,2000000,pipe,5,NULL;nanosleep,os_runtime,500000,sleep,0,NULL");
+  EXPECT_EQ(sql_rows(db, "SELECT hz, mechanism, state, signal_number FROM cpu_sampling"), "1000,thread_cpu_timer,on,34");
 }
 
 #ifdef TRACE_PROCESSOR
