@@ -407,6 +407,45 @@ TEST(CpuOutputs, SqlTablesHoldSamplesAndWaitsWithTheirStacks) {
   EXPECT_EQ(sql_rows(db, "SELECT hz, mechanism, state, signal_number FROM cpu_sampling"), "1000,thread_cpu_timer,on,34");
 }
 
+// The report's CPU tab: its data, and (when a headless Chromium is here)
+// the page as a browser draws it: the flame graph's frames and the split of
+// the launching thread's GPU idle time.
+TEST(CpuOutputs, ReportHasACpuTabWithAFlameGraphAndTheIdleSplit) {
+  tools::ReportCommand command;
+  command.inputs = {cpu_trace(false, "cpu_report.trace")};
+  command.output = temp_path("report.html");
+  command.json = temp_path("report.json");
+  command.quiet = true;
+  ASSERT_EQ(tools::run_report(command, stderr), 0);
+  std::string error;
+  const CommandOutput json = run_shell("cat " + command.json);
+  const auto document = parse_json(json.out, &error);
+  ASSERT_TRUE(document.has_value()) << error << json.out.substr(json.out.rfind("\"cpu\": {"), 3000);
+  const JsonValue& cpu = (*document)["cpu"];
+  ASSERT_TRUE(cpu.is_object());
+  EXPECT_EQ(cpu["samples"].items.size(), 17u);
+  EXPECT_EQ(cpu["waits"].items.size(), 3u);
+  ASSERT_EQ(cpu["idle_split"].items.size(), 1u);
+  const JsonValue& split = cpu["idle_split"].items[0];
+  EXPECT_EQ(split["tid"].as_int(), kMain);
+  EXPECT_EQ(split["idle_ns"].as_int(), 29'010'000);
+  EXPECT_EQ(split["blocked_ns"].as_int(), 20'000'000);
+  EXPECT_EQ(split["native_ns"].as_int(), 6'000'000) << "json_scan, a native frame, was running";
+  EXPECT_EQ(split["python_ns"].as_int(), 0);
+  EXPECT_EQ(split["unaccounted_ns"].as_int(), 3'010'000);
+
+  const CommandOutput chromium = run_shell("command -v chromium");
+  if (chromium.exit_code != 0) GTEST_SKIP() << "no chromium: the page itself is not drawn";
+  const CommandOutput dom = run_shell("timeout 60 chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 "
+                                      "--dump-dom 'file://" + command.output + "#cpu' 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_TRUE(has(dom.out, "data-report-ready=\"true\"")) << "the script ran to its end";
+  EXPECT_TRUE(has(dom.out, "data-frame=\"json_scan (scan.c:5)\" data-ns=\"6000000\"")) << dom.out.substr(0, 4000);
+  EXPECT_TRUE(has(dom.out, "data-frame=\"/home/me/data.py:17 decode\" data-ns=\"10000000\""));
+  EXPECT_TRUE(has(dom.out, "17 samples (17.00 ms of CPU time), 3 blocking calls (22.50 ms blocked)"));
+  EXPECT_TRUE(has(dom.out, "data-key=\"blocked_ns\">20.00 ms (68.9 %)"));
+}
+
 #ifdef TRACE_PROCESSOR
 // Perfetto's importer on the protobuf: samples land in perf_sample with
 // their frames, waits are slices.

@@ -39,6 +39,7 @@ void CpuActivity::on_operation_read(const interpret::Operation& op) {
     case interpret::OperationKind::kMemset: device = op.set.device; break;
     case interpret::OperationKind::kGraphLaunch: device = op.graph_launch.device; break;
   }
+  ++launches_[{op.section->id, op.tid}];
   if (device < 0) return;
   thread_devices_[{op.section->id, op.tid}].insert(device);
   section_devices_[op.section->id].insert(device);
@@ -54,6 +55,14 @@ std::set<int32_t> CpuActivity::devices(const ThreadKey& thread) const {
   if (auto found = thread_devices_.find(thread); found != thread_devices_.end()) return found->second;
   if (auto found = section_devices_.find(thread.first); found != section_devices_.end()) return found->second;
   return {};
+}
+
+uint32_t CpuActivity::launching_thread(uint64_t section) const {
+  uint32_t best = 0;
+  uint64_t most = 0;
+  for (const auto& [key, count] : launches_)
+    if (key.first == section && count > most) best = key.second, most = count;
+  return best;
 }
 
 namespace {

@@ -67,12 +67,15 @@ class CpuActivity : public interpret::Consumer {
   // The devices a thread put work on; a thread that put none (a loader)
   // gets its process's.
   std::set<int32_t> devices(const ThreadKey& thread) const;
+  // The thread of `section` that put the most work on a device (0: none).
+  uint32_t launching_thread(uint64_t section) const;
 
  private:
   std::vector<Sample> samples_;
   std::vector<Wait> waits_;
   std::map<uint64_t, Sampling> sampling_;
   std::map<ThreadKey, std::set<int32_t>> thread_devices_;
+  std::map<ThreadKey, uint64_t> launches_;
   std::map<uint64_t, std::set<int32_t>> section_devices_;
 };
 
