@@ -479,11 +479,25 @@ TEST(CpuOutputs, ProtobufSamplesLandInPerfettosProfileTables) {
                   "c.frame_id = f.id where f.name = 'json_scan (scan.c:5)') order by a.depth desc;"),
             "\"name\"\n\"/usr/lib/python3.11/json/__init__.py:346 loads\"\n\"/home/me/data.py:17 parse\"\n"
             "\"/home/me/train.py:44 main\"\n");
+  // Samples and slices on one clock: the wait began 1.5 ms after the first sample.
+  EXPECT_EQ(query("select (select ts from slice where name like 'pthread_cond_wait%') - (select min(ts) from "
+                  "perf_sample) as d;"),
+            "\"d\"\n1500000\n");
   EXPECT_EQ(query("select s.name, s.dur from slice s where s.category = 'os_runtime' order by s.ts;"),
             "\"name\",\"dur\"\n\"pthread_cond_wait (condition variable 0xabc0)\",20000000\n"
             "\"read (pipe fd 5)\",2000000\n\"nanosleep\",500000\n");
   EXPECT_EQ(query("select name, value from stats where value > 0 and severity in ('error', 'data_loss');"),
             "\"name\",\"value\"\n");
+  // The project's own checks of the protobuf against the importer's rules and
+  // the JSON of the same trace.
+  tools::ConvertCommand json_command;
+  json_command.inputs = command.inputs;
+  json_command.output = temp_path("cpu.json");
+  json_command.quiet = true;
+  ASSERT_EQ(tools::run_convert(json_command, stderr), 0);
+  const CommandOutput check = run_shell(std::string(PROFLAUNCH_PYTHON3) + " " + PFTRACE_CHECKER + " " +
+                                        command.output + " --json " + json_command.output);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
 }
 #endif
 
