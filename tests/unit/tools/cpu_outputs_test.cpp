@@ -236,6 +236,14 @@ TEST(CpuOutputs, StatsCpuCountsSelfAndTotalPerThread) {
   ASSERT_NE(read, nullptr) << text;
   EXPECT_EQ((*read)["Blocked (ns)"].str(), "2000000");
   EXPECT_TRUE(has(text, "sampled at 1000 Hz of each thread's CPU time")) << text;
+
+  // The program's waits are not traced API calls: not in the API table.
+  tools::StatsCommand api;
+  api.inputs = {trace};
+  api.sections = {"api"};
+  const CommandOutput api_out = run_stats_on(api);
+  EXPECT_TRUE(has(api_out.out, "cuLaunchKernel")) << api_out.out;
+  EXPECT_FALSE(has(api_out.out, "pthread_cond_wait")) << api_out.out;
 }
 
 TEST(CpuOutputs, StatsCpuDuringGpuIdleKeepsOnlyWhatFellInTheGaps) {
@@ -354,6 +362,9 @@ TEST(CpuOutputs, JsonTimelineHasSamplesAsInstantsAndWaitsAsSlices) {
   ASSERT_NE(out.slice_named("nanosleep"), nullptr);
   std::string checker;
   EXPECT_EQ(run_checker(out.json_path, &checker), 0) << checker;
+  // Still a trace the PyTorch profiler's readers (HTA, TensorBoard) take.
+  const CommandOutput kineto = run_shell(std::string(PROFLAUNCH_PYTHON3) + " " + KINETO_CHECKER + " " + out.json_path);
+  EXPECT_EQ(kineto.exit_code, 0) << kineto.out << kineto.err;
 }
 
 // Every row of `sql` joined by ';' (cells by ','), NULL as "NULL".
