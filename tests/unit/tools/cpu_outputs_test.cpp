@@ -55,7 +55,11 @@ std::string cpu_trace(bool steps, const std::string& name) {
   s.symbol(0x30100, "_PyEval_EvalFrameDefault");
   s.native(1, {0x10100, 0x30100});
   s.python(1, {{"/home/me/data.py", "decode", 17, false}, {"/home/me/loader.py", "produce", 30, true}});
-  s.python(2, {{"/usr/lib/python3.11/queue.py", "Queue.get", 180, false}, {"/home/me/train.py", "main", 41, true}});
+  // queue.get waits in threading's Condition.wait: the wait is named by the
+  // function the program's line called (Queue.get), not the innermost one.
+  s.python(2, {{"/usr/lib/python3.11/threading.py", "Condition.wait", 320, false},
+               {"/usr/lib/python3.11/queue.py", "Queue.get", 180, false},
+               {"/home/me/train.py", "main", 41, true}});
   s.python(3, {{"/usr/lib/python3.11/json/__init__.py", "loads", 346, false},
                {"/home/me/data.py", "parse", 17, false},
                {"/home/me/train.py", "main", 44, true}});
@@ -355,7 +359,8 @@ TEST(CpuOutputs, JsonTimelineHasSamplesAsInstantsAndWaitsAsSlices) {
   EXPECT_EQ((*cond)["dur"].as_double(), 20000);
   EXPECT_EQ((*cond)["args"]["waited_on"].str(), "condition variable");
   EXPECT_EQ((*cond)["args"]["stack"].str(),
-            "/home/me/train.py:41 main\n/usr/lib/python3.11/queue.py:180 Queue.get\npthread_cond_wait");
+            "/home/me/train.py:41 main\n/usr/lib/python3.11/queue.py:180 Queue.get\n"
+            "/usr/lib/python3.11/threading.py:320 Condition.wait\npthread_cond_wait");
   const JsonValue* read = out.slice_named("read (pipe fd 5)");
   ASSERT_NE(read, nullptr);
   EXPECT_EQ((*read)["args"]["object"].as_double(), 5);
@@ -413,7 +418,8 @@ TEST(CpuOutputs, SqlTablesHoldSamplesAndWaitsWithTheirStacks) {
                          "WHERE sf.stack_id = b.stack_id ORDER BY sf.depth) "
                          "FROM blocking_calls b JOIN apis a ON a.id = b.api_id ORDER BY b.begin_ns"),
             "pthread_cond_wait,os_runtime,20000000,condition variable,43968,"
-            "/usr/lib/python3.11/queue.py:180 Queue.get < /home/me/train.py:41 main;"
+            "/usr/lib/python3.11/threading.py:320 Condition.wait < /usr/lib/python3.11/queue.py:180 Queue.get < "
+            "/home/me/train.py:41 main;"
             "read,os_runtime,2000000,pipe,5,NULL;nanosleep,os_runtime,500000,sleep,0,NULL");
   EXPECT_EQ(sql_rows(db, "SELECT hz, mechanism, state, signal_number FROM cpu_sampling"), "1000,thread_cpu_timer,on,34");
 }

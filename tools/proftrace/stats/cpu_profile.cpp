@@ -32,18 +32,30 @@ bool library_file(const std::string& file) {
 }  // namespace
 
 std::string activity_site(const std::vector<StackFormatter::CallSite>& root_first) {
-  const StackFormatter::CallSite* innermost_python = nullptr;
+  // The innermost frame of the program's own Python code, and the Python
+  // function it called (Queue.get, json.loads), when there is one.
   const StackFormatter::CallSite* user = nullptr;
-  for (auto it = root_first.rbegin(); it != root_first.rend(); ++it) {
-    if (!it->python || it->text == "...") continue;
-    if (innermost_python == nullptr) innermost_python = &*it;
-    if (user == nullptr && !library_file(it->file)) user = &*it;
+  const StackFormatter::CallSite* called = nullptr;
+  const StackFormatter::CallSite* innermost_python = nullptr;
+  for (const auto& site : root_first) {
+    if (!site.python || site.text == "...") continue;
+    innermost_python = &site;
+    if (!library_file(site.file)) {
+      user = &site;
+      called = nullptr;
+    } else if (user != nullptr && called == nullptr) {
+      called = &site;
+    }
   }
-  if (innermost_python != nullptr) {
-    const StackFormatter::CallSite& where = user != nullptr ? *user : *innermost_python;
-    const std::string function = innermost_python->function.empty() ? "?" : innermost_python->function;
-    return function + " at " + base_name(where.file) + ":" + std::to_string(where.line);
-  }
+  auto function_of = [](const StackFormatter::CallSite& site) {
+    return site.function.empty() ? std::string("?") : site.function;
+  };
+  if (user != nullptr)
+    return function_of(called != nullptr ? *called : *user) + " at " + base_name(user->file) + ":" +
+           std::to_string(user->line);
+  if (innermost_python != nullptr)
+    return function_of(*innermost_python) + " at " + base_name(innermost_python->file) + ":" +
+           std::to_string(innermost_python->line);
   for (auto it = root_first.rbegin(); it != root_first.rend(); ++it)
     if (it->text != "...") return it->text;
   return "";

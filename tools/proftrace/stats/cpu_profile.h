@@ -15,10 +15,12 @@
 
 namespace proflaunch::tools::stats {
 
-// Where a stack was, in the program's terms: the innermost Python function
-// at the innermost line of the program's own code (not Python's library or
-// an installed package), "Queue.get at loader.py:41", "loads at
-// data.py:17"; without Python frames the innermost native frame; "" when
+// Where a stack was, in the program's terms: at the innermost line of the
+// program's own Python code (not Python's library or an installed
+// package), the Python function that line called, else its own function:
+// "Queue.get at loader.py:41", "loads at data.py:17", "decode at
+// data.py:17"; without such a line the innermost Python frame's function at
+// its own line; without Python frames the innermost native frame; "" when
 // empty.
 std::string activity_site(const std::vector<StackFormatter::CallSite>& root_first);
 
