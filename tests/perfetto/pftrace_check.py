@@ -16,7 +16,8 @@ importer needs"):
     packets count as if they stood in its place (the importer parses them
     there);
   - every packet is on a sequence (trusted_packet_sequence_id != 0) and
-    carries at most one payload (track_event, track_descriptor, clock_snapshot);
+    carries at most one payload (track_event, track_descriptor, clock_snapshot,
+    perf_sample);
   - the sequence's incremental state is cleared (sequence_flags & 1) before
     any packet that needs it, and every packet that uses interned data or
     the sequence's defaults says so (sequence_flags & 2);
@@ -353,6 +354,28 @@ class Checker:
             self.problem(f"packet {index}: track event type {kind}")
         self.track_events.append((ts, order, uuid, kind, event))
 
+    def read_perf_sample(self, data, index, needs, ts, order):
+        """A callstack sample (PerfSample, TracePacket field 66: pid 2, tid 3,
+        callstack_iid 4): on its thread's track, as the JSON's "CPU sample"
+        instant (issue 38), its stack resolved as an event's is."""
+        sample = as_dict(data)
+        if not self.cleared:
+            self.problem(f"packet {index}: a sample before the sequence's state was cleared")
+        if not needs:
+            self.problem(f"packet {index}: a sample uses interned data without SEQ_NEEDS_INCREMENTAL_STATE")
+        if ts is None:
+            self.problem(f"packet {index}: a sample without a timestamp")
+            ts = 0
+        frames = self.resolve("callstack", sample.get(4, 0), index, "a sample's callstack")
+        pid, tid = sample.get(2), sample.get(3)
+        uuid = next((u for u, t in self.tracks.items() if t.get("pid") == pid and t.get("tid") == tid), None)
+        if uuid is None:
+            self.problem(f"packet {index}: a sample of pid {pid} tid {tid}, whose thread is not described before it")
+            return
+        event = {"type": INSTANT, "track": uuid, "ts": ts, "name": "CPU sample", "cat": "cpu_sample",
+                 "args": {"stack": "\n".join(str(f) for f in frames or [])}, "flow_out": [], "flow_in": []}
+        self.track_events.append((ts, order, uuid, INSTANT, event))
+
     def packets(self, data, bundled=False):
         """The trace's packets in the order the importer parses them: a
         bundle (compressed_packets, zstd_compressed_packets) is replaced by
@@ -395,7 +418,7 @@ class Checker:
                 self.cleared = True
                 self.interned.clear()
                 self.defaults_clock = None
-            payloads = [f for f in (6, 11, 60) if f in packet]
+            payloads = [f for f in (6, 11, 60, 66) if f in packet]
             if len(payloads) > 1:
                 self.problem(f"packet {index}: {len(payloads)} payloads in one packet")
             if 59 in packet:
@@ -415,6 +438,9 @@ class Checker:
                 self.sizes["track events"] += len(packet[11])
                 self.sizes["timestamps and sequence"] += len(packet_bytes) - len(packet[11]) - 2
                 self.read_event(packet[11], packet, index, flags & 2, self.timestamp(packet, index), order)
+                order += 1
+            if 66 in packet:
+                self.read_perf_sample(packet[66], index, flags & 2, self.timestamp(packet, index), order)
                 order += 1
 
     # ---- what the importer builds ----
@@ -519,8 +545,11 @@ def json_events(path):
                 (flows_out if e.get("flow_out") else flows_in)[int(e["bind_id"])] = s
         elif ph == "i":
             track = (int(e["pid"]), None) if e.get("s") == "p" else key(e["pid"], e["tid"])
+            args = norm_args(e.get("args"))
+            if e.get("cat") == "cpu_sample":  # the protobuf's PerfSample carries only the stack
+                args = {"stack": args.get("stack", "")}
             instants.append({"track": track, "ts": us_to_ns(e["ts"]), "name": e["name"], "cat": e.get("cat"),
-                             "args": norm_args(e.get("args"))})
+                             "args": args})
         elif ph == "C":
             for k, v in e["args"].items():
                 counters.append({"track": (int(e["pid"]), f"{e['name']} {k}"), "ts": us_to_ns(e["ts"]),

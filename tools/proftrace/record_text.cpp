@@ -114,7 +114,7 @@ std::string api_domain_name(uint8_t domain) {
     case ApiDomain::kRuntime: return "runtime";
     case ApiDomain::kCollective: return "collective";
     case ApiDomain::kAnnotation: return "annotation";
-    case ApiDomain::kOsRuntime: return "os-runtime";
+    case ApiDomain::kOsRuntime: return "os_runtime";
   }
   return unknown(domain);
 }

@@ -76,6 +76,12 @@ class TimelineConsumer final : public interpret::Consumer {
   void on_nvtx(const interpret::NvtxEvent& e) override {
     slices_.nvtx_event(context(e.section), e.tid, e.record, e.inline_message);
   }
+  void on_cpu_sample(const interpret::CpuSampleEvent& e) override {
+    slices_.cpu_sample(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_blocking_call(const interpret::BlockingCallEvent& e) override {
+    slices_.blocking_call(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
   void on_operation_read(const interpret::Operation& op) override {
     slices_.nvtx_note_operation(context(op.section), op.tid, op.span());
   }

@@ -158,7 +158,7 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
       args_.clear();
       add_nvtx_args(section, record);
       out_.instant(Instant{TrackRef{section.pid, track}, layout_.timeline_ns(section, record.span.begin_ns),
-                           InstantScope::kThread, intern("nvtx"), Str{name_, 0}, &args_});
+                           InstantScope::kThread, intern("nvtx"), Str{name_, 0}, &args_, false, {}});
       ++stats_.nvtx_marks;
       break;
     }

@@ -135,7 +135,7 @@ void SliceWriter::lost(SectionContext& section, uint32_t tid, const LostRecord& 
   args_.add_uint("window_ns", record.last_ns >= record.first_ns ? record.last_ns - record.first_ns : 0);
   out_.instant(Instant{TrackRef{section.pid, layout_.host_tid(section, tid)},
                        layout_.timeline_ns(section, record.first_ns), InstantScope::kProcess, intern("proflaunch"),
-                       Str{name_, 0}, &args_});
+                       Str{name_, 0}, &args_, false, {}});
 }
 
 void SliceWriter::capture_windows(TrackLayout& layout, const std::vector<CaptureWindow>& windows) {

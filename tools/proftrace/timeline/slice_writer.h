@@ -57,6 +57,8 @@ struct SliceStats {
   uint64_t nvtx_ranges = 0;
   uint64_t nvtx_marks = 0;
   uint64_t nvtx_gpu_ranges = 0;  // GPU projections of NVTX ranges
+  uint64_t cpu_samples = 0;
+  uint64_t blocking_calls = 0;
 };
 
 class SliceWriter {
@@ -147,6 +149,16 @@ class SliceWriter {
   // `recorded`: the record of the event waited for, when known.
   void cuda_sync(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record,
                  const interpret::EventRecorded* recorded);
+
+  // What the CPU was doing (cpu_slices.cpp): a CPU sample as a thread-scoped
+  // instant "CPU sample" (category cpu_sample) on its thread, its stack
+  // (no API leaf) in the "stack" arg; a blocking libc call as a slice on
+  // its thread (category os_runtime) named by the call and what it waited
+  // on, "read (pipe fd 5)", with its stack.
+  void cpu_sample(SectionContext& section, uint32_t tid, const format::CpuSampleRecord& record,
+                  CallStackRef stack);
+  void blocking_call(SectionContext& section, uint32_t tid, const format::BlockingCallRecord& record,
+                     CallStackRef stack);
 
   const SliceStats& stats() const { return stats_; }
 
