@@ -44,6 +44,11 @@ quotes this script's output and says how it was made.
   p  the flight recorder (--ring=200ms --ring-size=4M) against streaming
      mode, both traced, per launch over the null driver; and the most
      compressed data the ring held (its bound is never passed)
+  w  a blocking call that does not block, under the OS runtime hooks
+     (--osrt-threshold at its default): an uncontended pthread_mutex_lock +
+     unlock pair and poll(timeout 0), traced minus untraced; the same with
+     --osrt-threshold=off and outside a capture window; and, in one traced
+     process, hooked against libc's own definition
   q  proftrace convert to Perfetto protobuf (.pftrace) at the two trace
      lengths of e, packets deflated (the default), zstd-compressed and
      plain: events/s, bytes per event in the file, peak memory
@@ -296,6 +301,21 @@ def paused_nvtx_range_ns(args, traced, parts_dir):
     return benchmark_median_ns(args.nvtx_loop, env, args.repetitions)
 
 
+def osrt_call_ns(args, benchmark, traced, parts_dir, extra_env=None):
+    """Figure w: CPU ns per iteration of one benchmark of bench_osrt_call_loop
+    (CPU time, not wall time: a few ns are measured on a shared machine)."""
+    env = dict(os.environ)
+    if traced:
+        env.update(LD_PRELOAD=args.shim, PROFLAUNCH_PARTS_DIR=parts_dir, PROFLAUNCH_GPU_TIMING="none")
+        env.update(extra_env or {})
+    out = run([args.osrt_call_loop, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+               "--benchmark_report_aggregates_only=true", f"--benchmark_filter=^{benchmark}$"], env=env).stdout
+    for entry in json.loads(out)["benchmarks"]:
+        if entry.get("aggregate_name") == "median":
+            return entry["cpu_time"] if entry["time_unit"] == "ns" else entry["cpu_time"] * 1000
+    raise SystemExit(f"bench: no median for {benchmark}")
+
+
 def ring_overhead(args, rounds=3):
     """Figure p: the flight recorder's cost per launch against streaming mode
     (both traced, alternating), and the most it kept under a 4 MiB bound."""
@@ -353,7 +373,8 @@ def main():
     for name in ("shim", "launcher", "proftrace", "launch_loop", "alloc_loop", "writer_throughput",
                  "synthetic_trace", "synthetic_memory_trace", "training_loop", "null_driver_dir",
                  "sim_library_path", "stack_capture", "python_stacks_lib", "python_stack_bench",
-                 "nccl_call_loop", "null_nccl_dir", "hip_launch_loop", "null_hip_dir", "nvtx_loop"):
+                 "nccl_call_loop", "null_nccl_dir", "hip_launch_loop", "null_hip_dir", "nvtx_loop",
+                 "osrt_call_loop"):
         parser.add_argument("--" + name.replace("_", "-"), required=True)
     parser.add_argument("--python3", nargs="*", default=[], help="the interpreters of figure g")
     parser.add_argument("--repetitions", type=int, default=10)
@@ -363,7 +384,7 @@ def main():
     parser.add_argument("--memory-events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = parser.parse_args()
     # PROFLAUNCH_BENCH_FIGURES=ci (for example) runs figures c and i only.
-    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmnopq")
+    figures = os.environ.get("PROFLAUNCH_BENCH_FIGURES", "abcdefghijklmnopqw")
 
     print(f"# proflaunch benchmarks ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})\n")
     print("| # | what | figure |")
@@ -408,6 +429,22 @@ def main():
             let_go = max(p[2] for p in peaks)
             print(f"| p | most compressed data the ring kept, bound {bound} KiB | {peak} KiB "
                   f"(up to {let_go} records let go per run, {sum(dropped)} dropped) |")
+
+    if "w" in figures:
+        cases = (("BM_MutexLockUnlock", "uncontended pthread_mutex_lock + unlock"), ("BM_PollZero", "poll, timeout 0"))
+        settings = (({}, "recording, --osrt-threshold=20us (the default)"),
+                    ({"PROFLAUNCH_OSRT_THRESHOLD": "off"}, "--osrt-threshold=off"),
+                    ({"PROFLAUNCH_CAPTURE_RANGE": "cudaProfilerApi"}, "outside a capture window"))
+        for benchmark, what in cases:
+            for extra, setting in settings:
+                u, t, d = alternating_overhead(
+                    lambda traced, parts: osrt_call_ns(args, benchmark, traced, parts, extra))
+                print(f"| w | {what}, {setting} | +{d:.1f} ns per call (untraced {u:.1f} ns, traced {t:.1f} ns) |")
+            with tempfile.TemporaryDirectory() as parts:
+                hooked = osrt_call_ns(args, benchmark, True, parts)
+                libc = osrt_call_ns(args, benchmark + "Libc", True, parts)
+            print(f"| w | {what}, one traced process: hooked against libc's own | +{hooked - libc:.1f} ns "
+                  f"(hooked {hooked:.1f} ns, libc {libc:.1f} ns) |")
 
     if "k" in figures:
         u, t, d = launch_overhead(args, args.null_driver_dir, "none", benchmark="BM_CountedCall")

@@ -1,6 +1,6 @@
 // libproflaunch.so's hook sets: the libraries it hooks (the CUDA driver and
 // runtime, NCCL, the HIP runtime when built with it), handed to the hook registry, then the GPU timing backend
-// and the call stacks the hooks take.
+// and the call stacks the hooks take; the OS runtime hooks (preload/osrt).
 #include "preload/hook_sets.h"
 
 #include "preload/cuda/cuda_hooks.h"
@@ -13,6 +13,7 @@
 #include "preload/nccl/nccl_apis.h"
 #include "preload/nccl/nccl_hooks.h"
 #include "preload/nvtx/nvtx_hooks.h"
+#include "preload/osrt/osrt.h"
 #include "preload/stacks/stacks.h"
 #include "preload/state/runtime_state.h"
 
@@ -33,6 +34,8 @@ const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept {
       {kNccl, std::size(kNccl), nccl::nccl_apis()},
       // NVTX reaches the shim through its injection tables, not symbols.
       {nullptr, 0, nvtx::nvtx_apis()},
+      // The OS runtime hooks are exported libc symbols, not table rows.
+      {nullptr, 0, osrt::osrt_apis()},
 #if PROFLAUNCH_HIP
       {kHip, std::size(kHip), hip::hip_apis()},
 #endif
@@ -42,11 +45,13 @@ const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept {
 }
 
 void start_hook_sets(const Config& config) noexcept {
+  osrt::resolve_real_functions();
   cuda::select_gpu_timing(config.gpu_timing);
   size_t count = 0;
   const hooks::HookLibrary* libraries = hooked_libraries(&count);
   hooks::install_hooks(libraries, count, runtime::active(), config);
   stacks::start_stacks(config);
+  osrt::start_osrt(config);
 }
 
 }  // namespace proflaunch

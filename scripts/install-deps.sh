@@ -48,6 +48,7 @@ if ((!sample_only)); then
     clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer under ASan and UBSan
     protobuf-compiler  # protoc --decode checks the .pftrace output (tests/unit/tools)
     libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
+    python3-torch  # Debian's real PyTorch (CPU build): CPU samples in torch's own code (tests/e2e/cpu)
     chromium  # the browser tests of the memory page and `proftrace view` (tests/browser)
   )
   # Node and npm for the browser test's driver (playwright-core, pinned in

@@ -28,13 +28,21 @@ Rules (each violation names the event by its index in traceEvents):
   - X slices on one track (pid, tid) nest: a slice starting inside another
     ends inside it; B/E balance per track
   - instant scope s is t, p or g; C args are numbers; args is an object
+  - the GPU work holds the invariants of perfetto/gpu_invariants.py: no
+    operation starts before the call that launched it, one operation at a
+    time per stream (--no-gpu-invariants: not checked)
 """
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "perfetto"))
+import gpu_invariants  # noqa: E402
+from pftrace_check import json_events  # noqa: E402
 
 PHASES = set("XBEiICbenstfM")
 METADATA_NAMES = {"process_name", "thread_name", "process_sort_index", "thread_sort_index"}
@@ -335,6 +343,11 @@ def check_file(path, options):
         return 2
     checker = Checker(options.max_errors)
     summary = checker.check(document)
+    if not checker.error_count and options.gpu_invariants:
+        # On a trace that keeps the importer's rules: the GPU work's own.
+        for line in gpu_invariants.problems(json_events(path)["slices"], limit=options.max_errors):
+            checker.errors.append(line)
+            checker.error_count += 1
     if checker.error_count:
         for line in checker.errors:
             print(f"{path}: {line}", file=sys.stderr)
@@ -353,6 +366,8 @@ def main():
     parser.add_argument("traces", nargs="+", metavar="trace")
     parser.add_argument("--max-errors", type=int, default=20)
     parser.add_argument("--summary", action="store_true", help="print counts as JSON (one line per file) on success")
+    parser.add_argument("--no-gpu-invariants", dest="gpu_invariants", action="store_false",
+                        help="do not check the GPU work's invariants (for traces made of arbitrary records)")
     options = parser.parse_args()
     return max(check_file(path, options) for path in options.traces)
 

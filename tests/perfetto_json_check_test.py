@@ -172,6 +172,24 @@ class CheckerTest(unittest.TestCase):
         events = [e for i, e in enumerate(valid_trace()) if i != 0]
         self.assert_rejected(events, "no process_name")
 
+    def test_gpu_work_before_its_call(self):
+        # The kernel (correlation 1) starts before the API slice with that
+        # correlation began.
+        events = valid_trace()
+        events[8] = {k: v for k, v in events[8].items() if k not in ("bind_id", "flow_in")}
+        events[6] = {k: v for k, v in events[6].items() if k not in ("bind_id", "flow_out")}
+        events[8] = dict(events[8], args={"correlation": 1, "stream": 13, "device": 0, "pid": 1234},
+                         ts="RAW:9.000")
+        events[6] = dict(events[6], args={"correlation": 1})
+        self.assert_rejected(events, "(i) kernel 'kernel'")
+
+    def test_two_operations_at_once_on_a_stream(self):
+        events = valid_trace()
+        events[8] = dict(events[8], args={"stream": 13, "device": 0, "pid": 1234})
+        events.append({"ph": "X", "cat": "kernel", "name": "second", "pid": GPU_PID, "tid": 1,
+                       "ts": "RAW:21.000", "dur": "RAW:1.000", "args": {"stream": 13, "device": 0, "pid": 1234}})
+        self.assert_rejected(events, "(ii) kernel 'second'")
+
     def test_gpu_track_without_name(self):
         events = [e for i, e in enumerate(valid_trace()) if i != 4]
         self.assert_rejected(events, "GPU track pid 1000000000 tid 1 has no thread_name")

@@ -6,28 +6,23 @@
 #include <new>
 
 #include "preload/base/clock.h"
+#include "preload/base/event_anchors.h"
 #include "preload/cuda/capture_state.h"
 #include "preload/cuda/driver_services.h"
 
 namespace proflaunch::cuda {
 namespace {
 
-constexpr uint64_t kAnchorRefreshNs = 1'000'000'000;
 constexpr int kAnchorsKept = 16;
 constexpr int kMaxContexts = 64;
 
-struct Anchor {
-  CUevent event;
-  uint64_t host_ns;       // estimated host time of the anchor's GPU timestamp
-  uint64_t published_ns;  // host time it was known complete
-};
+using Anchors = EventAnchors<CUevent, kAnchorsKept>;
 
 struct ContextClock {
   CUcontext context = nullptr;
   uint32_t generation = 0;
   CUstream stream = nullptr;
-  int count = 0;
-  Anchor anchors[kAnchorsKept];  // oldest first
+  Anchors anchors;
 };
 
 std::mutex g_mutex;
@@ -48,51 +43,26 @@ ContextClock* find_clock(CUcontext context) {
   return nullptr;
 }
 
-// Where an anchor's GPU timestamp lies in host time. The event is recorded
-// on the clock's idle private stream, so the device stamps it as soon as it
-// reaches the command, right after the record call; the host learns of it
-// only when the synchronize returns, which on a loaded machine takes tens of
-// microseconds to milliseconds. The midpoint of the two would put every GPU
-// time that much late (work ending after the blocking call that waited for
-// it returned); the start of the record call is the better estimate, early
-// by the submission latency only. Of a few tries the one with the shortest
-// round trip is kept: a try the scheduler disturbed is the one to discard.
-constexpr int kAnchorTries = 4;
-
-// With the clock's context current on the calling thread and g_mutex held.
+// An anchor on the clock's idle private stream (base/event_anchors.h says
+// where its time lies). With the clock's context current on the calling
+// thread and g_mutex held.
 bool add_anchor(ContextClock& clock) {
   const DriverServices& driver = driver_services();
   // cuEventSynchronize is an unsafe call during a capture: relaxed, so it
   // cannot invalidate one (capture_state.h).
   RelaxedCaptureScope relaxed;
   if (driver.event_create == nullptr) return false;
-  Anchor best{nullptr, 0, 0};
-  uint64_t best_round_trip_ns = 0;
-  for (int i = 0; i < kAnchorTries; ++i) {
-    CUevent event = nullptr;
-    if (driver.event_create(&event, CU_EVENT_DEFAULT) != CUDA_SUCCESS) break;
-    const uint64_t before = now_ns();
-    if (driver.event_record(event, clock.stream) != CUDA_SUCCESS ||
-        driver.event_synchronize(event) != CUDA_SUCCESS) {
-      driver.event_destroy(event);
-      break;
-    }
-    const uint64_t after = now_ns();
-    if (best.event == nullptr || after - before < best_round_trip_ns) {
-      if (best.event != nullptr) driver.event_destroy(best.event);
-      best = Anchor{event, before, after};
-      best_round_trip_ns = after - before;
-    } else {
-      driver.event_destroy(event);
-    }
-  }
-  if (best.event == nullptr) return false;
-  if (clock.count == kAnchorsKept) {
-    driver.event_destroy(clock.anchors[0].event);
-    for (int i = 1; i < kAnchorsKept; ++i) clock.anchors[i - 1] = clock.anchors[i];
-    --clock.count;
-  }
-  clock.anchors[clock.count++] = best;
+  Anchors::Anchor best{};
+  const auto destroy = [&](CUevent event) { driver.event_destroy(event); };
+  if (!take_anchor(
+          best, [&](CUevent* event) { return driver.event_create(event, CU_EVENT_DEFAULT) == CUDA_SUCCESS; },
+          [&](CUevent event) {
+            return driver.event_record(event, clock.stream) == CUDA_SUCCESS &&
+                   driver.event_synchronize(event) == CUDA_SUCCESS;
+          },
+          destroy, [] { return now_ns(); }))
+    return false;
+  if (CUevent evicted = clock.anchors.keep(best)) destroy(evicted);
   return true;
 }
 
@@ -133,18 +103,12 @@ uint32_t ensure_context_clock(CUcontext context) noexcept {
 
 bool resolve_operation_times(CUcontext context, uint32_t generation, CUevent start, CUevent end,
                              uint64_t submitted_ns, ResolvedTimes* times) noexcept {
-  Anchor anchor;
+  Anchors::Anchor anchor;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     const ContextClock* clock = find_clock(context);
-    if (clock == nullptr || clock->generation != generation || clock->count == 0) return false;
-    anchor = clock->anchors[0];
-    for (int i = clock->count - 1; i >= 0; --i) {
-      if (clock->anchors[i].published_ns <= submitted_ns) {
-        anchor = clock->anchors[i];
-        break;
-      }
-    }
+    if (clock == nullptr || clock->generation != generation || clock->anchors.empty()) return false;
+    anchor = clock->anchors.for_submission(submitted_ns);
   }
   const DriverServices& driver = driver_services();
   float since_anchor_ms = 0, duration_ms = 0;
@@ -152,24 +116,13 @@ bool resolve_operation_times(CUcontext context, uint32_t generation, CUevent sta
       driver.event_elapsed_time(&since_anchor_ms, anchor.event, start) != CUDA_SUCCESS ||
       driver.event_elapsed_time(&duration_ms, start, end) != CUDA_SUCCESS)
     return false;
-  const double since_anchor_ns = static_cast<double>(since_anchor_ms) * 1e6;
-  // The start event was recorded at submitted_ns, so the device stamped it
-  // no earlier: an anchor placing it before that is early itself (its tries
-  // were all disturbed, on a loaded machine) by at least the difference.
-  // Every such bound is true, so the anchor only moves toward its real time,
-  // and no GPU work is ever placed before the call that submitted it.
-  const double earliest_anchor_ns = static_cast<double>(submitted_ns) - since_anchor_ns;
-  if (earliest_anchor_ns > static_cast<double>(anchor.host_ns)) {
-    anchor.host_ns = static_cast<uint64_t>(earliest_anchor_ns);
+  const uint64_t anchor_was_ns = anchor.host_ns;
+  times->start_ns = anchored_time(anchor.host_ns, static_cast<double>(since_anchor_ms) * 1e6, submitted_ns);
+  if (anchor.host_ns != anchor_was_ns) {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (ContextClock* clock = find_clock(context); clock != nullptr && clock->generation == generation) {
-      for (int i = 0; i < clock->count; ++i)
-        if (clock->anchors[i].event == anchor.event && clock->anchors[i].host_ns < anchor.host_ns)
-          clock->anchors[i].host_ns = anchor.host_ns;
-    }
+    if (ContextClock* clock = find_clock(context); clock != nullptr && clock->generation == generation)
+      clock->anchors.raise(anchor.event, anchor.host_ns);
   }
-  const double start_ns = static_cast<double>(anchor.host_ns) + since_anchor_ns;
-  times->start_ns = static_cast<uint64_t>(std::llround(start_ns));
   times->end_ns = times->start_ns + static_cast<uint64_t>(std::llround(std::fmax(0.0, duration_ms * 1e6)));
   return true;
 }
@@ -178,8 +131,7 @@ void refresh_context_clocks(uint64_t now) noexcept {
   const DriverServices& driver = driver_services();
   std::lock_guard<std::mutex> lock(g_mutex);
   for (ContextClock& clock : g_clocks) {
-    if (clock.generation == 0 || clock.count == 0) continue;
-    if (now - clock.anchors[clock.count - 1].published_ns < kAnchorRefreshNs) continue;
+    if (clock.generation == 0 || clock.anchors.empty() || !clock.anchors.due(now)) continue;
     if (driver.ctx_set_current == nullptr || driver.ctx_set_current(clock.context) != CUDA_SUCCESS) continue;
     add_anchor(clock);
   }

@@ -1,15 +1,8 @@
 // Mapping a context's GPU event times to the host clock. Each context gets a
-// private non-blocking stream and "anchor" events: an anchor is recorded on
-// the idle stream and waited for; its GPU time is taken as the host time the
-// record call began (see add_anchor for why not the middle of the wait). An
-// operation's start is then anchor + elapsed time (cuEventElapsedTime), its
-// end start + elapsed.
-//
-// cuEventElapsedTime answers a float of milliseconds: 24 bits of mantissa,
-// 60 ns of resolution at 1 s. The writer therefore records a fresh anchor
-// every second, and an operation is measured from the newest anchor that was
-// published (waited for) before the operation was submitted, so the elapsed
-// time is never negative and rarely above a second.
+// private non-blocking stream and "anchor" events (base/event_anchors.h: why
+// and how, shared with HIP): an operation's start is the newest anchor
+// published before it was submitted + elapsed time (cuEventElapsedTime), its
+// end start + elapsed. The writer records a fresh anchor every second.
 #pragma once
 
 #include <cuda.h>

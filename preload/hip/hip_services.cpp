@@ -57,6 +57,7 @@ const HipServices& hip_services() noexcept {
     resolve(s.ext_module_launch_kernel, "hipExtModuleLaunchKernel");
   resolve(s.func_get_attributes, "hipFuncGetAttributes");
   resolve(s.func_get_attribute, "hipFuncGetAttribute");
+  resolve(s.stream_create_with_flags, "hipStreamCreateWithFlags");
   if (ok) services = s;
   ready.store(true, std::memory_order_release);
   return services;

@@ -32,6 +32,9 @@ struct HipServices {
   // A kernel's resource use (registers, LDS), for occupancy; null if absent.
   hipError_t (*func_get_attributes)(hipFuncAttributes*, const void*);
   hipError_t (*func_get_attribute)(int*, hipFunction_attribute, hipFunction_t);
+  // The GPU timing's private streams (hip_timing.cpp); null: anchors go on
+  // the null stream.
+  hipError_t (*stream_create_with_flags)(hipStream_t*, unsigned);
 };
 
 // All null until libamdhip64 is loaded (the lookup is retried until it is).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "preload/base/clock.h"
+#include "preload/base/event_anchors.h"
 #include "preload/base/fork_leftovers.h"
 #include "preload/config.h"
 #include "preload/cuda/gpu_timing.h"
@@ -30,10 +31,19 @@ struct Pending {
   format::GpuActivityKind kind;
 };
 
-std::mutex g_mutex;  // guards the pool, the anchors and the queue
+// A device's clock: its anchors (base/event_anchors.h), taken on a private
+// non-blocking stream, so that the program's work queued on the device does
+// not delay them.
+constexpr int kAnchorsKept = 16;
+using Anchors = EventAnchors<hipEvent_t, kAnchorsKept>;
+struct DeviceClock {
+  hipStream_t stream = nullptr;
+  Anchors anchors;
+};
+
+std::mutex g_mutex;  // guards the pool, the clocks and the queue
 std::vector<hipEvent_t>* g_pool[kMaxDevices];
-hipEvent_t g_anchor[kMaxDevices];
-uint64_t g_anchor_ns[kMaxDevices];
+constinit DeviceClock g_clocks[kMaxDevices]{};
 std::deque<Pending>* g_queue;
 std::atomic<int> g_captures{0};
 std::atomic<uint64_t> g_untimed{0};  // work that runs without events: counted as unresolved
@@ -50,37 +60,41 @@ std::vector<hipEvent_t>& pool(int ordinal) {
   return *g_pool[ordinal];
 }
 
-// Caller holds g_mutex. The device's anchor: an event recorded on the null
-// stream and waited for, once. Its time lies between the host clock before
-// the record and after the wait; of a few tries the narrowest window is kept
-// and its middle taken.
-constexpr int kAnchorTries = 8;
-bool ensure_anchor(const HipServices& hip, int ordinal) {
-  if (g_anchor[ordinal] != nullptr) return true;
-  hipEvent_t best = nullptr;
-  uint64_t best_window = UINT64_MAX, best_ns = 0;
-  for (int i = 0; i < kAnchorTries; ++i) {
-    hipEvent_t anchor = nullptr;
-    if (hip.event_create_with_flags(&anchor, hipEventDefault) != hipSuccess) break;
-    const uint64_t before = now_ns();
-    if (hip.event_record(anchor, nullptr) != hipSuccess || hip.event_synchronize(anchor) != hipSuccess) {
-      hip.event_destroy(anchor);
-      break;
-    }
-    const uint64_t after = now_ns();
-    if (after - before < best_window) {
-      if (best != nullptr) hip.event_destroy(best);
-      best = anchor;
-      best_window = after - before;
-      best_ns = before + (after - before) / 2;
-    } else {
-      hip.event_destroy(anchor);
-    }
-  }
-  if (best == nullptr) return false;
-  g_anchor_ns[ordinal] = best_ns;
-  g_anchor[ordinal] = best;
+// Caller holds g_mutex, on a thread whose device is `ordinal`. A new anchor
+// for the device's clock; its private stream is made the first time.
+bool add_anchor(const HipServices& hip, int ordinal) {
+  DeviceClock& clock = g_clocks[ordinal];
+  if (clock.anchors.empty() && clock.stream == nullptr && hip.stream_create_with_flags != nullptr &&
+      hip.stream_create_with_flags(&clock.stream, hipStreamNonBlocking) != hipSuccess)
+    clock.stream = nullptr;
+  Anchors::Anchor best{};
+  const auto destroy = [&](hipEvent_t event) { hip.event_destroy(event); };
+  if (!take_anchor(
+          best, [&](hipEvent_t* event) { return hip.event_create_with_flags(event, hipEventDefault) == hipSuccess; },
+          [&](hipEvent_t event) {
+            return hip.event_record(event, clock.stream) == hipSuccess && hip.event_synchronize(event) == hipSuccess;
+          },
+          destroy, [] { return now_ns(); }))
+    return false;
+  if (hipEvent_t evicted = clock.anchors.keep(best)) destroy(evicted);
   return true;
+}
+
+// Caller holds g_mutex. The device's first anchor, on first use.
+bool ensure_anchor(const HipServices& hip, int ordinal) {
+  return !g_clocks[ordinal].anchors.empty() || add_anchor(hip, ordinal);
+}
+
+// Writer: a fresh anchor on each device in use whose newest is a second old.
+void refresh_anchors(const HipServices& hip) {
+  const uint64_t now = now_ns();
+  std::lock_guard lock(g_mutex);
+  for (int ordinal = 0; ordinal < kMaxDevices; ++ordinal) {
+    DeviceClock& clock = g_clocks[ordinal];
+    if (clock.anchors.empty() || !clock.anchors.due(now)) continue;
+    if (hip.set_device(ordinal) != hipSuccess) continue;
+    add_anchor(hip, ordinal);
+  }
 }
 
 bool take_event(const HipServices& hip, int ordinal, hipEvent_t* event) {
@@ -124,26 +138,32 @@ void count_unresolved(uint64_t at_ns) {
   g_unresolved_last_ns = at_ns;
 }
 
-bool event_time(const HipServices& hip, int ordinal, hipEvent_t event, uint64_t* ns) {
-  float ms = 0;
-  if (hip.event_elapsed_time(&ms, g_anchor[ordinal], event) != hipSuccess) return false;
-  const double offset = static_cast<double>(ms) * 1e6;
-  *ns = offset < 0 && -offset > static_cast<double>(g_anchor_ns[ordinal]) ? 0
-        : static_cast<uint64_t>(static_cast<double>(g_anchor_ns[ordinal]) + offset);
-  return true;
-}
-
-// The operation's end from the anchor, and its start as the end less the
-// events' own distance: the same as the start event's distance from the
-// anchor when both were recorded on the stream, and, for a kernel's dispatch
-// events, the kernel's own duration on runtimes whose extended launch binds
-// both to the kernel (HIP 5.5 and later) as on HIP 5.2, which records the
-// start as a marker right before the dispatch packet.
+// The operation's end from the newest anchor known before its submission,
+// and its start as the end less the events' own distance: the same as the
+// start event's distance from the anchor when both were recorded on the
+// stream, and, for a kernel's dispatch events, the kernel's own duration on
+// runtimes whose extended launch binds both to the kernel (HIP 5.5 and later)
+// as on HIP 5.2, which records the start as a marker right before the
+// dispatch packet. The end event was stamped after the submission began: the
+// bound that corrects an early anchor (base/event_anchors.h).
 bool operation_times(const HipServices& hip, const HipTimingToken& token, uint64_t* start_ns, uint64_t* end_ns) {
-  float ms = 0;
-  if (!event_time(hip, token.ordinal, token.end, end_ns) ||
+  Anchors::Anchor anchor;
+  {
+    std::lock_guard lock(g_mutex);
+    const Anchors& anchors = g_clocks[token.ordinal].anchors;
+    if (anchors.empty()) return false;
+    anchor = anchors.for_submission(token.submitted_ns);
+  }
+  float since_anchor_ms = 0, ms = 0;
+  if (hip.event_elapsed_time(&since_anchor_ms, anchor.event, token.end) != hipSuccess ||
       hip.event_elapsed_time(&ms, token.start, token.end) != hipSuccess)
     return false;
+  const uint64_t anchor_was_ns = anchor.host_ns;
+  *end_ns = anchored_time(anchor.host_ns, static_cast<double>(since_anchor_ms) * 1e6, token.submitted_ns);
+  if (anchor.host_ns != anchor_was_ns) {
+    std::lock_guard lock(g_mutex);
+    g_clocks[token.ordinal].anchors.raise(anchor.event, anchor.host_ns);
+  }
   const double duration_ns = static_cast<double>(ms) * 1e6;
   *start_ns = duration_ns <= 0 ? *end_ns
               : duration_ns >= static_cast<double>(*end_ns) ? 0
@@ -239,15 +259,19 @@ void before_drain() noexcept {
 
 void run(WriterRecordSink& sink, bool final) noexcept {
   for (uint64_t n = g_untimed.exchange(0); n > 0; --n) count_unresolved(now_ns());
-  if (!g_waiting->empty()) {
-    // Queries from this thread must never invalidate a program's capture.
+  const HipServices& hip = hip_services();
+  if (hip.complete) {
+    // Queries and anchor waits from this thread must never invalidate a
+    // program's capture.
     static thread_local bool relaxed = false;
-    const HipServices& hip = hip_services();
-    if (!relaxed && hip.complete) {
+    if (!relaxed) {
       hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
       hip.thread_exchange_stream_capture_mode(&mode);
       relaxed = true;
     }
+    if (!final) refresh_anchors(hip);
+  }
+  if (!g_waiting->empty()) {
     resolve(sink, false);
     if (final) {
       const uint64_t deadline = now_ns() + kFinalWaitNs;
@@ -279,7 +303,7 @@ void reset_in_child() noexcept {
   for (int i = 0; i < kMaxDevices; ++i) {
     keep_after_fork(&g_pool[i], sizeof g_pool[i]);
     g_pool[i] = nullptr;
-    g_anchor[i] = nullptr;
+    g_clocks[i] = DeviceClock{};  // the parent's events and streams
   }
   g_queue = new std::deque<Pending>();
   g_waiting = new std::deque<Pending>();

@@ -14,11 +14,12 @@
 // operation before it on its stream.
 //
 // HIP events have no absolute timestamps, only differences
-// (hipEventElapsedTime). Each device gets an anchor event, recorded and
-// waited for (eight tries) on first use: the anchor's time is the middle of
-// the narrowest window between the host clock before the record and after
-// the wait, and an operation's times are the anchor's plus its events'
-// distance from it. The error is half that window (docs/amd.md).
+// (hipEventElapsedTime, a float of milliseconds). Each device in use gets a
+// private stream and anchor events, a fresh one every second, as CUDA's
+// contexts do (base/event_anchors.h says how an anchor is placed in host
+// time and why it is refreshed: resolution and drift); an operation's times
+// are the newest anchor's before its submission plus its events' distance
+// from it (docs/amd.md).
 #pragma once
 
 #include <cstdint>

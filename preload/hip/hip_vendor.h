@@ -19,6 +19,7 @@
 
 #include "formats/records.h"
 #include "preload/config.h"
+#include "preload/cuda/function_names.h"
 #include "preload/cuda/gpu_timing.h"
 #include "preload/cuda/recording.h"
 #include "preload/hip/hip_headers.h"
@@ -69,7 +70,13 @@ struct HipVendor {
   template <typename Describe>
   static void launch_seen(Describe&) noexcept {}
   static uint64_t host_function_passed(uint64_t function) noexcept { return function; }
-  static void name_launch(uint64_t, bool) noexcept {}
+  // Kernels are named where they are registered or looked up (hip_rows.h);
+  // a host function (hipStreamAddCallback) as CUDA's are: a FunctionDef with
+  // its exported symbol or module+offset, for traces converted where neither
+  // the symbol table nor the program's files name it.
+  static void name_launch(uint64_t function, bool host_function) noexcept {
+    if (host_function) cuda::ensure_host_function_named(function);
+  }
 
   static void classify(HipMemoryEnd& end) noexcept { hip::classify(end); }
   static cuda::Submission copy_submission(bool async, const HipMemoryEnd&, const HipMemoryEnd&) noexcept {

@@ -25,6 +25,16 @@ void FlightRecorderOutput::reset() noexcept {
   dump_index_ = 0;
   oom_dumped_ = sticky_dumped_ = false;
   pending_dump_ = CaptureTrigger{};
+  for (GpuTimingInfoRecord& info : timing_info_) info = GpuTimingInfoRecord{};
+}
+
+void FlightRecorderOutput::note_task_record(const void* record, uint16_t bytes) noexcept {
+  uint16_t kind;
+  std::memcpy(&kind, record, sizeof kind);
+  if (kind != static_cast<uint16_t>(RecordKind::kGpuTimingInfo) || bytes < sizeof(GpuTimingInfoRecord)) return;
+  GpuTimingInfoRecord info;
+  std::memcpy(&info, record, sizeof info);
+  timing_info_[info.source & 3] = info;
 }
 
 void FlightRecorderOutput::note(const void* record, uint16_t bytes, uint64_t now) noexcept {
@@ -162,6 +172,10 @@ void FlightRecorderOutput::dump(CaptureTrigger trigger, EventChunkBuilder& stagi
   begin.action = static_cast<uint8_t>(CaptureWindowAction::kBegin);
   begin.trigger = static_cast<uint8_t>(trigger);
   stage(&begin, sizeof begin);
+  // Which backend timed the GPU work: its note was written when it started,
+  // and the ring let it go long ago.
+  for (const GpuTimingInfoRecord& info : timing_info_)
+    if (info.header.kind != 0) stage(&info, sizeof info);
   dumping_ = this;
   for (MemoryOperationRecord& block : kept_.blocks_before()) carry_into_dump(&block, sizeof block);
   run_carry_listeners(&carry_into_dump);

@@ -30,6 +30,11 @@ class FlightRecorderOutput {
   // begin time widens the chunk's, and it may set off a dump.
   void note(const void* record, uint16_t bytes, uint64_t now) noexcept;
 
+  // A record a writer task appended: state the dumps must carry (the GPU
+  // timing backend in use, written once at its start, long gone from the
+  // ring by the time of a dump) is remembered.
+  void note_task_record(const void* record, uint16_t bytes) noexcept;
+
   // Seals the staged records into a kept chunk (the definitions they name
   // are kept for good, all of them, for every dump's file).
   void keep(EventChunkBuilder& staged, SectionOutput& out) noexcept;
@@ -57,6 +62,9 @@ class FlightRecorderOutput {
 
   FlightRecorder kept_;
   std::vector<format::MemoryOperationRecord> chunk_memory_;
+  // The latest GpuTimingInfo of each source (none, events, CUPTI), carried
+  // into every dump.
+  format::GpuTimingInfoRecord timing_info_[4]{};
   uint64_t chunk_first_ns_ = 0;
   uint64_t memory_overflow_ = 0;
   std::vector<uint8_t> all_definitions_;

@@ -176,6 +176,7 @@ class Writer {
     explicit TaskSink(Writer& writer) : writer_(writer), tid_(static_cast<uint32_t>(gettid())) {}
     bool append(const void* record, uint16_t bytes) noexcept override {
       const uint64_t now = now_ns();
+      if (writer_.ring_.enabled()) writer_.ring_.note_task_record(record, bytes);
       if (writer_.events_.append(tid_, record, bytes, now)) return true;
       writer_.flush_events();
       return writer_.events_.append(tid_, record, bytes, now);

@@ -16,7 +16,8 @@ importer needs"):
     packets count as if they stood in its place (the importer parses them
     there);
   - every packet is on a sequence (trusted_packet_sequence_id != 0) and
-    carries at most one payload (track_event, track_descriptor, clock_snapshot);
+    carries at most one payload (track_event, track_descriptor, clock_snapshot,
+    perf_sample);
   - the sequence's incremental state is cleared (sequence_flags & 1) before
     any packet that needs it, and every packet that uses interned data or
     the sequence's defaults says so (sequence_flags & 2);
@@ -353,6 +354,28 @@ class Checker:
             self.problem(f"packet {index}: track event type {kind}")
         self.track_events.append((ts, order, uuid, kind, event))
 
+    def read_perf_sample(self, data, index, needs, ts, order):
+        """A callstack sample (PerfSample, TracePacket field 66: pid 2, tid 3,
+        callstack_iid 4): on its thread's track, as the JSON's "CPU sample"
+        instant (issue 38), its stack resolved as an event's is."""
+        sample = as_dict(data)
+        if not self.cleared:
+            self.problem(f"packet {index}: a sample before the sequence's state was cleared")
+        if not needs:
+            self.problem(f"packet {index}: a sample uses interned data without SEQ_NEEDS_INCREMENTAL_STATE")
+        if ts is None:
+            self.problem(f"packet {index}: a sample without a timestamp")
+            ts = 0
+        frames = self.resolve("callstack", sample.get(4, 0), index, "a sample's callstack")
+        pid, tid = sample.get(2), sample.get(3)
+        uuid = next((u for u, t in self.tracks.items() if t.get("pid") == pid and t.get("tid") == tid), None)
+        if uuid is None:
+            self.problem(f"packet {index}: a sample of pid {pid} tid {tid}, whose thread is not described before it")
+            return
+        event = {"type": INSTANT, "track": uuid, "ts": ts, "name": "CPU sample", "cat": "cpu_sample",
+                 "args": {"stack": "\n".join(str(f) for f in frames or [])}, "flow_out": [], "flow_in": []}
+        self.track_events.append((ts, order, uuid, INSTANT, event))
+
     def packets(self, data, bundled=False):
         """The trace's packets in the order the importer parses them: a
         bundle (compressed_packets, zstd_compressed_packets) is replaced by
@@ -395,7 +418,7 @@ class Checker:
                 self.cleared = True
                 self.interned.clear()
                 self.defaults_clock = None
-            payloads = [f for f in (6, 11, 60) if f in packet]
+            payloads = [f for f in (6, 11, 60, 66) if f in packet]
             if len(payloads) > 1:
                 self.problem(f"packet {index}: {len(payloads)} payloads in one packet")
             if 59 in packet:
@@ -415,6 +438,9 @@ class Checker:
                 self.sizes["track events"] += len(packet[11])
                 self.sizes["timestamps and sequence"] += len(packet_bytes) - len(packet[11]) - 2
                 self.read_event(packet[11], packet, index, flags & 2, self.timestamp(packet, index), order)
+                order += 1
+            if 66 in packet:
+                self.read_perf_sample(packet[66], index, flags & 2, self.timestamp(packet, index), order)
                 order += 1
 
     # ---- what the importer builds ----
@@ -519,8 +545,11 @@ def json_events(path):
                 (flows_out if e.get("flow_out") else flows_in)[int(e["bind_id"])] = s
         elif ph == "i":
             track = (int(e["pid"]), None) if e.get("s") == "p" else key(e["pid"], e["tid"])
+            args = norm_args(e.get("args"))
+            if e.get("cat") == "cpu_sample":  # the protobuf's PerfSample carries only the stack
+                args = {"stack": args.get("stack", "")}
             instants.append({"track": track, "ts": us_to_ns(e["ts"]), "name": e["name"], "cat": e.get("cat"),
-                             "args": norm_args(e.get("args"))})
+                             "args": args})
         elif ph == "C":
             for k, v in e["args"].items():
                 counters.append({"track": (int(e["pid"]), f"{e['name']} {k}"), "ts": us_to_ns(e["ts"]),
@@ -565,7 +594,15 @@ def normalize(value):
 
 
 def signature(event):
-    return (event["track"], event["ts"], event.get("dur"), event.get("name"), event.get("cat"),
+    track = event["track"]
+    # The GPU side of an NVTX range: on the stream of its work in the JSON
+    # (Kineto's convention), on the device's "NVTX GPU ranges" track in the
+    # protobuf (whose importer would nest an annotation written after its
+    # kernels inside the first of them): the same slice, in the same GPU
+    # process.
+    if event.get("cat") == "gpu_user_annotation":
+        track = (track[0], "")
+    return (track, event["ts"], event.get("dur"), event.get("name"), event.get("cat"),
             json.dumps(event.get("args", {}), sort_keys=True))
 
 
@@ -623,10 +660,13 @@ def compare(checker, slices, instants, counters, j):
                                 f"{j['process_names'].get(pid)!r} in the JSON")
             if track["rank"] != j["process_sort"].get(pid):
                 problems.append(f"process {pid}: order {track['rank']}, {j['process_sort'].get(pid)} in the JSON")
-    json_tracks = collections.Counter((pid, name) for (pid, _), name in j["thread_names"].items())
+    def projection_track(name):  # see signature()
+        return name.startswith("NVTX GPU ranges: ")
+    json_tracks = collections.Counter((pid, name) for (pid, _), name in j["thread_names"].items()
+                                      if not projection_track(name))
     pb_tracks = collections.Counter((t.get("pid"), t["name"]) for t in checker.tracks.values()
                                     if "process_name" not in t and not t["counter"] and t["rank"] is not None
-                                    and t["name"])
+                                    and t["name"] and not projection_track(t["name"]))
     if json_tracks != pb_tracks:
         problems.append(f"named tracks differ: {list((pb_tracks - json_tracks).elements())[:3]} only in the "
                         f"protobuf, {list((json_tracks - pb_tracks).elements())[:3]} only in the JSON")

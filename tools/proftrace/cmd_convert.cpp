@@ -36,13 +36,20 @@ constexpr uint64_t kProtobufDefaultInputBytes = 20'000'000;  // ~2 M events
 void print_summary(const ConvertCommand& command, const timeline::ConvertResult& result,
                    const std::vector<std::string>& symbol_problems, const TraceModel& model, std::FILE* err) {
   const auto& join = result.join;
-  if (join.activities_without_operation > 0)
+  if (join.activities_before_first_call > 0)
+    std::fprintf(err,
+                 "proftrace: note: %" PRIu64
+                 " GPU operations were launched before the first call their process has in the trace (a "
+                 "flight recorder keeps only the end of the run); they are shown as \"launched before the "
+                 "recorded window\"\n",
+                 join.activities_before_first_call);
+  if (join.activities_without_operation > join.activities_before_first_call)
     std::fprintf(err,
                  "proftrace: warning: %" PRIu64
                  " GPU operations could not be joined to the call that issued it (the call is not "
                  "in the trace, or arrived more than --join-window=%zu records away); they are "
                  "shown without a flow arrow\n",
-                 join.activities_without_operation, command.join_window);
+                 join.activities_without_operation - join.activities_before_first_call, command.join_window);
   if (join.evicted_by_window > 0 && join.activities_without_operation > 0)
     std::fprintf(err, "proftrace: note: %" PRIu64 " entries left the join window unmatched; a larger --join-window may join them\n",
                  join.evicted_by_window);
@@ -159,6 +166,7 @@ int run_convert(const ConvertCommand& command, std::FILE* err) {
         return kExitError;
       }
       emit::JsonEmitter emitter(out, stacks);
+      options.annotations_on_streams = true;
       const bool written = timeline::convert(inputs, model, emitter, options, &result, &error);
       const bool closed = to_stdout || std::fclose(out) == 0;
       if (!written || !closed) {

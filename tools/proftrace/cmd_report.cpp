@@ -12,6 +12,7 @@
 #include "tools/proftrace/memory/memory_analysis.h"
 #include "tools/proftrace/memory/report_writers.h"
 #include "tools/proftrace/report/report_page.h"
+#include "tools/proftrace/stats/cpu_page_data.h"
 #include "tools/proftrace/stats/stats_section.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
@@ -95,8 +96,14 @@ int run_report(const ReportCommand& command, std::FILE* err) {
         names.push_back(std::string("code-") + by);
       }
     }
+    // The CPU tab's samples and waits, in the same pass.
+    auto cpu_page = std::make_unique<stats::CpuPageData>();
+    stats::CpuPageData* cpu = cpu_page.get();
+    sections.push_back(std::move(cpu_page));
+    names.push_back("cpu-page");
     const interpret::InterpretResult interpreted = stats::feed_sections(inputs, model, sections);
     report::ReportData data;
+    data.cpu_json = cpu->json(model);
     data.inputs = command.inputs;
     for (const auto& input : command.inputs) data.title += (data.title.empty() ? "" : ", ") + input;
     for (size_t i = 0; i < sections.size(); ++i)

@@ -57,6 +57,8 @@ std::optional<stats::StatsOptions> stats_options(const StatsCommand& command, st
   options.order = command.order;
   options.full_stacks = command.full_stacks;
   options.timeline_bins = command.timeline_bins;
+  options.during = command.during;
+  options.step = command.step;
   auto one_of = [&](const std::string& value, const std::vector<std::string>& allowed, const char* option) {
     if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return true;
     std::string list;
@@ -174,6 +176,14 @@ void add_stats_command(CLI::App& app, int& exit_code) {
   sub->add_option("--timeline-bins", command->timeline_bins,
                   "overview: also the GPU activity over time, the analysed span in this many equal bins")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
+  sub->add_option("--during", command->during,
+                  "cpu: only the samples and waits that fall while the thread's GPU had no work (gaps of at "
+                  "least 1 ms)")
+      ->check(CLI::IsMember({"gpu-idle"}));
+  sub->add_option("--step", command->step,
+                  "cpu: only step N of the steps found as overview finds them (1 = the first, as "
+                  "recommendations name them)")
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--strict", command->strict, "exit 3 when an input needed recovery");
   sub->callback([command, &exit_code] { exit_code = run_stats(*command, stdout, stderr); });
 }

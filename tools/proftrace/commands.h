@@ -88,6 +88,8 @@ struct StatsCommand {
   bool full_stacks = false;    // code: each row's heaviest stack under it (text; CSV and JSON always carry it)
   std::string step_range;      // overview: the step's NVTX range, NAME[@DOMAIN] as proflaunch --step-range
   size_t timeline_bins = 0;    // overview: also the GPU activity over time in this many bins
+  std::string during;          // cpu: "" (all) or "gpu-idle"
+  size_t step = 0;             // cpu: only step N (1 = the first, as recommendations name them); 0: all
 };
 // "1.5ms" -> 1500000; units ns, us, ms, s; a bare number is ns. False when
 // `text` is not such a duration.

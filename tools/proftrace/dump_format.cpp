@@ -394,6 +394,22 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       if (r.flags & kNvtxUnmatched) b.text("unmatched", "yes");
       break;
     }
+    case RecordKind::kBlockingCall: {
+      const auto r = record.as<BlockingCallRecord>();
+      span_fields(b, r.span, section);
+      b.text("object_kind", wait_object_kind_name(r.object_kind));
+      // Descriptors and pids in decimal, addresses (mutex, futex word) in hex.
+      switch (static_cast<WaitObjectKind>(r.object_kind)) {
+        case WaitObjectKind::kMutex:
+        case WaitObjectKind::kCondition:
+        case WaitObjectKind::kSemaphore:
+        case WaitObjectKind::kThread:
+        case WaitObjectKind::kFutex: b.hexnum("object", r.object); break;
+        default: b.num("object", r.object); break;
+      }
+      b.num("error", r.error);
+      break;
+    }
     case RecordKind::kMemoryInfo: {
       const auto r = record.as<MemoryInfoRecord>();
       span_fields(b, r.span, section);

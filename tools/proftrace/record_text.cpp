@@ -114,6 +114,7 @@ std::string api_domain_name(uint8_t domain) {
     case ApiDomain::kRuntime: return "runtime";
     case ApiDomain::kCollective: return "collective";
     case ApiDomain::kAnnotation: return "annotation";
+    case ApiDomain::kOsRuntime: return "os_runtime";
   }
   return unknown(domain);
 }
@@ -261,6 +262,26 @@ std::string memory_action_name(uint8_t action) {
     case MemoryAction::kTrim: return "trim";
   }
   return unknown(action);
+}
+
+std::string wait_object_kind_name(uint8_t kind) {
+  switch (static_cast<WaitObjectKind>(kind)) {
+    case WaitObjectKind::kNone: return "none";
+    case WaitObjectKind::kMutex: return "mutex";
+    case WaitObjectKind::kCondition: return "condition";
+    case WaitObjectKind::kSemaphore: return "semaphore";
+    case WaitObjectKind::kThread: return "thread";
+    case WaitObjectKind::kPipe: return "pipe";
+    case WaitObjectKind::kSocket: return "socket";
+    case WaitObjectKind::kFile: return "file";
+    case WaitObjectKind::kCharDevice: return "char-device";
+    case WaitObjectKind::kEventFd: return "eventfd";
+    case WaitObjectKind::kOtherFd: return "other-fd";
+    case WaitObjectKind::kChildProcess: return "child";
+    case WaitObjectKind::kFutex: return "futex";
+    case WaitObjectKind::kEpoll: return "epoll";
+  }
+  return unknown(kind);
 }
 
 std::string vendor_name(uint8_t vendor) {

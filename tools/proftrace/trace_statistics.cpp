@@ -63,6 +63,7 @@ void StatisticsCollector::on_record(const RecordView& record) {
     case RecordKind::kCollectiveGroup: see_span(record.as<CollectiveGroupRecord>().span); break;
     case RecordKind::kMemoryOperation: see_span(record.as<MemoryOperationRecord>().span); break;
     case RecordKind::kMemoryInfo: see_span(record.as<MemoryInfoRecord>().span); break;
+    case RecordKind::kBlockingCall: see_span(record.as<BlockingCallRecord>().span); break;
     case RecordKind::kApiCount: {
       const auto counted = record.as<ApiCountRecord>();
       section.counted_calls += counted.count;

@@ -14,6 +14,7 @@
 // queues them. The writer thread parses them (a writer task), so the
 // records land in the file behind the operations they time. CUPTI is never
 // called while the backend's own lock is held.
+#include "preload/osrt/osrt.h"
 #include "preload/cuda/cupti/gpu_timing_cupti.h"
 
 #include <cupti.h>
@@ -227,6 +228,8 @@ const char* start_cupti() {
   g_cupti = load_cupti(&why);
   if (g_cupti == nullptr) return why;
   const CuptiLibrary& c = *g_cupti;
+  // CUPTI's worker threads wait for work inside libcupti: not the program's waits.
+  osrt::exclude_library_of(reinterpret_cast<const void*>(c.subscribe));
   CUptiResult result = c.subscribe(&g_subscriber, on_api, nullptr);
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return "another CUPTI subscriber holds CUPTI";
   if (result != CUPTI_SUCCESS) return cupti_result_name(c, result);

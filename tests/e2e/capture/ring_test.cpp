@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -106,7 +108,10 @@ TEST(Ring, OutOfMemoryThenCrashWritesTwoWindowsThatDoNotOverlap) {
   // ASan with two tests at once it came ~1 s late, and under TSan a few ms
   // late, in the middle of the next step, whose call then spanned the
   // windows' boundary): 250 ms each.
-  RingRun r = run(dir, {"--steps", "6", "--sleep-ms", "250", "--end", "oom,crash"}, {"--ring=30s"}, "oom.trace");
+  // The 250 ms sleeps are the gap between the windows: recorded as blocking
+  // calls they would span the boundary themselves (--osrt-threshold=off).
+  RingRun r = run(dir, {"--steps", "6", "--sleep-ms", "250", "--end", "oom,crash"},
+                  {"--ring=30s", "--osrt-threshold=off"}, "oom.trace");
   EXPECT_TRUE(r.traced.exited_with(128 + SIGSEGV)) << r.traced.describe();
   const auto begins = windows(r.trace, CaptureWindowAction::kBegin);
   ASSERT_EQ(begins.size(), 2u) << describe(r.trace);
@@ -171,6 +176,36 @@ TEST(Ring, ExitWritesNothingUnlessAsked) {
   const ProcessResult convert = run_proftrace({"convert", asked.path, "-o", dir.path() + "/asked.json"});
   EXPECT_TRUE(convert.exited_with(0)) << convert.describe();
   EXPECT_EQ(convert.err.find("did not finish"), std::string::npos) << convert.err;
+}
+
+// Under CUPTI a kernel's activity record comes in later than its launch, so a
+// dump's window holds the GPU work of calls the ring let go. That work is
+// labelled as launched before the window, never as work no hooked call made;
+// and the backend's note, written once when it started, is carried into the
+// dump so that `info` still says what timed the GPU.
+TEST(Ring, UnderCuptiWorkOfCallsBeforeTheWindowIsLabelledAndTheBackendNamed) {
+  TempDir dir;
+  RingRun r = run(dir, {"--steps", "400"}, {"--gpu-timing=cupti", "--ring=50ms", "--ring-dump-at-exit"},
+                  "cupti.trace");
+  ASSERT_TRUE(r.traced.exited_with(0)) << r.traced.describe();
+  const std::vector<int> steps = recorded_steps(r.trace);
+  ASSERT_FALSE(steps.empty()) << describe(r.trace);
+  EXPECT_GT(steps.front(), 0) << "the ring must have let the first steps go";
+
+  const ProcessResult info = run_proftrace({"info", r.path});
+  EXPECT_NE(info.out.find("gpu timing: cupti"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("unattributed GPU work (no hooked call launched it): 0"), std::string::npos) << info.out;
+
+  const std::string json = dir.path() + "/cupti.json";
+  const ProcessResult convert = run_proftrace({"convert", r.path, "-o", json});
+  ASSERT_TRUE(convert.exited_with(0)) << convert.describe();
+  EXPECT_EQ(convert.err.find("could not be joined"), std::string::npos) << convert.err;
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.find("its call is not in the trace"), std::string::npos);
+  RecordProperty("launched_before_window",
+                 convert.err.find("launched before the first call") != std::string::npos ? "some" : "none");
 }
 
 TEST(Ring, BadOptionsAreRefusedBeforeTheProgramRuns) {

@@ -282,6 +282,32 @@ TEST(HipTraining, NoGpuTimingStillRecordsEveryCall) {
   EXPECT_EQ(image.launch_count("matmul"), 6);
 }
 
+// hipStreamAddCallback: the host function is a launch on the stream, timed,
+// and named by the shim too (a FunctionDef), so that a trace converted where
+// neither the symbol table nor the program's file is at hand still names it.
+TEST(HipTraining, AStreamCallbackIsTimedAndNamedInTheTrace) {
+  TempDir dir;
+  const int steps = 3;
+  const TracedPair run = run_both(dir, {build_path("HIP_TRAINING"), "--steps", std::to_string(steps), "--callback"},
+                                  {kCosts});
+  expect_same_behaviour(run);
+  const ProcessImage& image = only_image(run);
+  int callbacks = 0;
+  for (const Operation* launch : image.launches()) {
+    if ((launch->launch.launch_flags & format::kLaunchHostFunction) == 0) continue;
+    ++callbacks;
+    EXPECT_EQ(launch->api, "hipStreamAddCallback");
+    EXPECT_TRUE(format::is_amd_device(launch->device));
+    ASSERT_EQ(launch->gpu.size(), 1u);
+    EXPECT_EQ(launch->gpu.front().kind, static_cast<uint8_t>(format::GpuActivityKind::kHostFunction));
+    const auto named = image.functions.find(launch->launch.function);
+    ASSERT_NE(named, image.functions.end()) << "no FunctionDef for the callback's address";
+    const std::string name = image.string(named->second.back().name_string);
+    EXPECT_NE(name.find("hip_training+0x"), std::string::npos) << name;
+  }
+  EXPECT_EQ(callbacks, steps);
+}
+
 TEST(RealRocmLibraries, RocRandKernelsAppearWithTheirRealNames) {
   TempDir dir;
   const TracedPair run = run_both(dir, {build_path("ROCRAND_UNIFORM")}, {});

@@ -7,6 +7,7 @@
 // dispatch (preload/hip/hip_kernel_launch.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -124,6 +125,57 @@ TEST(KernelTimingErrors, RejectedLaunchesReturnTheirErrorsUnchanged) {
                                                              kHipErrorInvalidDeviceFunction}));
   EXPECT_EQ(failed["hipModuleLaunchKernel"], std::vector<int32_t>{kHipErrorInvalidConfiguration});
   EXPECT_TRUE(run.trace.images.front().lost.empty()) << "a rejected launch is not untimed work";
+}
+
+// A GPU's event timer drifts from the host's clock (and hipEventElapsedTime's
+// float of milliseconds loses resolution with distance): times measured from
+// one anchor taken at the first launch go wrong with the run's length. The
+// simulated device's timer runs 300 parts per million fast here
+// (SIMGPU_EVENT_CLOCK_PPM); from one anchor the kernels land 0.6 ms late,
+// past the hipStreamSynchronize that waited for them, after 2 s (checked
+// once by keeping the first anchor: the test failed there). With a
+// fresh anchor every second (base/event_anchors.h) no kernel ends later than
+// its synchronization returned, give or take one second's drift.
+TEST(KernelTimingDrift, ALongRunStaysOnTheHostClock) {
+  TempDir dir;
+  auto machine = simulated_machine();
+  machine.emplace_back("SIMGPU_EVENT_CLOCK_PPM", "300");
+  machine.emplace_back("SIMGPU_HIP_CODE_OBJECT_LOAD_NS", "0");
+  const std::vector<std::string> program = {build_path("LAUNCH_PATHS"), build_path("HIP_SCALE_MODULE"), "--rounds",
+                                            "2000"};
+  const std::string trace_path = dir.path() + "/drift.trace";
+  const ProcessResult run = testing::run_process(traced(trace_path, program, {}, machine));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  const CudaTrace trace = load_trace_or_fail(trace_path);
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  const ProcessImage& image = trace.images.front();
+
+  std::vector<const HostCall*> syncs = image.syncs();
+  std::sort(syncs.begin(), syncs.end(),
+            [](const HostCall* a, const HostCall* b) { return a->span.begin_ns < b->span.begin_ns; });
+  // One second of drift at 300 ppm, and the anchor's age of at most a
+  // writer cycle more.
+  constexpr uint64_t kDriftToleranceNs = 600'000;
+  uint64_t first_ns = UINT64_MAX, last_ns = 0, checked = 0, latest_excess_ns = 0;
+  for (const Operation* launch : image.launches()) {
+    if (launch->span.result != 0 || launch->gpu.size() != 1) continue;
+    const auto sync = std::lower_bound(
+        syncs.begin(), syncs.end(), launch->span.end_ns,
+        [](const HostCall* call, uint64_t at) { return call->span.begin_ns < at; });
+    if (sync == syncs.end()) continue;
+    const format::GpuActivityRecord& gpu = launch->gpu.front();
+    first_ns = std::min(first_ns, launch->span.begin_ns);
+    last_ns = std::max(last_ns, (*sync)->span.end_ns);
+    ++checked;
+    if (gpu.end_ns > (*sync)->span.end_ns) latest_excess_ns = std::max(latest_excess_ns, gpu.end_ns - (*sync)->span.end_ns);
+    EXPECT_LE(gpu.end_ns, (*sync)->span.end_ns + kDriftToleranceNs)
+        << launch->kernel << " at " << (launch->span.begin_ns - image.launches().front()->span.begin_ns) / 1000000
+        << " ms into the run ends after its synchronization returned";
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_GT(checked, 10000u);
+  EXPECT_GT(last_ns - first_ns, 2'500'000'000u) << "the run must be long enough for one anchor to drift";
+  RecordProperty("latest_excess_ns", std::to_string(latest_excess_ns));
 }
 
 }  // namespace

@@ -61,6 +61,12 @@ TEST(ExportList, LibproflaunchExportsExactlyItsHooks) {
   expected.insert({"dlsym", "dlvsym", "dlopen", "dlclose"});
   expected.insert("InitializeInjection");  // a real driver's injection entry point (preload/cuda/cupti)
   expected.insert("InitializeInjectionNvtx2");  // each NVTX module's (preload/nvtx)
+  // Where threads wait (preload/osrt/osrt_calls.h; syscall for the futex system call).
+  expected.insert({"pthread_mutex_lock", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+                   "sem_wait", "sem_timedwait", "sem_clockwait", "pthread_join", "poll", "ppoll", "select", "pselect",
+                   "epoll_wait", "epoll_pwait", "read", "recv", "recvfrom", "recvmsg", "accept", "accept4",
+                   "nanosleep", "clock_nanosleep", "usleep", "sleep", "waitpid", "wait", "wait4", "syscall",
+                   "__read_chk", "__recv_chk", "__recvfrom_chk", "__poll_chk", "__ppoll_chk"});
   EXPECT_EQ(others, expected);
   EXPECT_GT(cuda_hooks, 0u);
 }

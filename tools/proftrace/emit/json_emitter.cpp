@@ -228,7 +228,7 @@ void JsonEmitter::instant(const timeline::Instant& instant) {
   track(instant.track);
   w.raw(",\"ts\":");
   timestamp(instant.ns);
-  args(instant.args, {});
+  args(instant.args, instant.stack);
   w.put('}');
 }
 

@@ -28,6 +28,7 @@ constexpr uint32_t kSequenceFlags = 13;
 constexpr uint32_t kTracePacketDefaults = 59;
 constexpr uint32_t kTrackDescriptor = 60;
 constexpr uint32_t kFirstPacketOnSequence = 87;
+constexpr uint32_t kPerfSample = 66;
 constexpr uint64_t kSeqIncrementalStateCleared = 1;
 constexpr uint64_t kSeqNeedsIncrementalState = 2;
 }  // namespace packet
@@ -95,6 +96,13 @@ constexpr uint64_t kSliceEnd = 2;
 constexpr uint64_t kInstant = 3;
 constexpr uint64_t kCounter = 4;
 }  // namespace event
+// A callstack sample (PerfSample): the importer puts it in perf_sample,
+// which the UI draws per thread and as a flame graph of a selected range.
+namespace perf_sample {
+constexpr uint32_t kPid = 2;
+constexpr uint32_t kTid = 3;
+constexpr uint32_t kCallstackIid = 4;
+}  // namespace perf_sample
 namespace annotation {
 constexpr uint32_t kNameIid = 1;
 constexpr uint32_t kName = 10;
@@ -409,7 +417,8 @@ uint32_t ProtobufEmitter::callstack(const timeline::StackRef& stack) {
   auto found = callstacks_.find(key);
   if (found != callstacks_.end()) return found->second;
   const std::vector<std::string> frames =
-      stacks_.frames(*stack.section, stack.stack.native, stack.stack.python, stack.section->api_name(stack.api));
+      stacks_.frames(*stack.section, stack.stack.native, stack.stack.python,
+                     stack.api == timeline::kNoLeafApi ? std::string() : stack.section->api_name(stack.api));
   uint32_t iid = 0;
   if (!frames.empty()) {
     frame_ids_.clear();
@@ -693,6 +702,24 @@ void ProtobufEmitter::close_all_slices() {
 
 void ProtobufEmitter::instant(const timeline::Instant& instant) {
   ++events_;
+  if (instant.cpu_sample && !instant.stack.empty()) {
+    const uint32_t iid = callstack(instant.stack);
+    if (iid != 0) {
+      flush_interned();
+      start_packet(instant.ns);
+      packet_.field_varint(packet::kSequenceFlags, packet::kSeqNeedsIncrementalState);
+      const size_t sample = packet_.begin_message(packet::kPerfSample);
+      packet_.field_varint(perf_sample::kPid, instant.track.pid);
+      packet_.field_varint(perf_sample::kTid, instant.track.tid);
+      packet_.field_varint(perf_sample::kCallstackIid, iid);
+      packet_.end_message(sample);
+      std::string bytes;
+      end_packet_into(bytes);
+      write(bytes);
+      next_file_if_full();
+      return;
+    }
+  }
   const uint64_t uuid = instant.scope == timeline::InstantScope::kProcess
                             ? process_track(instant.track.pid).uuid
                             : track(instant.track.pid, instant.track.tid).uuid;

@@ -85,6 +85,15 @@ struct SynchronizeEvent : Event<format::SynchronizeRecord> {
   const EventRecorded* recorded = nullptr;
 };
 
+// A CPU sample (CpuSample): its stacks are the record's (point 0), set in
+// `stacks` as for a call.
+using CpuSampleEvent = Event<format::CpuSampleRecord>;
+
+// A libc call that blocked (BlockingCall), with the stacks of the CallStack
+// (point kBlocking) that follows it. Its name is the ApiDef of span.api
+// (domain kOsRuntime): SectionModel::api_name.
+using BlockingCallEvent = Event<format::BlockingCallRecord>;
+
 struct NvtxEvent : Event<format::NvtxEventRecord> {
   std::string_view inline_message;  // the message the record carries itself ("" when registered or none)
 };
@@ -156,6 +165,10 @@ struct GpuWork {
   const CollectiveInstance* collective;  // the collective it is the kernel of
   const format::GraphNodeRecord* node;   // the graph node it ran (activity.graph_node)
   const Operation* operation;            // on_gpu_work_read: its operation, when joined by then
+  // Alone (no operation): its call came before the first call its process
+  // has in the trace, which a flight recorder's window (or a capture window
+  // CUPTI saw past) cut off; not work without a hooked call.
+  bool before_first_call;
   uint64_t duration_ns() const { return activity.end_ns > activity.start_ns ? activity.end_ns - activity.start_ns : 0; }
 };
 
@@ -207,6 +220,14 @@ class Consumer {
   virtual void on_gpu_work_read(const GpuWork&) {}
   // GPU work the timing backend saw that no hooked call submitted.
   virtual void on_unattributed_gpu_work(const Event<format::UnattributedGpuWorkRecord>&) {}
+
+  // What the CPU was doing (formats/README.md, "What the CPU was doing"):
+  // samples of a thread's stacks, the calls where a thread blocked (not
+  // calls in on_any_call: they are the program's waits, not traced APIs),
+  // and each process's sampling state.
+  virtual void on_cpu_sample(const CpuSampleEvent&) {}
+  virtual void on_blocking_call(const BlockingCallEvent&) {}
+  virtual void on_cpu_sampling_info(const Event<format::CpuSamplingInfoRecord>&) {}
 
   // Other records.
   virtual void on_graph_node(const Event<format::GraphNodeRecord>&) {}

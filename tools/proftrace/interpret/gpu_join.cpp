@@ -18,6 +18,8 @@ void CorrelationJoin::add(const Operation& operation) {
     sink_.operation_alone(operation);
     return;
   }
+  const auto [first, inserted] = first_call_id_.try_emplace(operation.section, id);
+  if (!inserted && id < first->second) first->second = id;
   const Key key = key_of(operation.section, id);
   uint64_t sequence = 0;
   bool has_work = false;
@@ -114,6 +116,11 @@ void CorrelationJoin::release(Entry& entry, bool evicted) {
     sink_.operation_alone(entry.operation);
   } else {
     ++stats_.activities_without_operation;
+    const auto first = first_call_id_.find(entry.activity.section);
+    if (first != first_call_id_.end() && entry.activity.activity.correlation_id < first->second) {
+      entry.activity.before_first_call = true;
+      ++stats_.activities_before_first_call;
+    }
     sink_.activity_alone(entry.activity);
   }
 }

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "formats/records.h"
@@ -38,6 +39,10 @@ struct JoinStats {
   uint64_t activities_without_operation = 0;
   uint64_t evicted_by_window = 0;  // of the above, pushed out of a full window
   uint64_t duplicate_ids = 0;      // a second entry with a pending entry's key
+  // Of activities_without_operation: work of calls made before the first
+  // call its process has in the trace (a flight-recorder dump's window let
+  // them go; GpuWork::before_first_call).
+  uint64_t activities_before_first_call = 0;
   uint64_t more_node_work = 0;     // graph nodes joined after their launch's first
 };
 
@@ -118,6 +123,9 @@ class CorrelationJoin {
   uint64_t next_sequence_ = 0;   // one past its back
   WaitingTable waiting_;
   JoinStats stats_;
+  // Per section, the lowest correlation id of its operations seen so far
+  // (ids grow with time within a section).
+  std::unordered_map<const Section*, uint64_t> first_call_id_;
 };
 
 }  // namespace proflaunch::tools::interpret

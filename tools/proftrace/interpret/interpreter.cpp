@@ -162,7 +162,7 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
         record.kind == static_cast<uint16_t>(RecordKind::kCollectiveGroup))
       collectives_.note(*section_, record);
     const uint64_t ordinal = is_call(record) ? next_call_ordinal_++ : 0;
-    if (calls_in_file_order_) {
+    if (calls_in_file_order_ && !is_blocking(record)) {
       read_in_file_order(*section_, record, ordinal);
       return;
     }
@@ -231,8 +231,18 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
     for (Consumer* c : consumers_) c->on_gpu_work_read(work);
   }
 
+  // Records with an ApiSpan but BlockingCall: the program's own waits are
+  // not calls of a traced API (they have their own callback).
   static bool is_call(const RecordView& record) {
-    return has_api_span(record.kind) && record.bytes >= kApiSpanOffset + sizeof(ApiSpan);
+    return has_api_span(record.kind) && record.kind != static_cast<uint16_t>(RecordKind::kBlockingCall) &&
+           record.bytes >= kApiSpanOffset + sizeof(ApiSpan);
+  }
+  // A BlockingCall, or the CallStack that follows one: paired by the
+  // pairing in either mode.
+  static bool is_blocking(const RecordView& record) {
+    if (record.kind == static_cast<uint16_t>(RecordKind::kBlockingCall)) return true;
+    return record.kind == static_cast<uint16_t>(RecordKind::kCallStack) &&
+           record.as<CallStackRecord>().point == static_cast<uint8_t>(StackPoint::kBlocking);
   }
 
   static Call call_of(const Section& section, const RecordView& record, Stacks stacks, uint64_t ordinal) {
@@ -349,6 +359,15 @@ class Interpreter::Pass : public RecordVisitor, public JoinSink {
       }
       case RecordKind::kApiCount: each(section, record, stacks, &Consumer::on_api_count); break;
       case RecordKind::kGpuMetricSample: each(section, record, stacks, &Consumer::on_gpu_metric_sample); break;
+      case RecordKind::kCpuSample: {
+        const auto sample = record.as<CpuSampleRecord>();
+        each(section, record, Stacks{sample.native_stack, sample.python_stack, 0}, &Consumer::on_cpu_sample);
+        break;
+      }
+      case RecordKind::kBlockingCall:
+        if (record.bytes >= sizeof(BlockingCallRecord)) each(section, record, stacks, &Consumer::on_blocking_call);
+        break;
+      case RecordKind::kCpuSamplingInfo: each(section, record, stacks, &Consumer::on_cpu_sampling_info); break;
       default: break;  // definitions, ThreadBatch
     }
   }

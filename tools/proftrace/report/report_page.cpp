@@ -31,7 +31,7 @@ std::string report_json(const ReportData& data, bool with_memory) {
                      ", \"inputs\": " + quoted_list(data.inputs) + ", \"notes\": " + quoted_list(data.notes) +
                      ",\n\"stats\": " + stats::tables_json(data.tables) +
                      ",\n\"memory\": " + (data.memory_json.empty() || !with_memory ? std::string("null") : data.memory_json) +
-                     "}\n";
+                     (data.cpu_json.empty() ? std::string() : ",\n\"cpu\": " + data.cpu_json) + "}\n";
   return json;
 }
 

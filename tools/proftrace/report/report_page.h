@@ -19,11 +19,13 @@ struct ReportData {
   std::vector<std::string> inputs;
   std::vector<stats::NamedTable> tables;   // as `stats --json` writes them
   std::string memory_json;                 // `memory --json`'s document ("" when there is none)
+  std::string cpu_json;                    // the CPU tab's data (stats/cpu_page_data.h; "" when none)
   std::vector<std::string> notes;          // what the page should say about its inputs (recovered files...)
 };
 
 // The page's data: {"title", "version", "inputs", "notes", "stats": {"tables":
-// [...]}, "memory": {...} or null}. The page carries the memory document in
+// [...]}, "memory": {...} or null, and "cpu": {...} when the trace has CPU
+// samples or blocking calls}. The page carries the memory document in
 // an element of its own (the memory page's script reads it there), so its
 // copy of this one has "memory": null.
 std::string report_json(const ReportData& data, bool with_memory = true);

@@ -151,6 +151,32 @@ CREATE TABLE gpu_metrics_unsupported (
   id INTEGER PRIMARY KEY,
   device_id INTEGER NOT NULL REFERENCES devices(id),
   metric TEXT NOT NULL, reason TEXT NOT NULL);
+-- What the CPU was doing: each thread's samples on its CPU-time clock (a
+-- stack, root to leaf in stack_frames with depth 0 the running frame), the
+-- libc calls where it blocked (api_id names the call; object_kind what it
+-- waited on; object the descriptor, address or pid), each process's
+-- sampling state.
+CREATE TABLE cpu_samples (
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id),
+  thread_id INTEGER REFERENCES threads(id),
+  time_ns INTEGER NOT NULL, thread_cpu_ns INTEGER NOT NULL,
+  in_traced_call INTEGER NOT NULL,
+  stack_id INTEGER REFERENCES stacks(id));
+CREATE TABLE blocking_calls (
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id),
+  thread_id INTEGER REFERENCES threads(id),
+  api_id INTEGER NOT NULL REFERENCES apis(id),
+  begin_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+  object_kind TEXT NOT NULL, object INTEGER NOT NULL,
+  result INTEGER NOT NULL, error INTEGER NOT NULL,
+  stack_id INTEGER REFERENCES stacks(id));
+CREATE TABLE cpu_sampling (
+  id INTEGER PRIMARY KEY,
+  process_id INTEGER NOT NULL REFERENCES processes(id),
+  time_ns INTEGER NOT NULL, hz INTEGER NOT NULL,
+  mechanism TEXT NOT NULL, state TEXT NOT NULL, signal_number INTEGER NOT NULL);
 )sql";
 
 const std::string_view kCreateIndexesAndViews = R"sql(
@@ -161,6 +187,8 @@ CREATE INDEX copies_by_correlation ON copies (process_id, correlation_id);
 CREATE INDEX memsets_by_correlation ON memsets (process_id, correlation_id);
 CREATE INDEX threads_by_process ON threads (process_id, tid);
 CREATE INDEX graph_nodes_by_node ON graph_nodes (process_id, node);
+CREATE INDEX cpu_samples_by_time ON cpu_samples (thread_id, time_ns);
+CREATE INDEX blocking_calls_by_time ON blocking_calls (thread_id, begin_ns);
 -- Each launch, copy and memset with its GPU time: the GpuActivity of the same
 -- process and correlation id. Work without GPU time (timing off, lost, a
 -- launch captured into a graph) is not in these views.

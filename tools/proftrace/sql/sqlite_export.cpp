@@ -14,6 +14,7 @@
 #include "tools/proftrace/record_text.h"
 #include "tools/proftrace/sql/schema.h"
 #include "tools/proftrace/sql/sqlite_database.h"
+#include "tools/proftrace/interpret/blocking_calls.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/interpret/host_function_names.h"
 #include "tools/proftrace/interpret/interpreter.h"
@@ -79,11 +80,14 @@ struct Statements {
         lost(db, "INSERT INTO lost VALUES (NULL,?1,?2,?3,?4,?5,?6)"),
         gpu_metric(db, "INSERT INTO gpu_metrics VALUES (NULL,?1,?2,?3,?4,?5,?6,?7)"),
         gpu_metric_unsupported(db, "INSERT INTO gpu_metrics_unsupported VALUES (NULL,?1,?2,?3)"),
-        metadata(db, "INSERT INTO metadata VALUES (?1,?2)") {}
+        metadata(db, "INSERT INTO metadata VALUES (?1,?2)"),
+        cpu_sample(db, "INSERT INTO cpu_samples VALUES (NULL,?1,?2,?3,?4,?5,?6)"),
+        blocking_call(db, "INSERT INTO blocking_calls VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"),
+        cpu_sampling(db, "INSERT INTO cpu_sampling VALUES (NULL,?1,?2,?3,?4,?5,?6)") {}
 
   Statement process, thread, device, api, function, stack, frame, stack_frame, api_call, api_call_stack, api_count,
       kernel, copy, memset, memory, gpu, nvtx, graph_node, communicator, collective, group, lost, gpu_metric,
-      gpu_metric_unsupported, metadata;
+      gpu_metric_unsupported, metadata, cpu_sample, blocking_call, cpu_sampling;
 };
 
 // Rows as the interpretation pass hands the events over, in file order
@@ -169,6 +173,43 @@ class Exporter final : public interpret::Consumer {
   }
   void on_nvtx(const interpret::NvtxEvent& e) override {
     guard([&] { nvtx(e); });
+  }
+  void on_cpu_sample(const interpret::CpuSampleEvent& e) override {
+    guard([&] {
+      const SectionModel& section = *e.section->model;
+      const uint64_t s = section.section_id;
+      Statement& r = rows_.cpu_sample;
+      r.bind(1, process_id(s)).bind(2, thread_id(s, e.tid)).bind(3, static_cast<int64_t>(e.record.time_ns));
+      r.bind(4, static_cast<int64_t>(e.record.thread_cpu_ns));
+      r.bind(5, int64_t{(e.record.flags & kCpuSampleInTracedCall) != 0});
+      r.bind(6, stack_id(section, e.stacks.native, e.stacks.python)).run();
+      ++counts_.cpu_samples;
+    });
+  }
+  void on_blocking_call(const interpret::BlockingCallEvent& e) override {
+    guard([&] {
+      const SectionModel& section = *e.section->model;
+      const uint64_t s = section.section_id;
+      const BlockingCallRecord& c = e.record;
+      Statement& r = rows_.blocking_call;
+      r.bind(1, process_id(s)).bind(2, thread_id(s, e.tid)).bind(3, api_id(section, c.span.api));
+      r.bind(4, static_cast<int64_t>(c.span.begin_ns)).bind(5, static_cast<int64_t>(c.span.end_ns));
+      r.bind(6, interpret::wait_object_kind_name(c.object_kind)).bind(7, static_cast<int64_t>(c.object));
+      r.bind(8, int64_t{c.span.result}).bind(9, int64_t{c.error});
+      r.bind(10, stack_id(section, e.stacks.native, e.stacks.python)).run();
+      ++counts_.blocking_calls;
+    });
+  }
+  void on_cpu_sampling_info(const interpret::Event<CpuSamplingInfoRecord>& e) override {
+    guard([&] {
+      static constexpr const char* kMechanisms[] = {"none", "thread_cpu_timer", "perf_event"};
+      static constexpr const char* kStates[] = {"off", "on", "stepped_back", "unavailable"};
+      const CpuSamplingInfoRecord& i = e.record;
+      Statement& r = rows_.cpu_sampling;
+      r.bind(1, process_id(e.section->id)).bind(2, static_cast<int64_t>(i.time_ns)).bind(3, int64_t{i.hz});
+      r.bind(4, std::string_view(i.mechanism < 3 ? kMechanisms[i.mechanism] : "unknown"));
+      r.bind(5, std::string_view(i.state < 4 ? kStates[i.state] : "unknown")).bind(6, int64_t{i.signal_number}).run();
+    });
   }
 
  private:

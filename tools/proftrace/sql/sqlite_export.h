@@ -29,6 +29,8 @@ struct ExportCounts {
   uint64_t nvtx_ranges = 0;
   uint64_t collectives = 0;
   uint64_t stacks = 0;
+  uint64_t cpu_samples = 0;
+  uint64_t blocking_calls = 0;
   uint64_t records_skipped = 0;   // event records of sections without definitions
   uint64_t unpaired_stacks = 0;   // CallStack records whose call was not the thread's last
 };

@@ -98,16 +98,27 @@ const std::vector<StackFormatter::NativeFrame>& StackFormatter::native_frames(
   return native_cache_.emplace(key, std::move(frames)).first->second;
 }
 
-std::vector<std::string> StackFormatter::frames(const SectionModel& section, uint32_t native_stack,
-                                                uint32_t python_stack, std::string_view leaf) {
+std::vector<StackFormatter::CallSite> StackFormatter::sites(const SectionModel& section, uint32_t native_stack,
+                                                             uint32_t python_stack) {
+  auto python_site = [&](const format::PythonFrame& frame) {
+    const std::string file(section.string(frame.file_string));
+    return CallSite{python_frame_text(section, frame), std::string(section.string(frame.function_string)), file,
+                    frame.line > 0 ? static_cast<uint32_t>(frame.line) : 0u, python_package(file), true};
+  };
+  auto native_site = [&](const NativeFrame& frame) {
+    std::string module;
+    if (frame.module >= 0)
+      module = base_name(section.string(section.stacks.modules()[static_cast<size_t>(frame.module)].path_string));
+    return CallSite{frame.text, frame.function, frame.file, frame.line, module, false};
+  };
   // Root-first Python runs: each starts at an entry frame (where C entered
   // the interpreter) and is what one _PyEval_EvalFrameDefault frame ran.
-  std::vector<std::vector<std::string>> runs;
+  std::vector<std::vector<CallSite>> runs;
   if (const symbols::PythonStackInfo* python = section.stacks.python(python_stack)) {
-    if (python->truncated) runs.push_back({"..."});
+    if (python->truncated) runs.push_back({CallSite{"...", {}, {}, 0, {}, false}});
     for (auto it = python->frames.rbegin(); it != python->frames.rend(); ++it) {
       if (runs.empty() || (it->flags & format::kPythonFrameEntry) != 0) runs.emplace_back();
-      runs.back().push_back(python_frame_text(section, *it));
+      runs.back().push_back(python_site(*it));
     }
   }
   std::vector<NativeFrame> native;  // root first
@@ -127,7 +138,7 @@ std::vector<std::string> StackFormatter::frames(const SectionModel& section, uin
     return !runs.empty() && interpreter_module >= 0 && frame.module == interpreter_module;
   };
 
-  std::vector<std::string> out;
+  std::vector<CallSite> out;
   if (interpreter_frames > 0 && interpreter_frames <= runs.size()) {
     // Runs the native stack does not reach (cut at the depth limit) are the
     // outermost ones; the others replace their interpreter frames in order.
@@ -143,7 +154,7 @@ std::vector<std::string> StackFormatter::frames(const SectionModel& section, uin
       } else if ((!before_first_interpreter_frame || unmatched == 0) && !plumbing(frame)) {
         // Native frames before the interpreter (libc's start) are kept only
         // when no Python frame had to go before them.
-        out.push_back(frame.text);
+        out.push_back(native_site(frame));
       }
     }
   } else {
@@ -156,8 +167,15 @@ std::vector<std::string> StackFormatter::frames(const SectionModel& section, uin
       for (size_t i = 0; i < native.size(); ++i)
         if (native[i].interpreter) start = i + 1;
     for (size_t i = start; i < native.size(); ++i)
-      if (!plumbing(native[i])) out.push_back(native[i].text);
+      if (!plumbing(native[i])) out.push_back(native_site(native[i]));
   }
+  return out;
+}
+
+std::vector<std::string> StackFormatter::frames(const SectionModel& section, uint32_t native_stack,
+                                                uint32_t python_stack, std::string_view leaf) {
+  std::vector<std::string> out;
+  for (CallSite& site : sites(section, native_stack, python_stack)) out.push_back(std::move(site.text));
   if (!leaf.empty() && !out.empty()) out.emplace_back(leaf);
   return out;
 }

@@ -61,6 +61,10 @@ class StackFormatter {
   // point the user called). Empty text when the stacks are unknown.
   CallSite attribute(const SectionModel& section, uint32_t native_stack, uint32_t python_stack);
 
+  // The merged frames as frames() shows them (root first, no leaf), each
+  // with what it is made of: a CPU sample's functions, lines and modules.
+  std::vector<CallSite> sites(const SectionModel& section, uint32_t native_stack, uint32_t python_stack);
+
   // Module files that could not be read for local symbolization.
   const std::vector<std::string>& problems() const { return symbolizer_.problems(); }
 

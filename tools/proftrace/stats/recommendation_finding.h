@@ -95,9 +95,14 @@ Finding launch_bound(const LaunchBoundStretches& stretches, std::vector<Candidat
 // fires when its part in a step (no steps: the analysed time) is at least
 // kIdleGapMinNs and kIdleGapStepShare of the step.
 inline constexpr double kIdleGapStepShare = 0.05;
+// With CPU samples and blocking calls (`cpu`, may be null), the finding
+// also says what the launching thread and the busiest other threads of its
+// process did during the longest gap and during all gaps, in shares of the
+// gaps, from samples (their count x the sampling period) and waits.
 class GpuIdleGaps;
+class CpuActivity;
 Finding idle_gaps(const GpuIdleGaps& gaps, const std::vector<Step>& steps, uint64_t first_ns, uint64_t last_ns,
-                  const TraceModel& model, StackFormatter& formatter);
+                  const TraceModel& model, StackFormatter& formatter, const CpuActivity* cpu = nullptr);
 
 class CollectiveAnalysis;
 

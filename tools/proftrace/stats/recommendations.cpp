@@ -22,6 +22,7 @@
 #include "tools/proftrace/demangle.h"
 #include "tools/proftrace/stacks/stack_formatter.h"
 #include "tools/proftrace/stats/collective_analysis.h"
+#include "tools/proftrace/stats/cpu_activity.h"
 #include "tools/proftrace/stats/gpu_idle_gaps.h"
 #include "tools/proftrace/stats/gpu_metric_series.h"
 #include "tools/proftrace/stats/launch_bound_stretches.h"
@@ -57,7 +58,9 @@ class Recommendations final : public StatsSection {
   }
   std::string name() const override { return "recommendations"; }
 
-  std::vector<interpret::Consumer*> parts() override { return {&steps_, &collectives_, &idle_gaps_, &device_metrics_}; }
+  std::vector<interpret::Consumer*> parts() override {
+    return {&steps_, &collectives_, &idle_gaps_, &cpu_, &device_metrics_};
+  }
 
   void on_operation_read(const interpret::Operation& op) override {
     if (op.kind == interpret::OperationKind::kCopy) on_copy(op);
@@ -202,6 +205,7 @@ class Recommendations final : public StatsSection {
   CollectiveAnalysis collectives_;
   GpuIdleGaps idle_gaps_;
   GpuMetricSeries device_metrics_;
+  CpuActivity cpu_;  // samples and waits: what the threads did in the gaps
   std::map<std::pair<uint64_t, int32_t>, uint64_t> devices_;  // (section, device) -> stretches_' key
   std::vector<Candidate> stretch_sites_;  // launch-bound's call sites, made at the end
 };
@@ -228,7 +232,8 @@ Table Recommendations::finish(const TraceModel& model) {
   findings[kExposedComm] = exposed_communication(collectives_);
   idle_gaps_.finish();
   StackFormatter formatter;
-  findings[kIdleGap] = idle_gaps(idle_gaps_, steps, steps_.first_ns(), steps_.last_ns(), model, formatter);
+  findings[kIdleGap] = idle_gaps(idle_gaps_, steps, steps_.first_ns(), steps_.last_ns(), model, formatter,
+                                 cpu_.empty() ? nullptr : &cpu_);
   findings[kDeviceState] = device_state(device_metrics_.finish(model));
   Table table;
   table.title = "Recommendations: rules checked, with their evidence";

@@ -77,6 +77,12 @@ class TimelineConsumer final : public interpret::Consumer {
   void on_nvtx(const interpret::NvtxEvent& e) override {
     slices_.nvtx_event(context(e.section), e.tid, e.record, e.inline_message);
   }
+  void on_cpu_sample(const interpret::CpuSampleEvent& e) override {
+    slices_.cpu_sample(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
+  void on_blocking_call(const interpret::BlockingCallEvent& e) override {
+    slices_.blocking_call(context(e.section), e.tid, e.record, stack_of(e.stacks));
+  }
   void on_operation_read(const interpret::Operation& op) override {
     slices_.nvtx_note_operation(context(op.section), op.tid, op.span());
   }
@@ -142,6 +148,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   layout.write_host_metadata();
   SliceWriter slices(layout);
   slices.set_stacks(options.stacks);
+  slices.set_annotations_on_streams(options.annotations_on_streams);
   MemoryCounters memory(layout);
   GpuMetricCounters device_metrics(layout);
 

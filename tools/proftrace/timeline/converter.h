@@ -33,6 +33,9 @@ struct ConvertOptions {
   // The NVTX range that is one step, NAME[@DOMAIN] as stats --step-range;
   // "" finds the steps as stats does (stats/step_detection.h).
   std::string step_range;
+  // The GPU side of NVTX ranges on the streams of their work (Kineto's
+  // convention; SliceWriter::set_annotations_on_streams): the JSON's choice.
+  bool annotations_on_streams = false;
 };
 
 struct ConvertResult {

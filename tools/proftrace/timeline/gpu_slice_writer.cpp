@@ -95,7 +95,8 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
     name = intern("Memset");
   } else {
     category = gpu_activity_category(activity.kind);
-    name = intern(gpu_activity_kind_name(activity.kind) + " (its call is not in the trace)");
+    name = intern(gpu_activity_kind_name(activity.kind) +
+                  (device_activity.before_first_call ? " (launched before the recorded window)" : " (its call is not in the trace)"));
   }
 
   begin_gpu_slice(intern_static(category), name, work.placement);  // a literal

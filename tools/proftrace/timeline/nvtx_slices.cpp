@@ -158,7 +158,7 @@ void SliceWriter::nvtx_event(SectionContext& section, uint32_t tid, const NvtxEv
       args_.clear();
       add_nvtx_args(section, record);
       out_.instant(Instant{TrackRef{section.pid, track}, layout_.timeline_ns(section, record.span.begin_ns),
-                           InstantScope::kThread, intern("nvtx"), Str{name_, 0}, &args_});
+                           InstantScope::kThread, intern("nvtx"), Str{name_, 0}, &args_, false, {}});
       ++stats_.nvtx_marks;
       break;
     }
@@ -215,7 +215,8 @@ void SliceWriter::nvtx_note_operation(SectionContext& section, uint32_t tid, con
   if (!ids.empty()) nvtx_waiting_[{key, span.correlation_id}] = std::move(ids);
 }
 
-void SliceWriter::nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity) {
+void SliceWriter::nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity,
+                                      const GpuPlacement* placement) {
   if (nvtx_waiting_.empty()) return;
   auto it = nvtx_waiting_.find({section_key(*operation.context), operation.span().correlation_id});
   if (it == nvtx_waiting_.end()) return;
@@ -223,7 +224,18 @@ void SliceWriter::nvtx_operation_done(const HostOperation& operation, const Devi
     auto found = nvtx_projections_.find(id);
     if (found == nvtx_projections_.end()) continue;
     NvtxProjection& projection = found->second;
-    if (activity != nullptr) {
+    if (activity != nullptr && placement != nullptr) {
+      const NvtxProjection::TrackSpan work{activity->activity.device, placement->start_ns, placement->end_ns,
+                                           activity->activity.start_ns, activity->activity.end_ns};
+      auto [span, inserted] = projection.by_track.try_emplace({placement->pid, placement->tid}, work);
+      if (!inserted) {
+        NvtxProjection::TrackSpan& kept = span->second;
+        kept.begin = std::min(kept.begin, work.begin);
+        kept.end = std::max(kept.end, work.end);
+        kept.first_start_ns = std::min(kept.first_start_ns, work.first_start_ns);
+        kept.last_end_ns = std::max(kept.last_end_ns, work.last_end_ns);
+      }
+    } else if (activity != nullptr) {
       auto [span, inserted] = projection.by_device.try_emplace(activity->activity.device,
                                                                 activity->activity.start_ns, activity->activity.end_ns);
       if (!inserted) {
@@ -240,7 +252,24 @@ void SliceWriter::nvtx_operation_done(const HostOperation& operation, const Devi
 void SliceWriter::nvtx_projection_settle(uint64_t id) {
   auto found = nvtx_projections_.find(id);
   if (found == nvtx_projections_.end() || !found->second.closed || found->second.pending != 0) return;
-  const NvtxProjection& projection = found->second;
+  NvtxProjection& projection = found->second;
+  // On the streams (Kineto's way), where the annotation nests with the
+  // others already there; the rest on the device's NVTX GPU ranges track.
+  for (const auto& [track, span] : projection.by_track) {
+    if (!annotation_fits(track, span.begin, span.end)) {
+      auto [kept, inserted] = projection.by_device.try_emplace(span.device, span.first_start_ns, span.last_end_ns);
+      if (!inserted) {
+        kept->second.first = std::min(kept->second.first, span.first_start_ns);
+        kept->second.second = std::max(kept->second.second, span.last_end_ns);
+      }
+      continue;
+    }
+    begin_slice(TrackRef{track.first, track.second}, span.begin, span.end, intern("gpu_user_annotation"),
+                Str{projection.name, 0});
+    args_.add_string("projection", intern("first GPU start to last GPU end of the work the range launched"));
+    emit();
+    ++stats_.nvtx_gpu_ranges;
+  }
   for (const auto& [device, span] : projection.by_device) {
     SectionContext& section = *projection.section;
     const GpuPlacement track = layout_.nvtx_gpu_track(section, device, projection.tid);
@@ -252,6 +281,19 @@ void SliceWriter::nvtx_projection_settle(uint64_t id) {
     ++stats_.nvtx_gpu_ranges;
   }
   nvtx_projections_.erase(found);
+}
+
+bool SliceWriter::annotation_fits(std::pair<uint32_t, uint32_t> track, int64_t begin, int64_t end) {
+  std::multimap<int64_t, int64_t>& written = stream_annotations_[track];
+  for (auto it = written.begin(); it != written.end() && it->first < end; ++it) {
+    const int64_t a = it->first, b = it->second;
+    if (b <= begin) continue;  // apart
+    const bool inside = a <= begin && end <= b;
+    const bool around = begin <= a && b <= end;
+    if (!inside && !around) return false;
+  }
+  written.emplace(begin, end);
+  return true;
 }
 
 }  // namespace proflaunch::tools::timeline

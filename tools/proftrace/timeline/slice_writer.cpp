@@ -135,7 +135,7 @@ void SliceWriter::lost(SectionContext& section, uint32_t tid, const LostRecord& 
   args_.add_uint("window_ns", record.last_ns >= record.first_ns ? record.last_ns - record.first_ns : 0);
   out_.instant(Instant{TrackRef{section.pid, layout_.host_tid(section, tid)},
                        layout_.timeline_ns(section, record.first_ns), InstantScope::kProcess, intern("proflaunch"),
-                       Str{name_, 0}, &args_});
+                       Str{name_, 0}, &args_, false, {}});
 }
 
 void SliceWriter::capture_windows(TrackLayout& layout, const std::vector<CaptureWindow>& windows) {
@@ -296,9 +296,10 @@ void SliceWriter::gpu_work_alone(const DeviceActivity& activity) {
 }
 
 void SliceWriter::joined(const HostOperation& op, const DeviceActivity& activity) {
-  nvtx_operation_done(op, &activity);
+  if (!annotations_on_streams_) nvtx_operation_done(op, &activity);
   const ApiPlacement api = place_api(*op.context, op.tid, op.span());
   const GpuWork gpu = place_gpu(&op, activity, api.begin_ns);
+  if (annotations_on_streams_) nvtx_operation_done(op, &activity, &gpu.placement);
   uint64_t flow_id = 0;
   if (gpu.placement.start_ns >= api.begin_ns) {
     flow_id = next_flow_id_++;

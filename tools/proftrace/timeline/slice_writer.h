@@ -57,6 +57,8 @@ struct SliceStats {
   uint64_t nvtx_ranges = 0;
   uint64_t nvtx_marks = 0;
   uint64_t nvtx_gpu_ranges = 0;  // GPU projections of NVTX ranges
+  uint64_t cpu_samples = 0;
+  uint64_t blocking_calls = 0;
 };
 
 class SliceWriter {
@@ -65,6 +67,13 @@ class SliceWriter {
 
   // Whether API slices carry their call stack (a "stack" arg).
   void set_stacks(bool stacks) { stacks_ = stacks; }
+  // Kineto's convention for the GPU side of NVTX ranges: on the track of the
+  // stream whose work they cover (its consumers match annotations to kernels
+  // by pid and tid), rather than on an "NVTX GPU ranges" track. Only for an
+  // output whose importer orders slices that begin together by duration (the
+  // JSON): in the protobuf an annotation written after its kernels, at the
+  // same start, would nest inside the first of them.
+  void set_annotations_on_streams(bool on) { annotations_on_streams_ = on; }
 
   void api_call(SectionContext& section, uint32_t tid, const format::ApiCallRecord& record,
                 CallStackRef stack = {});
@@ -140,6 +149,16 @@ class SliceWriter {
   // `recorded`: the record of the event waited for, when known.
   void cuda_sync(SectionContext& section, uint32_t tid, const format::SynchronizeRecord& record,
                  const interpret::EventRecorded* recorded);
+
+  // What the CPU was doing (cpu_slices.cpp): a CPU sample as a thread-scoped
+  // instant "CPU sample" (category cpu_sample) on its thread, its stack
+  // (no API leaf) in the "stack" arg; a blocking libc call as a slice on
+  // its thread (category os_runtime) named by the call and what it waited
+  // on, "read (pipe fd 5)", with its stack.
+  void cpu_sample(SectionContext& section, uint32_t tid, const format::CpuSampleRecord& record,
+                  CallStackRef stack);
+  void blocking_call(SectionContext& section, uint32_t tid, const format::BlockingCallRecord& record,
+                     CallStackRef stack);
 
   const SliceStats& stats() const { return stats_; }
 
@@ -234,11 +253,23 @@ class SliceWriter {
     uint32_t tid = 0;
     std::string name;
     std::map<int32_t, std::pair<uint64_t, uint64_t>> by_device;  // device -> (first start, last end)
+    // With annotations on streams: the placed work, by its track (pid, tid):
+    // first start and last end on the timeline, and as by_device has them.
+    struct TrackSpan {
+      int32_t device;
+      int64_t begin, end;
+      uint64_t first_start_ns, last_end_ns;
+    };
+    std::map<std::pair<uint32_t, uint32_t>, TrackSpan> by_track;
     uint32_t pending = 0;  // operations whose GPU side has not been seen
     bool closed = false;
   };
   void nvtx_projection_settle(uint64_t id);
-  void nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity);
+  void nvtx_operation_done(const HostOperation& operation, const DeviceActivity* activity,
+                           const GpuPlacement* placement = nullptr);
+  // Whether [begin, end] nests with every annotation already on the track
+  // (inside it, around it, or apart); if so it is added.
+  bool annotation_fits(std::pair<uint32_t, uint32_t> track, int64_t begin, int64_t end);
   void write_nvtx_range(const OpenNvtxRange& open, uint64_t end_ns, bool open_at_end);
   void close_nvtx_projection(uint64_t id);
   // Lets go of the ended start ranges of (section key, tid) whose end lies before `at_ns`.
@@ -253,6 +284,9 @@ class SliceWriter {
   // Acquisitions of user synchronization objects in progress: (section, tid, handle) -> start.
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint64_t> nvtx_acquiring_;
   std::unordered_map<uint64_t, NvtxProjection> nvtx_projections_;
+  bool annotations_on_streams_ = false;
+  // The annotations written on each stream track: start -> end (timeline ns).
+  std::map<std::pair<uint32_t, uint32_t>, std::multimap<int64_t, int64_t>> stream_annotations_;
   std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>> nvtx_waiting_;  // (section, correlation) -> range ids
   uint64_t nvtx_next_id_ = 1;
   std::unordered_map<uint64_t, uint64_t> nvtx_last_ns_;

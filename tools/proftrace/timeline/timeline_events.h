@@ -163,10 +163,14 @@ struct CallStackRef {
   bool empty() const { return native == 0 && python == 0; }
 };
 
-// The call stack of an API slice (the kStack arg).
+// `StackRef::api` of a stack that ends in no API call: a CPU sample's,
+// whose leaf is the frame the thread was running.
+inline constexpr uint16_t kNoLeafApi = 0xFFFF;
+
+// The call stack of an API slice (the kStack arg), or of a CPU sample.
 struct StackRef {
   const SectionModel* section = nullptr;
-  uint16_t api = 0;
+  uint16_t api = 0;  // the API called, shown as the leaf; kNoLeafApi: none
   CallStackRef stack;
   bool empty() const { return section == nullptr || stack.empty(); }
 };
@@ -195,6 +199,11 @@ struct Instant {
   Str category;
   Str name;
   const Args* args = nullptr;
+  // A CPU sample of the thread (`track`): its stack (the kStack arg in
+  // JSON; in protobuf the instant is a callstack sample instead, which the
+  // UI draws as a flame graph).
+  bool cpu_sample = false;
+  StackRef stack;
 };
 
 // A range that may overlap others of its process and cross threads (NVTX

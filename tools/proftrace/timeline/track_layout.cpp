@@ -60,6 +60,7 @@ const SectionContext::ApiLabel& SectionContext::api_label(uint16_t api) {
         case ApiDomain::kRuntime: category = "cuda_runtime"; break;
         case ApiDomain::kCollective: category = "collective"; break;
         case ApiDomain::kAnnotation: category = "annotation"; break;
+        case ApiDomain::kOsRuntime: category = "os_runtime"; break;
         case ApiDomain::kOther: break;
       }
     }

@@ -94,6 +94,10 @@ bool load_config_from_environment(DriverConfig& config, std::string& error) {
   value = config.module_load_ns;
   if (!parse_integer("SIMGPU_MODULE_LOAD_NS", 0, 10'000'000'000, value, error)) return false;
   config.module_load_ns = value;
+
+  value = config.event_clock_ppm;
+  if (!parse_integer("SIMGPU_EVENT_CLOCK_PPM", -100'000, 100'000, value, error)) return false;
+  config.event_clock_ppm = value;
   // The real driver's knob; a value it does not know leaves the default.
   if (const char* loading = env("CUDA_MODULE_LOADING")) {
     if (std::string(loading) == "EAGER") config.lazy_loading = false;

@@ -26,6 +26,10 @@ struct DriverConfig {
   int64_t copy_latency_ns = 2'000;    // SIMGPU_COPY_LATENCY_NS (copies and memsets)
   int64_t launch_latency_ns = 3'000;  // SIMGPU_LAUNCH_LATENCY_NS (submit -> earliest start)
   int64_t module_load_ns = 0;         // SIMGPU_MODULE_LOAD_NS (each module load, on the loading thread)
+  // SIMGPU_EVENT_CLOCK_PPM: the device's event timer runs this many parts
+  // per million faster (negative: slower) than the host's clock, as a real
+  // GPU's timer drifts from CLOCK_MONOTONIC; elapsed times are scaled by it.
+  int64_t event_clock_ppm = 0;
   bool lazy_loading = true;           // CUDA_MODULE_LOADING: LAZY (CUDA 12.2+'s default) or EAGER
   std::string kernel_costs;           // SIMGPU_KERNEL_COSTS, see kernel_cost.h
   // SIMGPU_FAULT_KERNELS: comma list; a kernel whose (mangled) name contains

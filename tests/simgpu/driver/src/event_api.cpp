@@ -37,7 +37,9 @@ CUresult elapsed_time(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
   CompletionRef end = recorded_completion(hEnd);
   if (!start || !end) return CUDA_ERROR_INVALID_HANDLE;
   if (!start->is_done() || !end->is_done()) return CUDA_ERROR_NOT_READY;
-  *pMilliseconds = float(double(end->end_ns - start->end_ns) / 1e6);
+  // The device's timer, not the host's clock (SIMGPU_EVENT_CLOCK_PPM).
+  const double rate = 1.0 + double(state().config.event_clock_ppm) * 1e-6;
+  *pMilliseconds = float(double(end->end_ns - start->end_ns) * rate / 1e6);
   return CUDA_SUCCESS;
 }
 

@@ -1,7 +1,7 @@
 // A HIP training loop, built with Debian's hipcc (device code for gfx90a),
 // for the profiler's AMD tests and `scripts/run-sample.sh --hip`.
 //
-//   hip_training [--steps N] [--threads N] [--fork] [--module FILE] [--graph]
+//   hip_training [--steps N] [--threads N] [--fork] [--module FILE] [--graph] [--callback]
 //
 // Each step: the batch is copied in (pinned host memory, async), a forward
 // pass of three layers (matmul, bias+relu), a loss (softmax), the loss
@@ -14,6 +14,7 @@
 //                run the loop and the parent reports the child's status
 //   --module F   also loads F (a code object or bundle) with hipModuleLoad
 //                and launches its first kernel `scale` through hipModuleLaunchKernel
+//   --callback   ends each step's update with hipStreamAddCallback(step_done)
 //   --graph      captures one step (copy in, forward, loss out, backward) into
 //                a graph with hipStreamBeginCapture in global mode, and
 //                replays it with hipGraphLaunch --steps times
@@ -79,7 +80,16 @@ struct Options {
   bool fork_worker = false;
   const char* module = nullptr;
   bool graph = false;
+  bool callback = false;
 };
+
+bool g_callback = false;
+int g_steps_done = 0;
+
+// A host function the update stream runs at the end of each step.
+void step_done(hipStream_t, hipError_t status, void* counter) {
+  if (status == hipSuccess) ++*static_cast<int*>(counter);
+}
 
 // One step captured into a graph and replayed: buffers allocated up front.
 float run_graph(int steps) {
@@ -196,12 +206,17 @@ float run_loop(int steps, const char* module_path) {
       CHECK(hipModuleLaunchKernel(scale, (elements + threads - 1) / threads, 1, 1, threads, 1, 1, 0, update, args,
                                   nullptr));
     }
+    if (g_callback) CHECK(hipStreamAddCallback(update, step_done, &g_steps_done, 0));
     CHECK(hipFreeAsync(input, compute));
     CHECK(hipFreeAsync(activation, compute));
     CHECK(hipStreamSynchronize(compute));
     total += *host_loss;
   }
   CHECK(hipStreamSynchronize(update));
+  if (g_callback && g_steps_done != steps) {
+    std::fprintf(stderr, "hip_training: %d of %d step callbacks ran\n", g_steps_done, steps);
+    std::exit(6);
+  }
   // Two more launch paths once per run: AMD's extension with its own
   // start/stop events, and a cooperative launch.
   {
@@ -244,8 +259,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fork")) options.fork_worker = true;
     else if (!std::strcmp(argv[i], "--module") && i + 1 < argc) options.module = argv[++i];
     else if (!std::strcmp(argv[i], "--graph")) options.graph = true;
+    else if (!std::strcmp(argv[i], "--callback")) g_callback = options.callback = true;
     else {
-      std::fprintf(stderr, "usage: %s [--steps N] [--threads N] [--fork] [--module FILE] [--graph]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--steps N] [--threads N] [--fork] [--module FILE] [--graph] [--callback]\n",
+                   argv[0]);
       return 64;
     }
   }

@@ -451,6 +451,8 @@
       const series = ['Kernel', 'Memcpy', 'Memset', 'Communication', 'Sync Wait', 'Other', 'CPU Only'];
       section.appendChild(stackedBars('Step time breakdown', stepRows, 'Step', series, 'step-chart'));
     }
+    // "CPU Only" explained by the CPU samples and blocking calls.
+    if (data.cpu && data.cpu.idle_split.length) cpuSplit(section, data.cpu);
     for (const t of tablesOf('overview')) if (t !== activity) section.appendChild(new DataTable(t).box);
     if (activity) used.add(activity);
   }
@@ -608,6 +610,153 @@
     for (const t of tablesOf('nccl-collectives')) section.appendChild(new DataTable(t).box);
   }
 
+
+  // What each launching thread did while its GPU was idle: blocked, Python
+  // (the running frame a Python one), native, and what no sample or wait
+  // accounts for. On the overview (what "CPU Only" was) and the CPU tab.
+  function cpuSplit(section, cpu) {
+    section.appendChild(el('div', { class: 'chart-title' }, 'GPU idle time of each launching thread, split ' +
+      '(gaps of at least ' + duration(cpu.min_idle_gap_ns) + ')'));
+    const split = el('table', { class: 'data cpu-split' });
+    const head = el('tr');
+    for (const c of ['PID', 'TID', 'GPU idle', 'Blocked', 'Python', 'Native', 'Unaccounted']) head.appendChild(el('th', {}, c));
+    split.appendChild(el('thead')).appendChild(head);
+    const body = el('tbody');
+    for (const r of cpu.idle_split) {
+      const tr = el('tr');
+      tr.appendChild(el('td', { class: 'num' }, String(r.pid)));
+      tr.appendChild(el('td', { class: 'num' }, String(r.tid)));
+      tr.appendChild(el('td', { class: 'num' }, duration(r.idle_ns)));
+      for (const k of ['blocked_ns', 'python_ns', 'native_ns', 'unaccounted_ns'])
+        tr.appendChild(el('td', { class: 'num', 'data-key': k }, duration(r[k]) + ' (' +
+          (r.idle_ns ? (100 * r[k] / r.idle_ns).toFixed(1) : '0.0') + ' %)'));
+      body.appendChild(tr);
+    }
+    split.appendChild(body);
+    section.appendChild(split);
+  }
+
+  // ---- CPU: where each thread's CPU time went (samples) and where it waited
+  // (blocking calls), as a flame graph filtered by time, thread and "while
+  // the GPU was idle" (data.cpu, stats/cpu_page_data.h).
+  function buildCpu(section) {
+    const cpu = data.cpu;
+    for (const t of tablesOf('cpu')) used.add(t);
+    section.appendChild(el('p', { class: 'tab-intro' }, 'Each thread is sampled on its own CPU-time clock; a ' +
+      'blocked thread takes no sample, its waits are the blocking calls below. Width is CPU time (samples x the ' +
+      'sampling period); click a frame to zoom in, on the root to zoom out. "While the GPU was idle": gaps of at ' +
+      'least ' + duration(cpu.min_idle_gap_ns) + ' with no work on the devices the thread (else its process) used.'));
+    if (cpu.idle_split.length) cpuSplit(section, cpu);
+    const controls = el('div', { class: 'cpu-controls' });
+    const thread = el('select', { 'aria-label': 'thread' });
+    thread.appendChild(el('option', { value: '-1' }, 'All threads'));
+    cpu.threads.forEach((t, i) => thread.appendChild(el('option', { value: String(i) },
+      'pid ' + t.pid + ' tid ' + t.tid + (t.name ? ' ' + t.name : '') + (t.launching ? ' (launches GPU work)' : ''))));
+    const from = el('input', { type: 'number', min: '0', step: 'any', value: '0', 'aria-label': 'from (ms)' });
+    const to = el('input', { type: 'number', min: '0', step: 'any', value: String(Math.ceil(cpu.span_ns / 1e6) + 1),
+                             'aria-label': 'to (ms)' });
+    const idle = el('input', { type: 'checkbox', 'aria-label': 'only while the GPU was idle' });
+    const label = (text, input) => { const l = el('label', {}, text + ' '); l.appendChild(input); return l; };
+    controls.appendChild(label('Thread', thread));
+    controls.appendChild(label('From (ms)', from));
+    controls.appendChild(label('to (ms)', to));
+    const idleLabel = el('label', {});
+    idleLabel.appendChild(idle);
+    idleLabel.appendChild(document.createTextNode(' only while the GPU was idle'));
+    controls.appendChild(idleLabel);
+    section.appendChild(controls);
+    const summary = el('p', { class: 'cpu-summary' });
+    section.appendChild(summary);
+    const flame = el('div', { class: 'flame', role: 'img', 'aria-label': 'flame graph' });
+    section.appendChild(flame);
+    const waitsBox = el('div');
+    section.appendChild(waitsBox);
+    let zoom = [];  // frame ids from the root to the zoomed node
+
+    function filtered() {
+      const t = Number(thread.value), a = Number(from.value) * 1e6, b = Number(to.value) * 1e6;
+      return {
+        samples: cpu.samples.filter(s => (t < 0 || s[0] === t) && s[1] >= a && s[1] < b && (!idle.checked || s[3] === 1)),
+        waits: cpu.waits.filter(w => (t < 0 || w[0] === t) && w[2] > a && w[1] < b && (!idle.checked || w[4] > 0)),
+        a: a, b: b,
+      };
+    }
+    function tree(samples) {
+      const root = { frame: -1, ns: 0, children: new Map() };
+      for (const s of samples) {
+        const ns = cpu.threads[s[0]].period_ns * cpu.sample_weight;
+        let node = root;
+        node.ns += ns;
+        for (const f of cpu.stacks[s[2]]) {
+          let child = node.children.get(f);
+          if (!child) { child = { frame: f, ns: 0, children: new Map() }; node.children.set(f, child); }
+          child.ns += ns;
+          node = child;
+        }
+      }
+      return root;
+    }
+    function draw() {
+      const f = filtered();
+      const full = tree(f.samples);
+      let root = full;
+      for (const id of zoom) { const next = root.children.get(id); if (!next) { zoom = []; root = full; break; } root = next; }
+      let blocked = 0;
+      for (const w of f.waits) blocked += idle.checked ? w[4] : Math.min(w[2], f.b) - Math.max(w[1], f.a);
+      summary.textContent = f.samples.length + ' samples (' + duration(full.ns) + ' of CPU time), ' + f.waits.length +
+        ' blocking calls (' + duration(blocked) + ' blocked)' + (cpu.sample_weight > 1 ? '; one sample in ' +
+        cpu.sample_weight + ' is shown, each weighing as many' : '');
+      flame.textContent = '';
+      if (!root.ns) { flame.appendChild(el('p', { class: 'empty' }, 'No sample passes the filters.')); }
+      const rowHeight = 17;
+      let depthMax = 0;
+      const place = (node, depth, left, width, path) => {
+        if (width < 0.001) return;
+        depthMax = Math.max(depthMax, depth);
+        const name = node.frame < 0 ? (zoom.length ? '\u2191 all (zoomed: click to zoom out)' : 'all') : cpu.frames[node.frame];
+        const box = el('div', { class: 'flame-frame' + (node.frame >= 0 && cpu.python_frames[node.frame] ? ' python' : '') },
+                       width > 0.02 ? name : '');
+        box.style.left = (100 * left) + '%';
+        box.style.width = (100 * width) + '%';
+        box.style.top = (depth * rowHeight) + 'px';
+        box.title = name + '\n' + duration(node.ns) + ' (' + (100 * node.ns / root.ns).toFixed(1) + ' % of the shown)';
+        box.setAttribute('data-frame', name);
+        box.setAttribute('data-ns', String(node.ns));
+        box.addEventListener('click', () => {
+          zoom = node === root ? zoom.slice(0, Math.max(0, zoom.length - 1)) : path;
+          draw();
+        });
+        flame.appendChild(box);
+        let x = left;
+        const children = [...node.children.values()].sort((p, q) => q.ns - p.ns);
+        for (const c of children) {
+          const w = width * c.ns / node.ns;
+          place(c, depth + 1, x, w, path.concat([c.frame]));
+          x += w;
+        }
+      };
+      if (root.ns) place(root, 0, 0, 1, zoom.slice());
+      flame.style.height = ((depthMax + 1) * rowHeight + 2) + 'px';
+      // The waits, by call site.
+      const sites = new Map();
+      for (const w of f.waits) {
+        const ns = idle.checked ? w[4] : Math.min(w[2], f.b) - Math.max(w[1], f.a);
+        const key = cpu.threads[w[0]].tid + '\u0001' + w[3];
+        const site = sites.get(key) || { 'TID': cpu.threads[w[0]].tid, 'Call site': w[3], 'Calls': 0, 'Blocked (ns)': 0 };
+        site['Calls'] += 1;
+        site['Blocked (ns)'] += ns;
+        sites.set(key, site);
+      }
+      waitsBox.textContent = '';
+      waitsBox.appendChild(new DataTable({ section: 'cpu-waits', title: 'Blocking calls in the range, by call site',
+        columns: ['TID', 'Call site', 'Calls', 'Blocked (ns)'],
+        rows: [...sites.values()].sort((p, q) => q['Blocked (ns)'] - p['Blocked (ns)']) }).box);
+    }
+    for (const input of [thread, from, to, idle]) input.addEventListener('change', () => { zoom = []; draw(); });
+    draw();
+    for (const t of tablesOf('cpu')) section.appendChild(new DataTable(t).box);
+  }
+
   // ---- everything else
   function buildOthers(section) {
     const rest = tables.filter(t => !used.has(t));
@@ -630,6 +779,7 @@
     addTab('code', 'Code', buildCode);
     addTab('memory', 'Memory', null);  // drawn by the memory page's script
     addTab('distributed', 'Distributed', buildDistributed);
+    if (data.cpu) addTab('cpu', 'CPU', buildCpu);
     addTab('other', 'Other tables', buildOthers);
     select(location.hash.slice(1) || 'overview');
     window.addEventListener('hashchange', () => select(location.hash.slice(1)));
