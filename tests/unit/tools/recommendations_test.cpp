@@ -183,7 +183,7 @@ TEST(StatsRecommendations, EveryRuleFiresOnABadLoopWithItsEvidenceAndCallSite) {
   const LoopTrace trace(true);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 9u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 10u) << r.text.out;
 
   const JsonValue& pageable = r.rows.at("pageable-sync-copy");
   EXPECT_EQ(pageable["Result"].str(), "found");
@@ -233,7 +233,7 @@ TEST(StatsRecommendations, ACleanLoopFiresNothingAndSaysEveryRuleWasChecked) {
   const LoopTrace trace(false);
   const Recommendations r = recommendations(trace.path());
   ASSERT_EQ(r.text.exit_code, 0) << r.text.err;
-  ASSERT_EQ(r.rows.size(), 9u) << r.text.out;
+  ASSERT_EQ(r.rows.size(), 10u) << r.text.out;
   for (const auto& [rule, row] : r.rows) {
     SCOPED_TRACE(rule);
     EXPECT_EQ(row["Result"].str(), "nothing found");
