@@ -13,6 +13,7 @@
 #include "preload/nccl/nccl_apis.h"
 #include "preload/nccl/nccl_hooks.h"
 #include "preload/nvtx/nvtx_hooks.h"
+#include "preload/sampling/cpu_sampling.h"
 #include "preload/stacks/stacks.h"
 #include "preload/state/runtime_state.h"
 
@@ -47,6 +48,7 @@ void start_hook_sets(const Config& config) noexcept {
   const hooks::HookLibrary* libraries = hooked_libraries(&count);
   hooks::install_hooks(libraries, count, runtime::active(), config);
   stacks::start_stacks(config);
+  sampling::start_cpu_sampling(config);
 }
 
 }  // namespace proflaunch
