@@ -8,6 +8,8 @@
 
 #include <mutex>
 
+#include "preload/writer/writer.h"
+
 namespace proflaunch::sampling {
 
 __thread __attribute__((tls_model("initial-exec"))) ThreadSampler* tls_thread_sampler = nullptr;
@@ -108,6 +110,10 @@ void reset_in_child() {
     if (!g_disarmed.load(std::memory_order_acquire)) create_timer(mine);
   }
   g_list_mutex.unlock();
+  // The child's writer starts on its first record; a child that only burns
+  // CPU makes none, and its samples need one. (The life cycle's fork
+  // handlers, registered before these, have reset the writer by now.)
+  if (mine != nullptr && !g_disarmed.load(std::memory_order_acquire)) writer_ensure_started();
 }
 
 }  // namespace
