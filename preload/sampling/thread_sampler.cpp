@@ -130,6 +130,11 @@ bool init_thread_samplers(int signal_number, uint64_t period_ns) noexcept {
 
 void arm_current_thread(int, uint64_t) noexcept {
   if (!g_key_ready || tls_thread_sampler != nullptr || g_disarmed.load(std::memory_order_acquire)) return;
+  // A thread born with the signal blocked (the shim's writer blocks them
+  // all; so do signal-waiting threads of programs) would never take a
+  // sample: no timer, no mapping.
+  sigset_t mask;
+  if (pthread_sigmask(SIG_BLOCK, nullptr, &mask) == 0 && sigismember(&mask, g_signal) == 1) return;
   void* memory = mmap(nullptr, kStateBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) return;
   auto* state = static_cast<ThreadSampler*>(memory);  // zero pages: every table empty
