@@ -97,6 +97,7 @@ void start_cpu_sampling(const Config& config) noexcept {
   g_sampler.depth = config.stack_depth == 0 ? kDefaultStackDepth
                                             : (config.stack_depth > kMaxStackDepth ? kMaxStackDepth : config.stack_depth);
   g_sampler.period_ns = 1000000000ull / config.cpu_sampling_hz;
+  g_sampler.follows_recording = true;
   RangeSearch shim{reinterpret_cast<uintptr_t>(&start_cpu_sampling)};
   dl_iterate_phdr(find_shim, &shim);
   if (shim.found) {

@@ -19,6 +19,7 @@
 #include "preload/stacks/eh_frame.h"
 #include "preload/stacks/frame_hash.h"
 #include "preload/stacks/python_frames.h"
+#include "preload/state/runtime_state.h"
 
 namespace proflaunch::sampling {
 namespace {
@@ -167,7 +168,9 @@ void on_sampling_signal(int, siginfo_t* info, void* context) {
   ThreadSampler* sp_state = tls_thread_sampler;
   if (sp_state == nullptr || info == nullptr || info->si_code != SI_TIMER || info->si_value.sival_ptr != sp_state ||
       sp_state->closed.load(std::memory_order_acquire) ||
-      g_sampler.state.load(std::memory_order_acquire) != static_cast<uint8_t>(format::CpuSamplingState::kOn)) {
+      g_sampler.state.load(std::memory_order_acquire) != static_cast<uint8_t>(format::CpuSamplingState::kOn) ||
+      // Between capture windows nothing is recorded, samples neither.
+      (g_sampler.follows_recording && !runtime::recording())) {
     errno = saved_errno;
     return;
   }

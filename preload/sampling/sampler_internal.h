@@ -19,6 +19,9 @@ struct SamplerGlobals {
   uint32_t hz = 0;
   uint32_t depth = 32;
   uint64_t period_ns = 0;
+  // Samples only while the runtime records (capture windows); false in the
+  // in-process tests and benchmarks, which have no runtime.
+  bool follows_recording = false;
   uintptr_t shim_start = 0;  // the shim's own code: left out of stacks
   uintptr_t shim_end = 0;
 };

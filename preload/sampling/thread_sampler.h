@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "preload/config.h"
 #include "preload/sampling/sample_buffer.h"
@@ -97,20 +98,16 @@ template <typename Visit>
 bool for_each_thread_sampler(Visit&& visit) noexcept {
   if (!lock_sampler_list_for_writer()) return false;
   release_exited_samplers_locked();
-  ThreadSampler* states[512];
-  uint32_t count = 0;
-  ThreadSampler* rest = nullptr;
-  for (ThreadSampler* s = sampler_list_first(); s != nullptr; s = s->next) {
-    if (count == 512) {
-      rest = s;
-      break;
-    }
-    states[count++] = s;
+  // The writer's own list (it may allocate): the states stay mapped while
+  // it reads them, only this thread unmaps.
+  static std::vector<ThreadSampler*>* states = new std::vector<ThreadSampler*>();
+  states->clear();
+  try {
+    for (ThreadSampler* s = sampler_list_first(); s != nullptr; s = s->next) states->push_back(s);
+  } catch (...) {
   }
   unlock_sampler_list();
-  // Not unmapped while we read them: only this (the writer) thread unmaps.
-  for (uint32_t i = 0; i < count; ++i) visit(*states[i]);
-  (void)rest;  // beyond 512 threads: the next cycle's (the list is newest first)
+  for (ThreadSampler* s : *states) visit(*s);
   return true;
 }
 
