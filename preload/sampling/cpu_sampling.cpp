@@ -1,6 +1,7 @@
 // Start, signal choice and the step back (cpu_sampling.h).
 #include "preload/sampling/cpu_sampling.h"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <signal.h>
 
@@ -8,6 +9,7 @@
 
 #include "preload/base/clock.h"
 #include "preload/base/log.h"
+#include "preload/intercept/dlsym_interposer.h"
 #include "preload/intercept/libc_symbols.h"
 #include "preload/sampling/sampler_internal.h"
 #include "preload/sampling/signal_safe_modules.h"
@@ -29,7 +31,12 @@ using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 // libc's own: the exported sigaction hook (sampling_hooks.cpp) hides the
 // sampling signal from the program.
 SigactionFn real_sigaction() {
-  static SigactionFn fn = reinterpret_cast<SigactionFn>(intercept::find_libc_symbol("sigaction"));
+  // RTLD_NEXT first: a sanitizer runtime intercepts sigaction and must see
+  // the handler (TSan defers signals through its own).
+  static SigactionFn fn = [] {
+    if (void* next = intercept::real_dlsym()(RTLD_NEXT, "sigaction")) return reinterpret_cast<SigactionFn>(next);
+    return reinterpret_cast<SigactionFn>(intercept::find_libc_symbol("sigaction"));
+  }();
   return fn;
 }
 
@@ -103,6 +110,16 @@ void start_cpu_sampling(const Config& config) noexcept {
   if (shim.found) {
     g_sampler.shim_start = shim.start;
     g_sampler.shim_end = shim.end;
+  }
+  // A sanitizer runtime (ASan, TSan, MSan) has its own rules for signals:
+  // TSan defers every handler to its own safe points, LSan's leak check at
+  // exit stops every thread and fails when one is in a signal's way. A
+  // sanitized program is not sampled (quietly: its stderr is compared).
+  for (const char* marker : {"__asan_init", "__tsan_init", "__msan_init", "__lsan_init"}) {
+    if (intercept::real_dlsym()(RTLD_DEFAULT, marker) != nullptr) {
+      set_state(format::CpuSamplingState::kUnavailable);
+      return;
+    }
   }
   // The Python frame reader (the stacks layer finds the interpreter; with
   // --stacks=none it has not).

@@ -69,17 +69,6 @@ void write_info(WriterRecordSink& sink) {
   sink.append(&info, sizeof info);
 }
 
-void name_thread(ThreadSampler& s) {
-  char path[64], name[32] = {};
-  snprintf(path, sizeof path, "/proc/self/task/%u/comm", s.tid);
-  if (FILE* file = fopen(path, "re")) {
-    if (fgets(name, sizeof name, file) != nullptr) name[strcspn(name, "\n")] = '\0';
-    fclose(file);
-  }
-  define_thread(s.tid, name, now_ns());
-  s.thread_named = true;
-}
-
 uint32_t native_id(const SampleEntry& e) {
   if ((e.flags & kHasNative) == 0) return 0;
   if (auto it = g_native_ids->find(e.native_hash); it != g_native_ids->end()) return it->second;
@@ -133,7 +122,6 @@ void write_lost(WriterRecordSink& sink, ThreadSampler& s, LostReason reason, uin
 
 void drain_thread(WriterRecordSink& sink, ThreadSampler& s) {
   const bool exited = s.exited.load(std::memory_order_acquire);
-  if (!s.thread_named) name_thread(s);
   uint64_t unknown = 0;
   s.buffer.drain([&](const SampleEntry& e) {
     CpuSampleRecord record{};
@@ -168,14 +156,24 @@ void run(WriterRecordSink& sink, bool) noexcept {
       g_native_ids = new std::unordered_map<uint64_t, uint32_t>();
       g_python_ids = new std::unordered_map<uint64_t, uint32_t>();
     }
+    // CpuSamplingInfo goes before a section's first sample (a process that
+    // samples nothing and records nothing leaves no part) and after every
+    // change of state.
     const uint64_t section = runtime::section_id();
     const uint32_t changes = g_sampler.state_changes.load(std::memory_order_acquire);
-    if (section != g_info_section || changes != g_info_changes) {
+    if (g_info_section == section && changes != g_info_changes) {
       write_info(sink);
-      g_info_section = section;
       g_info_changes = changes;
     }
-    for_each_thread_sampler([&](ThreadSampler& s) { drain_thread(sink, s); });
+    for_each_thread_sampler([&](ThreadSampler& s) {
+      if (g_info_section != section && (!s.buffer.empty() || s.lost_unsafe.load() != s.reported_unsafe ||
+                                        s.lost_full.load() != s.reported_full)) {
+        write_info(sink);
+        g_info_section = section;
+        g_info_changes = changes;
+      }
+      drain_thread(sink, s);
+    });
   } catch (...) {
     // out of memory in the id maps: the samples stay in their buffers
   }

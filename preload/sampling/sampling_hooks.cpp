@@ -3,6 +3,7 @@
 // runs; sigaction, signal and sigset, so that the program never sees the
 // sampling signal's handler and, if it installs its own, gets the signal
 // back (the sampler steps back).
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 
 #include "preload/base/guard.h"
+#include "preload/intercept/dlsym_interposer.h"
 #include "preload/intercept/libc_symbols.h"
 #include "preload/sampling/cpu_sampling.h"
 
@@ -19,8 +21,11 @@ using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), vo
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 using SignalFn = sighandler_t (*)(int, sighandler_t);
 
+// The next definition (RTLD_NEXT), not libc's own: a sanitizer runtime
+// (TSan, ASan) intercepts these too and must see every thread and handler.
 template <typename Fn>
 Fn libc(const char* name) {
+  if (void* next = proflaunch::intercept::real_dlsym()(RTLD_NEXT, name)) return reinterpret_cast<Fn>(next);
   return reinterpret_cast<Fn>(proflaunch::intercept::find_libc_symbol(name));
 }
 

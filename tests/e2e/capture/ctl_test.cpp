@@ -141,7 +141,8 @@ TEST(Ctl, RingJobOfFourRanksDumpsOneFilePerRankInOneCommand) {
       build_path("TORCHRUN_LIKE"), "--nproc", "4", build_path("NCCL_RANKS"), "--count", "1024", "--iterations", "40",
       "--slow-rank", "0", "--delay-ms", "50", "--ops", "allreduce", "--started-file", dir.path() + "/started"};
   const std::string trace = dir.path() + "/job.trace";
-  RunningProcess job(traced(trace, job_command, {"--ring=30s"}, control_env(dir)));
+  // --cpu-sampling=off: the launcher-like parent makes no GPU call and, without samples, holds nothing to dump.
+  RunningProcess job(traced(trace, job_command, {"--ring=30s", "--cpu-sampling=off"}, control_env(dir)));
   wait_for_processes(dir, 4, "ring");
   for (int rank = 0; rank < 4; ++rank) wait_for_file(dir.path() + "/started.rank" + std::to_string(rank));
 

@@ -23,7 +23,8 @@ RunResult run_repeats(const TempDir& dir, int repeats, const std::string& stacks
       traced(trace,
              {build_path("STACK_CHAINS"), "--library", build_path("STACK_CHAIN_LIB"), "--repeat",
               std::to_string(repeats)},
-             {"--stacks=" + stacks, "--gpu-timing=none"}));
+             // CPU samples would add stacks of their own to the count.
+             {"--stacks=" + stacks, "--gpu-timing=none", "--cpu-sampling=off"}));
   EXPECT_TRUE(result.exited_with(0)) << result.describe();
   RunResult run;
   struct stat info {};

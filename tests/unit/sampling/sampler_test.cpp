@@ -7,10 +7,14 @@
 #include <signal.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
+
+#include <sys/mman.h>
 
 #include <cstring>
 #include <vector>
 
+#include "preload/sampling/cpu_sampling.h"
 #include "preload/sampling/sample_buffer.h"
 #include "preload/sampling/sampler_internal.h"
 #include "preload/sampling/signal_safe_modules.h"
@@ -195,6 +199,58 @@ TEST(SamplingHandler, ARealTimerSamplesThisThreadByItsCpuTime) {
   // 300 ms of CPU at 1 kHz: ~300 periods (signals come at the kernel's tick).
   EXPECT_GT(periods, 200u);
   EXPECT_LT(periods, 400u);
+}
+
+void on_segv(int, siginfo_t* info, void*) {
+  recover_from_sampler_fault(SIGSEGV, info);
+  _exit(99);  // not the sampler's: the test would have crashed anyway
+}
+
+TEST(SamplingHandler, AFaultInItsReadsIsRecoveredAndCounted) {
+  prepare_sampler();
+  arm_current_thread(g_sampler.signal_number, g_sampler.period_ns);
+  ThreadSampler* state = tls_thread_sampler;
+  ASSERT_NE(state, nullptr);
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, g_sampler.signal_number);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  drain(*state);
+  // A "stack" whose words cannot be read, and a context that points into it
+  // at the first instruction of a function (CFA = rsp + 8: the return
+  // address is read at rsp).
+  void* hole = mmap(nullptr, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(hole, MAP_FAILED);
+  const uintptr_t saved_low = state->stack_low, saved_high = state->stack_high;
+  state->stack_low = reinterpret_cast<uintptr_t>(hole);
+  state->stack_high = state->stack_low + 8192;
+  struct sigaction net {}, previous {};
+  net.sa_sigaction = on_segv;
+  net.sa_flags = SA_SIGINFO;
+  sigemptyset(&net.sa_mask);
+  sigaction(SIGSEGV, &net, &previous);
+  g_sampler.fault_net.store(true);
+  ucontext_t context;
+  getcontext(&context);
+  context.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(reinterpret_cast<uintptr_t>(&outer_caller));
+  context.uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(state->stack_low + 4096);
+  siginfo_t info{};
+  info.si_code = SI_TIMER;
+  info.si_value.sival_ptr = state;
+  const uint64_t unsafe_before = state->lost_unsafe.load();
+  on_sampling_signal(g_sampler.signal_number, &info, &context);
+  EXPECT_EQ(state->lost_unsafe.load(), unsafe_before + 1) << "the faulting sample is counted as unsafe";
+  EXPECT_EQ(drain(*state).entries, 0u) << "and nothing half-written is published";
+  EXPECT_EQ(state->reading, 0);
+  // The thread goes on sampling.
+  state->stack_low = saved_low;
+  state->stack_high = saved_high;
+  g_sampler.fault_net.store(false);
+  sigaction(SIGSEGV, &previous, nullptr);
+  munmap(hole, 8192);
+  outer_caller(state);
+  EXPECT_EQ(drain(*state).entries, 1u);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 }  // namespace
