@@ -31,12 +31,7 @@ using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 // libc's own: the exported sigaction hook (sampling_hooks.cpp) hides the
 // sampling signal from the program.
 SigactionFn real_sigaction() {
-  // RTLD_NEXT first: a sanitizer runtime intercepts sigaction and must see
-  // the handler (TSan defers signals through its own).
-  static SigactionFn fn = [] {
-    if (void* next = intercept::real_dlsym()(RTLD_NEXT, "sigaction")) return reinterpret_cast<SigactionFn>(next);
-    return reinterpret_cast<SigactionFn>(intercept::find_libc_symbol("sigaction"));
-  }();
+  static SigactionFn fn = reinterpret_cast<SigactionFn>(intercept::find_libc_symbol("sigaction"));
   return fn;
 }
 

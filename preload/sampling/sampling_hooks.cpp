@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 
@@ -25,16 +26,37 @@ using SignalFn = sighandler_t (*)(int, sighandler_t);
 // (TSan, ASan) intercepts these too and must see every thread and handler.
 template <typename Fn>
 Fn libc(const char* name) {
-  if (void* next = proflaunch::intercept::real_dlsym()(RTLD_NEXT, name)) return reinterpret_cast<Fn>(next);
+  if (void* next = dlsym(RTLD_NEXT, name)) return reinterpret_cast<Fn>(next);
   return reinterpret_cast<Fn>(proflaunch::intercept::find_libc_symbol(name));
 }
 
+// No function-local statics here: their guard (__cxa_guard_acquire) is
+// itself intercepted by TSan, which calls these hooks before it is ready.
+// A relaxed atomic, looked up again by a racing caller: the same answer.
+std::atomic<CreateFn> g_create{nullptr};
+std::atomic<SigactionFn> g_sigaction{nullptr};
+std::atomic<SignalFn> g_signal{nullptr};
+std::atomic<SignalFn> g_sigset{nullptr};
+
 CreateFn real_create() {
-  static CreateFn fn = libc<CreateFn>("pthread_create");
+  CreateFn fn = g_create.load(std::memory_order_relaxed);
+  if (fn == nullptr) g_create.store(fn = libc<CreateFn>("pthread_create"), std::memory_order_relaxed);
   return fn;
 }
+// libc's own, found without dlsym: a sanitizer runtime preloaded ahead of
+// the shim (TSan) calls these from its own interceptors, early in its start,
+// and resolving through dlsym there crashed a TSan-built program.
 SigactionFn real_sigaction() {
-  static SigactionFn fn = libc<SigactionFn>("sigaction");
+  SigactionFn fn = g_sigaction.load(std::memory_order_relaxed);
+  if (fn == nullptr)
+    g_sigaction.store(fn = reinterpret_cast<SigactionFn>(proflaunch::intercept::find_libc_symbol("sigaction")),
+                      std::memory_order_relaxed);
+  return fn;
+}
+SignalFn libc_signal_function(std::atomic<SignalFn>& slot, const char* name) {
+  SignalFn fn = slot.load(std::memory_order_relaxed);
+  if (fn == nullptr)
+    slot.store(fn = reinterpret_cast<SignalFn>(proflaunch::intercept::find_libc_symbol(name)), std::memory_order_relaxed);
   return fn;
 }
 
@@ -106,7 +128,7 @@ extern "C" __attribute__((visibility("default"))) sighandler_t signal(int signal
     if (real_sigaction()(signal_number, &action, nullptr) != 0) return SIG_ERR;
     return SIG_DFL;
   }
-  static SignalFn real = libc<SignalFn>("signal");
+  SignalFn real = libc_signal_function(g_signal, "signal");
   if (real == nullptr) return SIG_ERR;
   return real(signal_number, handler);
 }
@@ -114,7 +136,7 @@ extern "C" __attribute__((visibility("default"))) sighandler_t signal(int signal
 extern "C" __attribute__((visibility("default"))) sighandler_t sigset(int signal_number, sighandler_t handler) {
   if (signal_number != 0 && signal_number == proflaunch::sampling::claimed_sampling_signal())
     proflaunch::sampling::step_back();
-  static SignalFn real = libc<SignalFn>("sigset");
+  SignalFn real = libc_signal_function(g_sigset, "sigset");
   if (real == nullptr) return SIG_ERR;
   return real(signal_number, handler);
 }
