@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Figure u: what the launcher's device sampler costs (launcher/gpu_metrics).
+"""Figure v: what the launcher's device sampler costs (launcher/gpu_metrics).
 
 Runs tests/simgpu/programs/device_load (busy and idle phases, 10 ms kernels)
 under proflaunch on the simulated stack with the simulated NVML, for a few
@@ -62,7 +62,7 @@ def main():
             on = run(args, args.hz, devices, args.seconds, directory)
             off = run(args, "off", devices, args.seconds, directory)
             extra = on["bytes"] - off["bytes"]
-            print(f"u: {devices} device(s) at {args.hz} Hz: sampler CPU {on['cpu_us'] / on['wall'] / 1000:.3f} ms/s "
+            print(f"v: {devices} device(s) at {args.hz} Hz: sampler CPU {on['cpu_us'] / on['wall'] / 1000:.3f} ms/s "
                   f"({on['readings']} readings, {on['samples']} samples in {on['wall']:.1f} s), "
                   f"trace +{extra / on['wall']:.0f} B/s ({extra} B), "
                   f"program wall {on['wall']:.2f} s with, {off['wall']:.2f} s without")

@@ -54,6 +54,19 @@ def main():
                 'native_ns': measure(library, args.depth, args.iterations, 2),
                 'attach_stacks_ns': measure(library, args.depth, args.iterations, 0),
             }
+        # Figure s: one CPU sample (the signal handler) with 32 native and
+        # DEPTH Python frames, the stack repeating.
+        released.bench_sample_handler_ns.restype = ctypes.c_double
+        released.bench_sample_handler_ns.argtypes = [ctypes.c_int, ctypes.c_int]
+        held.bench_sample_handler_ns.restype = ctypes.c_double
+        held.bench_sample_handler_ns.argtypes = [ctypes.c_int, ctypes.c_int]
+        at_depth(args.depth, lambda: released.bench_sample_handler_ns(10, 32))
+        result['cpu_sample'] = {
+            'native_frames': at_depth(args.depth, lambda: released.bench_sample_frames(0)),
+            'python_frames': at_depth(args.depth, lambda: released.bench_sample_frames(1)),
+            'handler_ns': statistics.median(
+                [at_depth(args.depth, lambda: held.bench_sample_handler_ns(args.iterations, 32)) for _ in range(7)]),
+        }
         released.bench_stacks_finish()
     print(json.dumps(result))
 

@@ -69,3 +69,65 @@ BENCH_API double bench_stacks_ns(int iterations, int what) {
   }
   return (now_ns() - start) / iterations;
 }
+
+// ---- CPU sampling: the signal handler's cost (figure s) -------------------
+#include <signal.h>
+#include <ucontext.h>
+
+#include "preload/sampling/sampler_internal.h"
+#include "preload/sampling/signal_safe_modules.h"
+#include "preload/sampling/thread_sampler.h"
+
+// ns per sample of the sampling handler, called directly with the calling
+// thread's own context (as if its timer fired here): the native walk of
+// `depth` frames, the Python frames of the calling script, hashes, the entry.
+// The stack repeats, as in a loop: after the first call the entry carries
+// hashes only. The buffer is drained (nothing written) every 64 samples.
+BENCH_API double bench_sample_handler_ns(int iterations, int depth) {
+  using namespace proflaunch::sampling;
+  static bool ready = [] {
+    const int signal_number = SIGRTMAX - 2;
+    g_sampler.signal_number = signal_number;
+    g_sampler.period_ns = 3600ull * 1000000000ull;  // armed, never fires during the run
+    if (!init_thread_samplers(signal_number, g_sampler.period_ns)) return false;
+    proflaunch::stacks::init_python_frames();
+    refresh_code_ranges(true);
+    g_sampler.state.store(static_cast<uint8_t>(proflaunch::format::CpuSamplingState::kOn));
+    return true;
+  }();
+  if (!ready) return -1;
+  arm_current_thread(g_sampler.signal_number, g_sampler.period_ns);
+  ThreadSampler* state = tls_thread_sampler;
+  if (state == nullptr) return -2;
+  g_sampler.depth = static_cast<uint32_t>(depth);
+  ucontext_t context;
+  getcontext(&context);
+  siginfo_t info{};
+  info.si_code = SI_TIMER;
+  info.si_value.sival_ptr = state;
+  const double start = now_ns();
+  for (int i = 0; i < iterations; ++i) {
+    on_sampling_signal(g_sampler.signal_number, &info, &context);
+    if ((i & 63) == 63) state->buffer.drain([](const SampleEntry&) {});
+  }
+  const double elapsed = now_ns() - start;
+  state->buffer.drain([](const SampleEntry&) {});
+  return elapsed / iterations;
+}
+
+// Frames of the last sample: native, Python (to check the bench measures
+// what it says).
+BENCH_API int bench_sample_frames(int python) {
+  using namespace proflaunch::sampling;
+  ThreadSampler* state = tls_thread_sampler;
+  if (state == nullptr) return -1;
+  ucontext_t context;
+  getcontext(&context);
+  siginfo_t info{};
+  info.si_code = SI_TIMER;
+  info.si_value.sival_ptr = state;
+  on_sampling_signal(g_sampler.signal_number, &info, &context);
+  int frames = -1;
+  state->buffer.drain([&](const SampleEntry& e) { frames = python ? e.python_count : e.native_count; });
+  return frames;
+}

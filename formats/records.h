@@ -1210,8 +1210,12 @@ struct CpuSampleRecord {
   uint64_t thread_cpu_ns;  // the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) at the sample
   uint32_t native_stack;   // NativeStackDef.id, 0 when none was taken
   uint32_t python_stack;   // PythonStackDef.id, 0 when the thread ran no Python code
+  // Sampling periods of CPU time this sample stands for: 1 + the timer's
+  // overruns. The kernel checks CPU-time timers at its tick (CONFIG_HZ, often
+  // 250), so at 1 kHz one signal comes per tick and stands for ~4 periods.
+  uint32_t periods;
 };
-static_assert(sizeof(CpuSampleRecord) == 32);
+static_assert(sizeof(CpuSampleRecord) == 36);
 
 enum class CpuSamplingMechanism : uint8_t {
   kNone = 0,

@@ -14,6 +14,7 @@
 #include "preload/nccl/nccl_hooks.h"
 #include "preload/nvtx/nvtx_hooks.h"
 #include "preload/osrt/osrt.h"
+#include "preload/sampling/cpu_sampling.h"
 #include "preload/stacks/stacks.h"
 #include "preload/state/runtime_state.h"
 
@@ -52,6 +53,7 @@ void start_hook_sets(const Config& config) noexcept {
   hooks::install_hooks(libraries, count, runtime::active(), config);
   stacks::start_stacks(config);
   osrt::start_osrt(config);
+  sampling::start_cpu_sampling(config);
 }
 
 }  // namespace proflaunch

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cerrno>
 
+#include "preload/state/sampler_fault.h"
 #include "preload/state/runtime_state.h"
 #include "preload/writer/writer.h"
 
@@ -23,6 +24,10 @@ bool is_hardware_fault(const siginfo_t* info) {
 }
 
 void on_crash_signal(int signal_number, siginfo_t* info, void* /*context*/) {
+  // A fault in the CPU sampler's reads of its own thread's memory is no
+  // crash: back into the sampling handler, which counts the sample as lost.
+  if ((signal_number == SIGSEGV || signal_number == SIGBUS) && is_hardware_fault(info))
+    if (SamplerFaultRecovery recovery = sampler_fault_recovery()) recovery(signal_number, info);
   const int saved_errno = errno;
   // Only the first crash flushes, never on the writer (it cannot wait for
   // itself), and never in a vfork child sharing our memory.
@@ -42,6 +47,7 @@ void on_crash_signal(int signal_number, siginfo_t* info, void* /*context*/) {
 }  // namespace
 
 void install_crash_handlers() noexcept {
+  set_installed_crash_handler(on_crash_signal);
   for (int signal_number : kCrashSignals) {
     struct sigaction current {};
     if (sigaction(signal_number, nullptr, &current) != 0) continue;

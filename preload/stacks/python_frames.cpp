@@ -65,6 +65,62 @@ std::string read_unicode(uintptr_t object) {
   return text;
 }
 
+// The same text into a fixed buffer: bytes written (a code point that would
+// not fit ends the text).
+size_t write_unicode(uintptr_t object, char* out, size_t capacity) noexcept {
+  const PythonLayout& layout = *g_interpreter.layout;
+  auto put = [&](const char* text, size_t n) -> size_t {
+    const size_t k = n < capacity ? n : capacity;
+    std::memcpy(out, text, k);
+    return k;
+  };
+  if (!is_object_of_type(object, g_interpreter.unicode_type)) return put("?", 1);
+  const int64_t length = read_at<int64_t>(object, pyobject::kUnicodeLength);
+  const uint32_t state = read_at<uint32_t>(object, pyobject::kUnicodeState);
+  const unsigned kind = state >> 2 & 7;
+  const bool compact = (state >> 5 & 1) != 0;
+  const bool ascii = (state >> 6 & 1) != 0;
+  if (!compact || length < 0 || length > kMaxStringCodePoints) return put("?", 1);
+  const uintptr_t data = object + (ascii ? layout.unicode_ascii_data : layout.unicode_compact_data);
+  size_t used = 0;
+  for (int64_t i = 0; i < length; ++i) {
+    uint32_t cp;
+    switch (kind) {
+      case 1: cp = read_at<uint8_t>(data, static_cast<size_t>(i)); break;
+      case 2: cp = read_at<uint16_t>(data, static_cast<size_t>(i) * 2); break;
+      case 4: cp = read_at<uint32_t>(data, static_cast<size_t>(i) * 4); break;
+      default: return used;
+    }
+    char utf8[4];
+    size_t n;
+    if (cp < 0x80) {
+      utf8[0] = static_cast<char>(cp);
+      n = 1;
+    } else if (cp < 0x800) {
+      utf8[0] = static_cast<char>(0xC0 | cp >> 6);
+      utf8[1] = static_cast<char>(0x80 | (cp & 0x3F));
+      n = 2;
+    } else if (cp < 0x10000) {
+      utf8[0] = static_cast<char>(0xE0 | cp >> 12);
+      utf8[1] = static_cast<char>(0x80 | (cp >> 6 & 0x3F));
+      utf8[2] = static_cast<char>(0x80 | (cp & 0x3F));
+      n = 3;
+    } else if (cp < 0x110000) {
+      utf8[0] = static_cast<char>(0xF0 | cp >> 18);
+      utf8[1] = static_cast<char>(0x80 | (cp >> 12 & 0x3F));
+      utf8[2] = static_cast<char>(0x80 | (cp >> 6 & 0x3F));
+      utf8[3] = static_cast<char>(0x80 | (cp & 0x3F));
+      n = 4;
+    } else {
+      continue;
+    }
+    if (used + n > capacity) break;
+    std::memcpy(out + used, utf8, n);
+    used += n;
+  }
+  return used;
+}
+
 // A bytes object's size, or -1 when `object` is not one (or implausible).
 int64_t bytes_size(uintptr_t object) {
   if (!is_object_of_type(object, g_interpreter.bytes_type)) return -1;
@@ -104,6 +160,19 @@ PythonKeys capture_python_keys(PythonFrameKey* keys, uint32_t depth) noexcept {
   const auto thread_state = reinterpret_cast<uintptr_t>(g_interpreter.get_this_thread_state());
   if (thread_state == 0 || (thread_state & 7) != 0) return {};
   return g_interpreter.walk(g_interpreter, thread_state, keys, depth);
+}
+
+PythonFrameText describe_python_frame(const PythonFrameKey& key, char* file, size_t file_capacity, char* function,
+                                      size_t function_capacity) noexcept {
+  PythonFrameText text;
+  if (!g_ready.load(std::memory_order_acquire)) return text;
+  const PythonLayout& layout = *g_interpreter.layout;
+  text.file_bytes = static_cast<uint16_t>(
+      write_unicode(read_at<uintptr_t>(key.code, layout.code_filename), file, file_capacity));
+  text.function_bytes = static_cast<uint16_t>(
+      write_unicode(read_at<uintptr_t>(key.code, layout.code_function), function, function_capacity));
+  text.line = line_of_instruction(key.code, key.instruction);
+  return text;
 }
 
 ResolvedPythonFrame resolve_python_frame(const PythonFrameKey& key) {

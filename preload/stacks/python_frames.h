@@ -43,6 +43,19 @@ struct ResolvedPythonFrame {
   int32_t line = -1;
 };
 
+// The same as resolve_python_frame, without allocating: for a signal
+// handler (preload/sampling), which must resolve the frame while its code
+// object is certainly alive. Writes the file and function names as UTF-8
+// (cut at a character boundary to fit, not NUL-terminated) and returns
+// their lengths; plain memory reads only.
+struct PythonFrameText {
+  uint16_t file_bytes = 0;
+  uint16_t function_bytes = 0;
+  int32_t line = -1;
+};
+PythonFrameText describe_python_frame(const PythonFrameKey& key, char* file, size_t file_capacity, char* function,
+                                      size_t function_capacity) noexcept;
+
 // Cold path, on the thread that captured `key`, before it returns to Python
 // (the code object is alive: its frame holds a reference).
 ResolvedPythonFrame resolve_python_frame(const PythonFrameKey& key);

@@ -104,48 +104,60 @@ __attribute__((noinline)) uint32_t define_native_stack(uint64_t hash, const uint
   return id;
 }
 
+// Under the mutex: the id of a Python stack whose frames are resolved,
+// defining it unless a stack with the same content exists. `key_hash` (0:
+// none) is entered in the key table as well.
+uint32_t define_resolved_python_stack_locked(Catalog& c, uint64_t key_hash, const ResolvedPythonFrame* resolved,
+                                             const uint32_t* flags, const PythonKeys& stack) {
+  if (c.python.full()) {
+    warn_full();
+    return 0;
+  }
+  PythonFrame frames[kMaxStackDepth];
+  FrameHasher content(kPythonContentSeed);
+  for (uint32_t i = 0; i < stack.count; ++i) {
+    frames[i].file_string = intern_string(resolved[i].file);
+    frames[i].function_string = intern_string(resolved[i].function);
+    frames[i].line = resolved[i].line;
+    frames[i].flags = flags[i];
+    content.add(uint64_t{frames[i].file_string} << 32 | frames[i].function_string);
+    content.add(static_cast<uint64_t>(static_cast<uint32_t>(frames[i].line)) | uint64_t{frames[i].flags} << 32);
+  }
+  content.add(uint64_t{stack.count} | uint64_t{stack.truncated} << 32);
+  const uint64_t content_hash = content.finish();
+  if (auto same = c.python_by_content.find(content_hash); same != c.python_by_content.end()) {
+    if (key_hash != 0) c.python.insert(key_hash, same->second);
+    return same->second;
+  }
+  uint8_t buffer[sizeof(PythonStackDefRecord) + kMaxStackDepth * sizeof(PythonFrame)];
+  PythonStackDefRecord record{};
+  record.header = header_for<PythonStackDefRecord>();
+  record.header.bytes = static_cast<uint16_t>(sizeof record + stack.count * sizeof(PythonFrame));
+  record.id = c.next_python_id;
+  record.frame_count = static_cast<uint16_t>(stack.count);
+  record.flags = stack.truncated ? kStackTruncated : 0;
+  std::memcpy(buffer, &record, sizeof record);
+  std::memcpy(buffer + sizeof record, frames, stack.count * sizeof(PythonFrame));
+  if (!define_record(buffer, record.header.bytes)) return 0;
+  const uint32_t id = c.next_python_id++;
+  c.python_by_content.emplace(content_hash, id);
+  if (key_hash != 0) c.python.insert(key_hash, id);
+  return id;
+}
+
 __attribute__((noinline)) uint32_t define_python_stack(uint64_t hash, const PythonFrameKey* keys,
                                                        const PythonKeys& stack) noexcept {
   Catalog& c = catalog();
   try {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (uint32_t known = c.python.find(hash)) return known;
-    if (c.python.full()) {
-      warn_full();
-      return 0;
-    }
-    PythonFrame frames[kMaxStackDepth];
-    FrameHasher content(kPythonContentSeed);
+    ResolvedPythonFrame resolved[kMaxStackDepth];
+    uint32_t flags[kMaxStackDepth];
     for (uint32_t i = 0; i < stack.count; ++i) {
-      const ResolvedPythonFrame resolved = resolve_python_frame(keys[i]);
-      frames[i].file_string = intern_string(resolved.file);
-      frames[i].function_string = intern_string(resolved.function);
-      frames[i].line = resolved.line;
-      frames[i].flags = keys[i].flags;
-      content.add(uint64_t{frames[i].file_string} << 32 | frames[i].function_string);
-      content.add(static_cast<uint64_t>(static_cast<uint32_t>(frames[i].line)) |
-                  uint64_t{frames[i].flags} << 32);
+      resolved[i] = resolve_python_frame(keys[i]);
+      flags[i] = keys[i].flags;
     }
-    content.add(uint64_t{stack.count} | uint64_t{stack.truncated} << 32);
-    const uint64_t content_hash = content.finish();
-    if (auto same = c.python_by_content.find(content_hash); same != c.python_by_content.end()) {
-      c.python.insert(hash, same->second);
-      return same->second;
-    }
-    uint8_t buffer[sizeof(PythonStackDefRecord) + kMaxStackDepth * sizeof(PythonFrame)];
-    PythonStackDefRecord record{};
-    record.header = header_for<PythonStackDefRecord>();
-    record.header.bytes = static_cast<uint16_t>(sizeof record + stack.count * sizeof(PythonFrame));
-    record.id = c.next_python_id;
-    record.frame_count = static_cast<uint16_t>(stack.count);
-    record.flags = stack.truncated ? kStackTruncated : 0;
-    std::memcpy(buffer, &record, sizeof record);
-    std::memcpy(buffer + sizeof record, frames, stack.count * sizeof(PythonFrame));
-    if (!define_record(buffer, record.header.bytes)) return 0;
-    const uint32_t id = c.next_python_id++;
-    c.python_by_content.emplace(content_hash, id);
-    c.python.insert(hash, id);
-    return id;
+    return define_resolved_python_stack_locked(c, hash, resolved, flags, stack);
   } catch (...) {
     return 0;  // out of memory
   }
@@ -169,6 +181,18 @@ uint32_t python_stack_id(const PythonFrameKey* keys, const PythonKeys& stack) no
   const uint64_t hash = python_key_hash(keys, stack);
   if (uint32_t id = catalog().python.find(hash)) return id;
   return define_python_stack(hash, keys, stack);
+}
+
+uint32_t python_stack_id_of_frames(const ResolvedPythonFrame* frames, const uint32_t* flags,
+                                   const PythonKeys& stack) noexcept {
+  if (stack.count > kMaxStackDepth) return 0;
+  Catalog& c = catalog();
+  try {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    return define_resolved_python_stack_locked(c, 0, frames, flags, stack);
+  } catch (...) {
+    return 0;
+  }
 }
 
 void refresh_modules() noexcept {

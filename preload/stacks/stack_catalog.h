@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "preload/stacks/python_frames.h"
 #include "preload/stacks/stack_keys.h"
 
 namespace proflaunch::stacks {
@@ -25,6 +26,13 @@ uint32_t native_stack_id(const uint64_t* frames, const NativeStack& stack) noexc
 // The same for Python frames. Keys that resolve to the same file, function
 // and line for every frame share one id.
 uint32_t python_stack_id(const PythonFrameKey* keys, const PythonKeys& stack) noexcept;
+
+// The id of a Python stack already resolved to text (CPU samples resolve
+// their frames in the signal handler: the code objects may be gone by the
+// time the writer defines the stack). Deduplicated by content with the
+// stacks above. Cold: takes the mutex; not from a signal handler.
+uint32_t python_stack_id_of_frames(const ResolvedPythonFrame* frames, const uint32_t* flags,
+                                   const PythonKeys& stack) noexcept;
 
 // Refreshes the module map if objects were loaded or unloaded, and looks for
 // a Python interpreter among new ones. Takes the mutex; not from a hook.

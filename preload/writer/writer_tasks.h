@@ -18,6 +18,9 @@ class WriterRecordSink {
   // Appends one whole record (header included) to the section's events.
   // False when the record could not be staged (it is counted as lost).
   virtual bool append(const void* record, uint16_t bytes) noexcept = 0;
+  // The same, as a record of thread `tid` (under its ThreadBatch): records a
+  // task writes on behalf of a program thread (CPU samples, preload/sampling).
+  virtual bool append_for_thread(uint32_t tid, const void* record, uint16_t bytes) noexcept = 0;
 
  protected:
   ~WriterRecordSink() = default;

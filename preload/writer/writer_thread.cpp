@@ -175,11 +175,14 @@ class Writer {
    public:
     explicit TaskSink(Writer& writer) : writer_(writer), tid_(static_cast<uint32_t>(gettid())) {}
     bool append(const void* record, uint16_t bytes) noexcept override {
+      return append_for_thread(tid_, record, bytes);
+    }
+    bool append_for_thread(uint32_t tid, const void* record, uint16_t bytes) noexcept override {
       const uint64_t now = now_ns();
       if (writer_.ring_.enabled()) writer_.ring_.note_task_record(record, bytes);
-      if (writer_.events_.append(tid_, record, bytes, now)) return true;
+      if (writer_.events_.append(tid, record, bytes, now)) return true;
       writer_.flush_events();
-      return writer_.events_.append(tid_, record, bytes, now);
+      return writer_.events_.append(tid, record, bytes, now);
     }
 
    private:

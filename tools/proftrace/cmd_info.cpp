@@ -95,6 +95,15 @@ void print_process(const SectionModel& section, const StatisticsCollector& stati
     if (stats->second.counted_calls > 0)
       std::fprintf(out, ", counted calls: %" PRIu64, stats->second.counted_calls);
     std::fprintf(out, "\n");
+    const SectionStatistics& st = stats->second;
+    if (st.has_cpu_sampling_info || st.cpu_samples > 0 || st.cpu_samples_lost > 0) {
+      std::fprintf(out, "    CPU samples: %" PRIu64 " (%" PRIu64 " periods), lost: %" PRIu64, st.cpu_samples,
+                   st.cpu_sample_periods, st.cpu_samples_lost);
+      if (st.has_cpu_sampling_info)
+        std::fprintf(out, "; sampling %s at %u Hz, signal %u", cpu_sampling_state_name(st.cpu_sampling_state).c_str(),
+                     st.cpu_sampling_hz, st.cpu_sampling_signal);
+      std::fprintf(out, "\n");
+    }
   }
 }
 

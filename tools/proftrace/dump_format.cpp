@@ -175,6 +175,20 @@ void format_record(std::string& line, const RecordView& record, const SectionMod
       b.num("last_ns", r.last_ns).num("count", r.count);
       break;
     }
+    case RecordKind::kCpuSample: {
+      const auto r = record.as<CpuSampleRecord>();
+      b.num("time_ns", r.time_ns).num("thread_cpu_ns", r.thread_cpu_ns).num("periods", r.periods);
+      b.num("native_stack", r.native_stack).num("python_stack", r.python_stack);
+      if (r.flags != 0) b.hexnum("flags", r.flags);
+      break;
+    }
+    case RecordKind::kCpuSamplingInfo: {
+      const auto r = record.as<CpuSamplingInfoRecord>();
+      b.num("hz", r.hz).text("mechanism", "\"" + cpu_sampling_mechanism_name(r.mechanism) + "\"");
+      b.text("state", "\"" + cpu_sampling_state_name(r.state) + "\"").num("signal", r.signal_number);
+      b.num("time_ns", r.time_ns);
+      break;
+    }
     case RecordKind::kApiCall: span_fields(b, record.as<ApiCallRecord>().span, section); break;
     case RecordKind::kApiCount: {
       const auto r = record.as<ApiCountRecord>();

@@ -84,8 +84,29 @@ std::string lost_reason_name(uint32_t reason) {
     case LostReason::kGpuTimingUnresolved: return "GPU timing unresolved";
     case LostReason::kGpuTimingDropped: return "GPU timing records dropped by the backend";
     case LostReason::kOutsideCaptureWindow: return "GPU work of calls outside the capture windows";
+    case LostReason::kCpuSampleUnsafe: return "CPU samples not taken (stack not readable safely)";
+    case LostReason::kCpuSampleBufferFull: return "CPU samples beyond the sample buffer";
   }
   return unknown(reason);
+}
+
+std::string cpu_sampling_state_name(uint8_t state) {
+  switch (static_cast<CpuSamplingState>(state)) {
+    case CpuSamplingState::kOff: return "off";
+    case CpuSamplingState::kOn: return "on";
+    case CpuSamplingState::kSteppedBack: return "stepped back";
+    case CpuSamplingState::kUnavailable: return "unavailable";
+  }
+  return unknown(state);
+}
+
+std::string cpu_sampling_mechanism_name(uint8_t mechanism) {
+  switch (static_cast<CpuSamplingMechanism>(mechanism)) {
+    case CpuSamplingMechanism::kNone: return "none";
+    case CpuSamplingMechanism::kThreadCpuTimer: return "thread CPU-time timer";
+    case CpuSamplingMechanism::kPerfEvent: return "perf_event";
+  }
+  return unknown(mechanism);
 }
 
 std::string capture_trigger_name(uint8_t trigger) {

@@ -48,8 +48,26 @@ void StatisticsCollector::on_record(const RecordView& record) {
       section.lost_records += lost.count;
       ++section.lost_record_count;
       section.lost_by_reason[lost.reason] += lost.count;
+      if (lost.reason == static_cast<uint32_t>(LostReason::kCpuSampleUnsafe) ||
+          lost.reason == static_cast<uint32_t>(LostReason::kCpuSampleBufferFull))
+        section.cpu_samples_lost += lost.count;
       see_time(section, lost.first_ns);
       see_time(section, lost.last_ns);
+      break;
+    }
+    case RecordKind::kCpuSample: {
+      const auto sample = record.as<CpuSampleRecord>();
+      ++section.cpu_samples;
+      section.cpu_sample_periods += sample.periods;
+      see_time(section, sample.time_ns);
+      break;
+    }
+    case RecordKind::kCpuSamplingInfo: {
+      const auto info = record.as<CpuSamplingInfoRecord>();
+      section.has_cpu_sampling_info = true;
+      section.cpu_sampling_hz = info.hz;
+      section.cpu_sampling_state = info.state;
+      section.cpu_sampling_signal = info.signal_number;
       break;
     }
     case RecordKind::kApiCall: see_span(record.as<ApiCallRecord>().span); break;

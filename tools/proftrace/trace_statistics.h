@@ -19,6 +19,13 @@ struct SectionStatistics {
   // (LostReason::kOutsideCaptureWindow): not in lost_records.
   uint64_t outside_window_work = 0;
   std::map<uint32_t, uint64_t> lost_by_reason;
+  uint64_t cpu_samples = 0;         // CpuSample records
+  uint64_t cpu_sample_periods = 0;  // the sampling periods they stand for
+  uint64_t cpu_samples_lost = 0;    // LOST with reason CPU sample unsafe / buffer full
+  bool has_cpu_sampling_info = false;
+  uint32_t cpu_sampling_hz = 0;
+  uint8_t cpu_sampling_state = 0;
+  uint8_t cpu_sampling_signal = 0;
   uint64_t first_ns = UINT64_MAX;
   uint64_t last_ns = 0;
 };

@@ -141,9 +141,11 @@ TEST(Ctl, RingJobOfFourRanksDumpsOneFilePerRankInOneCommand) {
       build_path("TORCHRUN_LIKE"), "--nproc", "4", build_path("NCCL_RANKS"), "--count", "1024", "--iterations", "40",
       "--slow-rank", "0", "--delay-ms", "50", "--ops", "allreduce", "--started-file", dir.path() + "/started"};
   const std::string trace = dir.path() + "/job.trace";
-  // The launcher-like parent only waits for its workers: with the OS runtime
-  // hooks on, its waitpid would make it a fifth recording process.
-  RunningProcess job(traced(trace, job_command, {"--ring=30s", "--osrt-threshold=off"}, control_env(dir)));
+  // The launcher-like parent only waits for its workers and makes no GPU
+  // call: with the OS runtime hooks on, its waitpid would make it a fifth
+  // recording process, and with CPU samples it would hold something to dump.
+  RunningProcess job(traced(trace, job_command, {"--ring=30s", "--osrt-threshold=off", "--cpu-sampling=off"},
+                            control_env(dir)));
   wait_for_processes(dir, 4, "ring");
   for (int rank = 0; rank < 4; ++rank) wait_for_file(dir.path() + "/started.rank" + std::to_string(rank));
 

@@ -159,7 +159,8 @@ std::map<std::string, StructFact> facts_from_code() {
   facts["CpuSample"] = record<CpuSampleRecord>(
       {FIELD(CpuSampleRecord, header), FIELD(CpuSampleRecord, flags), FIELD(CpuSampleRecord, reserved),
        FIELD(CpuSampleRecord, time_ns), FIELD(CpuSampleRecord, thread_cpu_ns),
-       FIELD(CpuSampleRecord, native_stack), FIELD(CpuSampleRecord, python_stack)});
+       FIELD(CpuSampleRecord, native_stack), FIELD(CpuSampleRecord, python_stack),
+       FIELD(CpuSampleRecord, periods)});
   facts["CpuSamplingInfo"] = record<CpuSamplingInfoRecord>(
       {FIELD(CpuSamplingInfoRecord, header), FIELD(CpuSamplingInfoRecord, hz),
        FIELD(CpuSamplingInfoRecord, mechanism), FIELD(CpuSamplingInfoRecord, state),

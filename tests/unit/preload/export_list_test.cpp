@@ -17,6 +17,9 @@ const std::set<std::string> kProcessHooks = {
     "execlp", "execle",      "posix_spawn", "posix_spawnp",
     "_exit",  "_Exit",       "exit",        "pthread_setname_np",
 };
+// CPU sampling (preload/sampling): arm new threads, hide the signal. Only in
+// libproflaunch.so (with the stacks), not in the probe shim.
+const std::set<std::string> kSamplingHooks = {"pthread_create", "sigaction", "signal", "sigset"};
 
 std::set<std::string> defined_symbols(const std::string& library, const std::string& nm_options) {
   std::set<std::string> names;
@@ -59,6 +62,7 @@ TEST(ExportList, LibproflaunchExportsExactlyItsHooks) {
   }
   std::set<std::string> expected = kProcessHooks;
   expected.insert({"dlsym", "dlvsym", "dlopen", "dlclose"});
+  expected.insert(kSamplingHooks.begin(), kSamplingHooks.end());
   expected.insert("InitializeInjection");  // a real driver's injection entry point (preload/cuda/cupti)
   expected.insert("InitializeInjectionNvtx2");  // each NVTX module's (preload/nvtx)
   // Where threads wait (preload/osrt/osrt_calls.h; syscall for the futex system call).

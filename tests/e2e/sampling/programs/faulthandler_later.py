@@ -1,0 +1,13 @@
+# faulthandler.dump_traceback_later: a watchdog thread dumps the stacks
+# after a timeout, then the program goes on and exits with a status of its own.
+import faulthandler, sys, time
+
+faulthandler.enable()
+faulthandler.dump_traceback_later(0.2, exit=False, file=sys.stdout)
+end = time.process_time() + 0.4
+x = 0
+while time.process_time() < end:
+    x += 1
+faulthandler.cancel_dump_traceback_later()
+print("finished", x > 0)
+sys.exit(3)
