@@ -7,7 +7,8 @@ namespace proflaunch::tools::stats {
 using namespace format;
 
 void CpuActivity::on_cpu_sample(const interpret::CpuSampleEvent& e) {
-  samples_.push_back(Sample{e.section->id, e.record.time_ns, e.tid, e.record.native_stack, e.record.python_stack});
+  samples_.push_back(Sample{e.section->id, e.record.time_ns, e.tid, e.record.native_stack, e.record.python_stack,
+                            std::max<uint32_t>(1, e.record.periods)});
 }
 
 void CpuActivity::on_blocking_call(const interpret::BlockingCallEvent& e) {

@@ -30,6 +30,10 @@ class CpuActivity : public interpret::Consumer {
     uint64_t time_ns;
     uint32_t tid;
     uint32_t native, python;
+    // Sampling periods of CPU time it stands for (CpuSampleRecord::periods:
+    // the kernel fires CPU-time timers at its tick, so one signal may stand
+    // for several periods; at least 1).
+    uint32_t periods;
   };
   struct Wait {
     uint64_t section;

@@ -60,7 +60,8 @@ std::string CpuPageData::json(const TraceModel& model) {
     const size_t t = thread_index(key);
     const size_t stack = stack_index(s.section, s.native, s.python).first;
     samples += (samples.empty() ? "[[" : ",[") + std::to_string(t) + "," + std::to_string(s.time_ns - first_ns) + "," +
-               std::to_string(stack) + "," + (idle.contains(key, s.time_ns) ? "1" : "0") + "]";
+               std::to_string(stack) + "," + (idle.contains(key, s.time_ns) ? "1" : "0") + "," +
+               std::to_string(s.periods) + "]";
   }
   std::string waits;
   for (const auto& w : activity_.waits()) {
@@ -88,7 +89,7 @@ std::string CpuPageData::json(const TraceModel& model) {
     const uint64_t period = activity_.period_ns(section_id);
     for (const auto& s : activity_.samples()) {
       if (s.section != section_id || s.tid != launcher || !idle.contains(key, s.time_ns)) continue;
-      (stack_index(s.section, s.native, s.python).second ? python : native) += period;
+      (stack_index(s.section, s.native, s.python).second ? python : native) += period * s.periods;
     }
     blocked = std::min(blocked, idle_ns);
     python = std::min(python, idle_ns - blocked);

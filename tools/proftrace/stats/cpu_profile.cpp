@@ -98,14 +98,15 @@ const ProfileBuilder::Keys& ProfileBuilder::keys(uint64_t section_id, uint32_t n
 
 void ProfileBuilder::add_sample(ThreadProfile& profile, const CpuActivity::Sample& sample) {
   const Keys& k = keys(sample.section, sample.native, sample.python);
-  ++profile.samples;
-  ++profile.functions[k.self_function].self;
-  ++profile.modules[k.self_module].self;
-  if (!k.self_line.empty()) ++profile.lines[k.self_line].self;
-  for (const auto& f : k.functions) ++profile.functions[f].total;
-  for (const auto& m : k.modules) ++profile.modules[m].total;
-  for (const auto& l : k.lines) ++profile.lines[l].total;
-  if (k.functions.empty()) ++profile.functions[k.self_function].total, ++profile.modules[k.self_module].total;
+  const uint64_t n = sample.periods;  // the periods of CPU time it stands for
+  profile.samples += n;
+  profile.functions[k.self_function].self += n;
+  profile.modules[k.self_module].self += n;
+  if (!k.self_line.empty()) profile.lines[k.self_line].self += n;
+  for (const auto& f : k.functions) profile.functions[f].total += n;
+  for (const auto& m : k.modules) profile.modules[m].total += n;
+  for (const auto& l : k.lines) profile.lines[l].total += n;
+  if (k.functions.empty()) profile.functions[k.self_function].total += n, profile.modules[k.self_module].total += n;
 }
 
 std::string ProfileBuilder::sample_site(const CpuActivity::Sample& sample) {

@@ -33,8 +33,8 @@ struct WaitSite {
 };
 
 struct ThreadProfile {
-  uint64_t samples = 0;
-  uint64_t period_ns = 0;  // the CPU time one sample stands for
+  uint64_t samples = 0;    // sampling periods (a sample may stand for several)
+  uint64_t period_ns = 0;  // the CPU time one period stands for
   std::map<std::string, ProfileCount> functions, lines, modules;
   // Per "call (waited on) at site".
   std::map<std::string, WaitSite> waits;

@@ -79,8 +79,8 @@ class GapActivity {
       auto it = std::lower_bound(s->second.begin(), s->second.end(), begin_ns,
                                  [](auto* sample, uint64_t t) { return sample->time_ns < t; });
       for (; it != s->second.end() && (*it)->time_ns < end_ns; ++it) {
-        out.ns["in " + builder_.sample_site(**it)] += period;
-        out.sampled_ns += period;
+        out.ns["in " + builder_.sample_site(**it)] += period * (*it)->periods;
+        out.sampled_ns += period * (*it)->periods;
       }
     }
     if (auto w = waits_.find(thread); w != waits_.end()) {

@@ -684,7 +684,7 @@
     function tree(samples) {
       const root = { frame: -1, ns: 0, children: new Map() };
       for (const s of samples) {
-        const ns = cpu.threads[s[0]].period_ns * cpu.sample_weight;
+        const ns = cpu.threads[s[0]].period_ns * cpu.sample_weight * (s[4] || 1);
         let node = root;
         node.ns += ns;
         for (const f of cpu.stacks[s[2]]) {
