@@ -293,7 +293,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .read = read_gpu_metrics,
      .example = "50",
      .help = "sample each device's utilization, memory, clocks, power, temperature, PCIe and NVLink through "
-             "NVML or ROCm SMI this many times per second; off: none"},
+             "NVML this many times per second, from the launcher (AMD devices: not yet); off: none"},
     {.id = Setting::kGpuMetricsCounters,
      .flags = "--gpu-metrics-counters",
      .value = SettingValue::kText,
@@ -302,9 +302,8 @@ inline constexpr SettingRow kSettingRows[] = {
      .env = "PROFLAUNCH_GPU_METRICS_COUNTERS",
      .read = read_gpu_metrics_counters,
      .example = "DEFAULT",
-     .help = "also sample the GPU's own counters (CUPTI PM sampling, NVIDIA, 10 kHz): DEFAULT (SM active, "
-             "occupancy, tensor pipes, DRAM, PCIe, NVLink) or a comma list of metric names; needs profiling "
-             "permission"},
+     .help = "also sample the GPU's own counters (CUPTI PM sampling, NVIDIA): DEFAULT or a comma list of "
+             "metric names; not built yet (the launcher says so and goes on with NVML)"},
     {.id = Setting::kCaptureRange,
      .flags = "--capture-range",
      .value = SettingValue::kText,
