@@ -13,6 +13,8 @@
 //    unchanged, and the samples land in torch's own Python files and in
 //    libtorch's native code.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <unistd.h>
 
 #include <fstream>
@@ -25,6 +27,12 @@
 
 namespace proflaunch::e2e {
 namespace {
+
+// The shim does not sample sanitized programs (preload/sampling/README.md);
+// scripts/sanitize.sh sets SANITIZER_PRELOAD for the runs it makes.
+#define SKIP_IF_SANITIZED()                                   \
+  if (std::getenv("SANITIZER_PRELOAD") != nullptr) GTEST_SKIP() << "sanitized programs are not sampled"
+
 
 std::string line_of(const std::string& path, const std::string& text) {
   std::ifstream in(path);
@@ -40,6 +48,7 @@ double number_after(const std::string& text, const std::regex& pattern) {
 }
 
 TEST(SlowLoader, TheIdleGapRuleNamesWhatTheLaunchingThreadAndTheLoaderDid) {
+  SKIP_IF_SANITIZED();
   const std::string python = build_path("SYSTEM_PYTHON3");
   if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << python << " is not installed";
   TempDir dir;
@@ -99,6 +108,7 @@ TEST(SlowLoader, TheIdleGapRuleNamesWhatTheLaunchingThreadAndTheLoaderDid) {
 }
 
 TEST(RealPyTorch, ATrainingStepRunsUnchangedAndIsSampledInTorchsOwnCode) {
+  SKIP_IF_SANITIZED();
   const std::string python = build_path("SYSTEM_PYTHON3");
   if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << python << " is not installed";
   if (testing::run_process(untraced({python, "-c", "import torch"})).status != 0)

@@ -127,11 +127,14 @@ OsrtTrace load_osrt_trace(const std::string& path, std::string* error) {
       wait.pid = s.pid;
       wait.tid = tid;
       wait.record = record;
-      if (auto api = s.apis.find(record.span.api); api != s.apis.end()) {
+      // Copies: the record is packed, its fields not aligned for binding.
+      const uint16_t api_id = record.span.api;
+      const uint64_t correlation = record.span.correlation_id;
+      if (auto api = s.apis.find(api_id); api != s.apis.end()) {
         wait.api = string_of(s, api->second.name_string);
         wait.api_domain = api->second.domain;
       }
-      if (auto stack = s.stacks.find(record.span.correlation_id); stack != s.stacks.end()) {
+      if (auto stack = s.stacks.find(correlation); stack != s.stacks.end()) {
         wait.has_stack = true;
         if (auto native = s.native.find(stack->second.native_stack); native != s.native.end())
           for (uint64_t address : native->second) {

@@ -34,6 +34,12 @@
 namespace proflaunch::e2e {
 namespace {
 
+// The shim does not sample sanitized programs (preload/sampling/README.md);
+// scripts/sanitize.sh sets SANITIZER_PRELOAD for the runs it makes.
+#define SKIP_IF_SANITIZED()                                   \
+  if (std::getenv("SANITIZER_PRELOAD") != nullptr) GTEST_SKIP() << "sanitized programs are not sampled"
+
+
 using namespace format;
 
 struct ThreadSamples {
@@ -143,6 +149,7 @@ std::map<std::string, Printed> parse_threads(const std::string& out) {
 }
 
 TEST(CpuSampling, RateFollowsEachThreadsCpuTimeAndBlockedThreadsGetNone) {
+  SKIP_IF_SANITIZED();
   TempDir dir;
   const std::string trace = dir.path() + "/rate.trace";
   const ProcessResult run = run_process(traced(trace, {program("SAMPLING_CPU_THREADS")}));
@@ -177,6 +184,7 @@ TEST(CpuSampling, RateFollowsEachThreadsCpuTimeAndBlockedThreadsGetNone) {
 }
 
 TEST(CpuSampling, OffWritesNoSample) {
+  SKIP_IF_SANITIZED();
   TempDir dir;
   const std::string trace = dir.path() + "/off.trace";
   const ProcessResult run = run_process(traced(trace, {program("SAMPLING_CPU_THREADS"), "0.3"}, {"--cpu-sampling=off"}));
@@ -186,6 +194,7 @@ TEST(CpuSampling, OffWritesNoSample) {
 }
 
 TEST(CpuSampling, PythonFramesInSamples) {
+  SKIP_IF_SANITIZED();
   const char* python = std::getenv("PYTHON_UNDER_TEST");
   if (python == nullptr || access(python, X_OK) != 0) GTEST_SKIP() << "no PYTHON_UNDER_TEST";
   TempDir dir;
@@ -232,6 +241,7 @@ void expect_same_behaviour(const std::vector<std::string>& argv, Collector* coll
 }
 
 TEST(CpuSampling, SigalrmLoopBehavesAsUntraced) {
+  SKIP_IF_SANITIZED();
   Collector c;
   expect_same_behaviour({build_path("PYTHON3"), build_path("SAMPLING_PROGRAMS") + "/alarm_loop.py"}, &c);
   uint64_t samples = 0;
@@ -240,11 +250,13 @@ TEST(CpuSampling, SigalrmLoopBehavesAsUntraced) {
 }
 
 TEST(CpuSampling, FaulthandlerDumpLaterBehavesAsUntraced) {
+  SKIP_IF_SANITIZED();
   // The dumped traceback names the script's lines: the same text traced.
   expect_same_behaviour({build_path("PYTHON3"), build_path("SAMPLING_PROGRAMS") + "/faulthandler_later.py"});
 }
 
 TEST(CpuSampling, ProgramHandlerOnTheSignalMakesSamplingStepBack) {
+  SKIP_IF_SANITIZED();
   for (const char* how : {"sigaction", "signal"}) {
     Collector c;
     expect_same_behaviour({program("SAMPLING_RT_HANDLER"), how}, &c);
@@ -257,6 +269,7 @@ TEST(CpuSampling, ProgramHandlerOnTheSignalMakesSamplingStepBack) {
 }
 
 TEST(CpuSampling, ThreadChurnForkExecAndVfork) {
+  SKIP_IF_SANITIZED();
   TempDir dir;
   const std::string trace = dir.path() + "/churn.trace";
   const std::string churn = program("SAMPLING_CHURN");
@@ -279,6 +292,7 @@ TEST(CpuSampling, ThreadChurnForkExecAndVfork) {
 }
 
 TEST(CpuSampling, SigkillKeepsWhatWasFlushed) {
+  SKIP_IF_SANITIZED();
   TempDir dir;
   const std::string trace = dir.path() + "/killed.trace";
   const std::string pid_file = dir.path() + "/pid";
