@@ -28,10 +28,8 @@
 namespace proflaunch::e2e {
 namespace {
 
-// The shim does not sample sanitized programs (preload/sampling/README.md);
-// scripts/sanitize.sh sets SANITIZER_PRELOAD for the runs it makes.
-#define SKIP_IF_SANITIZED()                                   \
-  if (std::getenv("SANITIZER_PRELOAD") != nullptr) GTEST_SKIP() << "sanitized programs are not sampled"
+#define SKIP_IF_SANITIZED() \
+  if (sanitized_run()) GTEST_SKIP() << "sanitized programs are not sampled (sanitized_run)"
 
 
 std::string line_of(const std::string& path, const std::string& text) {

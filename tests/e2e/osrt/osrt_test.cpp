@@ -15,11 +15,8 @@
 namespace proflaunch::e2e {
 namespace {
 
-// Under scripts/sanitize.sh (SANITIZER_PRELOAD set) the sanitizer's runtime
-// is preloaded first: its own interceptors of read, poll, the condition
-// variables ... call libc directly, so the shim sees only some of the waits.
-#define SKIP_IF_SANITIZED()                                   \
-  if (std::getenv("SANITIZER_PRELOAD") != nullptr) GTEST_SKIP() << "the sanitizer's interceptors come first"
+#define SKIP_IF_SANITIZED() \
+  if (sanitized_run()) GTEST_SKIP() << "the sanitizer's interceptors come first (sanitized_run)"
 
 
 using format::WaitObjectKind;

@@ -1,4 +1,6 @@
 #include "tests/e2e/cuda/support/traced_run.h"
+
+#include <cstdlib>
 #include "tests/perfetto/twin_check.h"
 
 #include <gtest/gtest.h>
@@ -72,5 +74,7 @@ std::string describe(const CudaTrace& trace) {
   }
   return text.str();
 }
+
+bool sanitized_run() { return std::getenv("SANITIZER_PRELOAD") != nullptr; }
 
 }  // namespace proflaunch::e2e

@@ -31,6 +31,12 @@ RunOptions traced(const std::string& trace, const std::vector<std::string>& prog
                   const std::vector<std::string>& launcher_args = {},
                   const std::vector<std::pair<std::string, std::string>>& env = {});
 
+// Under scripts/sanitize.sh, which preloads the sanitizer's runtime first
+// (SANITIZER_PRELOAD): the shim does not sample sanitized programs, and the
+// sanitizer's own interceptors (read, poll, condition variables ...) run
+// before the shim's OS runtime hooks.
+bool sanitized_run();
+
 // Runs proftrace with `args`.
 ProcessResult run_proftrace(const std::vector<std::string>& args);
 
