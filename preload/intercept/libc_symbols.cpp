@@ -151,4 +151,16 @@ void* find_libc_symbol(const char* name) {
   return nullptr;
 }
 
+void* find_next_symbol(const char* name) {
+  const link_map* object = _r_debug.r_map;
+  while (object != nullptr && object->l_ld != _DYNAMIC) object = object->l_next;
+  if (object != nullptr) {
+    for (object = object->l_next; object != nullptr; object = object->l_next) {
+      if (object->l_ld == nullptr) continue;
+      if (void* found = find_symbol_in_object(object->l_ld, object->l_addr, name)) return found;
+    }
+  }
+  return find_libc_symbol(name);
+}
+
 }  // namespace proflaunch::intercept

@@ -15,6 +15,13 @@ namespace proflaunch::intercept {
 // (libc.so.6), or nullptr if libc or the symbol cannot be found.
 void* find_libc_symbol(const char* name);
 
+// The definition of `name` that dlsym(RTLD_NEXT, name) called from the shim
+// would return: the first object after the shim's own in the loader's list
+// that defines it (a sanitizer's interceptor when the shim is linked into a
+// program, libc when the shim is preloaded), found without dlsym. Falls
+// back to libc's definition.
+void* find_next_symbol(const char* name);
+
 // Looks `name` up in the dynamic symbol table of the loaded object whose base
 // address is `base` (e.g. from dl_iterate_phdr). Exposed for tests.
 void* find_symbol_in_object(const void* dynamic, unsigned long base, const char* name);

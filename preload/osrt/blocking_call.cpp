@@ -69,7 +69,10 @@ int32_t clamp(long value) noexcept {
 }  // namespace
 
 void* resolve_early(Call call) noexcept {
-  void* function = intercept::find_libc_symbol(row(call).symbol);
+  // The next definition, as after start: under a sanitizer that intercepts
+  // locks, a lock taken before start must reach its interceptor as the
+  // unlock (not hooked) does.
+  void* function = intercept::find_next_symbol(row(call).symbol);
   void* expected = nullptr;
   if (function != nullptr)
     g_real[static_cast<size_t>(call)].compare_exchange_strong(expected, function, std::memory_order_relaxed);
