@@ -77,11 +77,7 @@ int pick_signal() {
   return 0;
 }
 
-std::atomic<int> g_claimed{0};
-
 }  // namespace
-
-int claimed_sampling_signal() noexcept { return g_claimed.load(std::memory_order_acquire); }
 
 format::CpuSamplingState sampling_state() noexcept {
   return static_cast<format::CpuSamplingState>(g_sampler.state.load(std::memory_order_acquire));
@@ -142,7 +138,7 @@ void start_cpu_sampling(const Config& config) noexcept {
     return;
   }
   set_sampler_fault_recovery(recover_from_sampler_fault);
-  g_claimed.store(signal_number, std::memory_order_release);
+  set_claimed_sampling_signal(signal_number);
   set_sampling_signal(signal_number);
   set_state(format::CpuSamplingState::kOn);
   register_sample_drain();
@@ -163,7 +159,7 @@ void arm_new_thread() noexcept {
 }
 
 void step_back() noexcept {
-  const int signal_number = g_claimed.exchange(0, std::memory_order_acq_rel);
+  const int signal_number = take_claimed_sampling_signal();
   if (signal_number == 0) return;
   set_state(format::CpuSamplingState::kSteppedBack);
   disarm_all_threads();

@@ -16,9 +16,8 @@ namespace proflaunch::sampling {
 // Does nothing when --cpu-sampling=off or not recording.
 void start_cpu_sampling(const Config& config) noexcept;
 
-// The signal the sampler holds (0: none, or stepped back). The exported
-// sigaction/signal hooks ask it.
-int claimed_sampling_signal() noexcept;
+// The signal the sampler holds: claimed_sampling_signal() in
+// state/sampling_signal.h.
 
 // The program installs a disposition for the sampling signal: timers off,
 // pending samples discarded, one line on stderr, CpuSamplingInfo kSteppedBack.

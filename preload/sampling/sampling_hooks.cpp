@@ -15,6 +15,7 @@
 #include "preload/intercept/dlsym_interposer.h"
 #include "preload/intercept/libc_symbols.h"
 #include "preload/sampling/cpu_sampling.h"
+#include "preload/state/sampling_signal.h"
 
 namespace {
 
@@ -87,7 +88,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   CreateFn real = real_create();
   if (real == nullptr) return EAGAIN;
   // The shim's own threads (created from inside the shim) are never sampled.
-  if (proflaunch::sampling::claimed_sampling_signal() == 0 || proflaunch::inside_profiler())
+  if (proflaunch::claimed_sampling_signal() == 0 || proflaunch::inside_profiler())
     return real(thread, attr, routine, argument);
   auto* start = static_cast<StartArguments*>(std::malloc(sizeof(StartArguments)));
   if (start == nullptr) return real(thread, attr, routine, argument);
@@ -104,7 +105,7 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int signal_numbe
     errno = ENOSYS;
     return -1;
   }
-  if (signal_number == 0 || signal_number != proflaunch::sampling::claimed_sampling_signal())
+  if (signal_number == 0 || signal_number != proflaunch::claimed_sampling_signal())
     return real(signal_number, action, old);
   if (action == nullptr) {
     fill_default(old);
@@ -117,7 +118,7 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int signal_numbe
 }
 
 extern "C" __attribute__((visibility("default"))) sighandler_t signal(int signal_number, sighandler_t handler) {
-  if (signal_number != 0 && signal_number == proflaunch::sampling::claimed_sampling_signal()) {
+  if (signal_number != 0 && signal_number == proflaunch::claimed_sampling_signal()) {
     proflaunch::sampling::step_back();
     // glibc's signal(): BSD semantics (SA_RESTART, the handler stays).
     struct sigaction action {};
@@ -134,7 +135,7 @@ extern "C" __attribute__((visibility("default"))) sighandler_t signal(int signal
 }
 
 extern "C" __attribute__((visibility("default"))) sighandler_t sigset(int signal_number, sighandler_t handler) {
-  if (signal_number != 0 && signal_number == proflaunch::sampling::claimed_sampling_signal())
+  if (signal_number != 0 && signal_number == proflaunch::claimed_sampling_signal())
     proflaunch::sampling::step_back();
   SignalFn real = libc_signal_function(g_sigset, "sigset");
   if (real == nullptr) return SIG_ERR;
