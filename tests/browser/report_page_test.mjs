@@ -51,7 +51,8 @@ try {
   }
 
   // ---- every stats table is on the page, row for row, value for value
-  const special = t => t.section === 'recommendations' || t.title.startsWith('Overview: GPU activity over time');
+  const special = t => t.section === 'recommendations' || t.title.startsWith('Overview: GPU activity over time') ||
+                       t.title === 'Device metrics over time';
   for (const table of stats.tables.filter(t => !special(t))) {
     const selector = `.data-table[data-section="${table.section}"][data-title="${table.title.replace(/"/g, '\\"')}"]`;
     const found = page.locator(selector);
@@ -105,6 +106,44 @@ try {
     const tip = await page.locator('.chart-tip').textContent();
     check(/GPU busy [\d.]+ %/.test(tip), `hovering the activity chart shows the interval ("${tip.slice(0, 80)}")`);
     await page.mouse.move(0, 0);
+  }
+  // Device metrics: a chart per metric, a line per device, each line a step
+  // per bin that stats has a mean for, on the activity chart's time axis.
+  const overTime = tableOf('gpu-metrics', 'Device metrics over time');
+  check(Boolean(overTime && overTime.rows.length) === Boolean(expected.metrics),
+        `stats has device metrics over time: ${Boolean(overTime && overTime.rows.length)} (expected ${Boolean(expected.metrics)})`);
+  if (overTime && overTime.rows.length) {
+    const metrics = [...new Set(overTime.rows.map(r => r.Metric))];
+    const charts = await page.locator('.metric-charts svg.metric-chart').evaluateAll(
+      ss => ss.map(s => ({ metric: s.getAttribute('data-metric'),
+                           lines: Array.from(s.querySelectorAll('polyline')).map(p => ({
+                             device: p.getAttribute('data-device'),
+                             points: p.getAttribute('points').trim().split(/\s+/).length })) })));
+    check(JSON.stringify(charts.map(c => c.metric)) === JSON.stringify(metrics),
+          `one chart per metric (${charts.map(c => c.metric).join(', ')}; stats: ${metrics.join(', ')})`);
+    for (const chart of charts) {
+      for (const line of chart.lines) {
+        const bins = overTime.rows.filter(r => r.Metric === chart.metric && r.Device === line.device).length;
+        check(line.points === 2 * bins, `${chart.metric} of ${line.device}: ${line.points} points for ${bins} bins`);
+      }
+      const devices = new Set(overTime.rows.filter(r => r.Metric === chart.metric).map(r => r.Device));
+      check(chart.lines.length === devices.size, `${chart.metric}: ${chart.lines.length} lines for ${devices.size} devices`);
+    }
+    // The same instant at the same x as the activity chart: a bin's start.
+    const utilization = overTime.rows.filter(r => r.Metric === 'gpu_utilization');
+    if (utilization.length && activity) {
+      const end = activity.rows[activity.rows.length - 1]['End (ns)'];
+      const first = await page.locator('.metric-charts svg[data-metric="gpu_utilization"] polyline').first()
+        .getAttribute('points');
+      const x0 = Number(first.trim().split(/\s+/)[0].split(',')[0]);
+      const want = 44 + (960 - 44 - 10) * utilization[0]['Start (ns)'] / end;
+      check(Math.abs(x0 - want) < 0.01, `the utilization line starts at x ${x0} (bin start ${want})`);
+      const box = await page.locator('.metric-charts svg[data-metric="gpu_utilization"]').boundingBox();
+      await page.mouse.move(box.x + 44 + (box.width - 54) * 0.5, box.y + box.height / 2);
+      const tip = await page.locator('.chart-tip').textContent();
+      check(/[\d.]+ %/.test(tip), `hovering the utilization chart shows the devices' values ("${tip.slice(0, 80)}")`);
+      await page.mouse.move(0, 0);
+    }
   }
   await page.screenshot({ path: path.join(outDir, 'overview.png'), fullPage: true });
 

@@ -174,7 +174,8 @@ void add_stats_command(CLI::App& app, int& exit_code) {
                   "overview: the NVTX range that is one step, NAME[@DOMAIN] as proflaunch --step-range "
                   "(default: found from the trace)");
   sub->add_option("--timeline-bins", command->timeline_bins,
-                  "overview: also the GPU activity over time, the analysed span in this many equal bins")
+                  "overview, gpu-metrics: also the GPU activity and the device metrics over time, the analysed span "
+                  "in this many equal bins")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
   sub->add_option("--during", command->during,
                   "cpu: only the samples and waits that fall while the thread's GPU had no work (gaps of at "

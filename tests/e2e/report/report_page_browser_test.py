@@ -2,7 +2,8 @@
 """The report page end to end in a real browser.
 
 Three runs on the simulated stack, each under the real launcher and shim:
-the sample training loop, a deliberately bad program (recommendations_loop:
+the sample training loop (with the simulated NVML, so the launcher samples
+device metrics and the overview charts them), a deliberately bad program (recommendations_loop:
 pageable synchronous copies, an .item()-style read every step, a tiny grid,
 allocator churn, the GPU left idle, each at a marked source line) and a 4-rank NCCL job
 recorded one file per rank. For each, `proftrace report` writes the page
@@ -55,7 +56,7 @@ def marked_lines(source):
 def main():
     parser = argparse.ArgumentParser()
     for name in ("proflaunch", "proftrace", "training_loop", "bad_program", "bad_source", "nccl_ranks",
-                 "torchrun_like", "library_path", "browser_dir", "out_dir"):
+                 "torchrun_like", "library_path", "nvml_dir", "browser_dir", "out_dir"):
         parser.add_argument("--" + name.replace("_", "-"), required=True)
     args = parser.parse_args()
 
@@ -76,8 +77,12 @@ def main():
         # name, traces, what the page must say beyond what stats says
         runs = []
         trace = os.path.join(work, "sample.trace")
-        run([args.proflaunch, "-q", "-o", trace, "--", args.training_loop, "--steps", "12"], env)
-        runs.append(("sample", [trace], {"ranks": 0}))
+        # The devices' state files of this run only (the simulated driver
+        # publishes them, the simulated NVML reads them).
+        with_nvml = dict(env, LD_LIBRARY_PATH=args.library_path + ":" + args.nvml_dir,
+                         SIMGPU_STATE_DIR=os.path.join(work, "device-state"))
+        run([args.proflaunch, "-q", "-o", trace, "--", args.training_loop, "--steps", "12"], with_nvml)
+        runs.append(("sample", [trace], {"ranks": 0, "metrics": True}))
 
         trace = os.path.join(work, "bad.trace")
         run([args.proflaunch, "-q", "-o", trace, "--", args.bad_program], env)

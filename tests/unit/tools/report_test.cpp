@@ -14,6 +14,7 @@
 #include "tests/unit/tools/tool_fixture.h"
 #include "tests/unit/tools/trace_scenarios.h"
 #include "tools/proftrace/html_text.h"
+#include "tools/proftrace/stats/gpu_metric_timeline.h"
 
 namespace proflaunch::testing {
 namespace {
@@ -226,6 +227,110 @@ TEST(Report, ActivityBinsAreContiguousAndAddUpToTheRun) {
 
   stats.timeline_bins = 0;
   EXPECT_EQ(run_stats_on(stats).out.find("GPU activity over time"), std::string::npos) << "only when asked";
+}
+
+// A process whose events span [kT+500, kT+10000) and the launcher's device
+// sampler beside it: a utilization (a rate: each reading covers the time
+// since the one before) read every `step_ns` from kT, 0 % up to kT+5000 and
+// 100 % after, and the memory used (a gauge: it holds from its reading on)
+// at 1 MiB from kT+2000 and 3 MiB from kT+6000.
+std::string trace_with_device_metrics(uint64_t step_ns = 1000) {
+  TraceBuilder trace;
+  TracedProcess p = add_process(trace, 1, 4242, kT);
+  trace.device(1, DeviceSpec{.ordinal = 0});
+  trace.event(1, 100, launch(p, 1, kT + 500, kT + 600, 0xA, kStream));
+  trace.event(1, 100, activity(1, kT + 1000, kT + 4000, kStream, GpuActivityKind::kKernel));
+  trace.event(1, 100, launch(p, 4, kT + 9900, kT + 10000, 0xA, kStream));
+  ProcessSpec sampler;
+  sampler.pid = 77;
+  sampler.flags = kProcessDeviceSampler;
+  sampler.monotonic_ns = kT - 5000;
+  trace.process(2, sampler);
+  trace.device(2, DeviceSpec{.ordinal = 0});
+  auto def = [&](uint32_t id, const char* name, const char* unit) {
+    GpuMetricDefRecord d{};
+    d.metric = id;
+    d.device = 0;
+    d.kind = uint8_t(GpuMetricKind::kGauge);
+    d.source = uint8_t(GpuMetricSource::kNvml);
+    d.link = 0xFFFF;
+    d.name_string = trace.string(2, name);
+    d.unit_string = trace.string(2, unit);
+    trace.define(2, d);
+  };
+  def(1, "gpu_utilization", "%");
+  def(2, "memory_used", "bytes");
+  auto sample = [&](uint32_t metric, uint64_t at, uint64_t value) {
+    GpuMetricSampleRecord s{};
+    s.metric = metric;
+    s.time_ns = at;
+    s.value = value;
+    trace.event(2, 77, s);
+  };
+  for (uint64_t t = 0; t <= 10000; t += step_ns) sample(1, kT + t, t <= 5000 ? 0 : 100);
+  sample(2, kT + 2000, 1 << 20);
+  sample(2, kT + 6000, 3 << 20);
+  sample(2, kT + 10000, 3 << 20);
+  return write_trace(trace, "metrics" + std::to_string(step_ns) + ".trace");
+}
+
+// Row (metric, start) -> mean of the "Device metrics over time" table.
+std::map<std::pair<std::string, uint64_t>, double> metrics_over_time(const std::string& path, size_t bins,
+                                                                     uint64_t* activity_end = nullptr) {
+  tools::StatsCommand stats;
+  stats.inputs = {path};
+  stats.json = true;
+  stats.sections = {"overview", "gpu-metrics"};
+  stats.timeline_bins = bins;
+  const CommandOutput out = run_stats_on(stats);
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  std::string error;
+  const auto data = parse_json(out.out, &error);
+  EXPECT_TRUE(data.has_value()) << error;
+  std::map<std::pair<std::string, uint64_t>, double> means;
+  if (!data) return means;
+  for (const JsonValue& table : (*data)["tables"].items) {
+    if (table["title"].str() == "Overview: GPU activity over time" && activity_end != nullptr)
+      *activity_end = table["rows"].items.back()["End (ns)"].as_uint();
+    if (table["title"].str() != "Device metrics over time") continue;
+    for (const JsonValue& row : table["rows"].items)
+      means[{row["Metric"].str(), row["Start (ns)"].as_uint()}] = row["Mean"].as_double();
+  }
+  return means;
+}
+
+TEST(Report, DeviceMetricsOverTimeShareTheActivityBinsAndPlaceRatesBeforeTheirReading) {
+  const std::string path = trace_with_device_metrics();
+  uint64_t activity_end = 0;
+  // The analysed span is [kT+500, kT+10000): bins of 2375 ns from kT+500.
+  const auto means = metrics_over_time(path, 4, &activity_end);
+  EXPECT_EQ(activity_end, 9500u) << "the activity chart's axis";
+  ASSERT_EQ(means.size(), 8u);
+  // Utilization: 100 % covers [kT+5000, kT+10000) (the reading at kT+6000
+  // says what ran since kT+5000).
+  EXPECT_DOUBLE_EQ((means.at({"gpu_utilization", 0})), 0.0);                   // [500, 2875)
+  EXPECT_NEAR((means.at({"gpu_utilization", 2375})), 100.0 * 250 / 2375, 0.05);  // [2875, 5250), to 0.1
+  EXPECT_DOUBLE_EQ((means.at({"gpu_utilization", 4750})), 100.0);              // [5250, 7625)
+  EXPECT_DOUBLE_EQ((means.at({"gpu_utilization", 7125})), 100.0);              // [7625, 10000)
+  // Memory: nothing before its first reading at kT+2000; 1 MiB held to
+  // kT+6000, then 3 MiB.
+  EXPECT_DOUBLE_EQ((means.at({"memory_used", 0})), double(1 << 20));  // covered [2000, 2875) only
+  EXPECT_DOUBLE_EQ((means.at({"memory_used", 2375})), double(1 << 20));
+  EXPECT_NEAR((means.at({"memory_used", 4750})), (750.0 * (1 << 20) + 1625.0 * (3 << 20)) / 2375, 1);
+  EXPECT_DOUBLE_EQ((means.at({"memory_used", 7125})), double(3 << 20));
+
+  EXPECT_TRUE(metrics_over_time(path, 0).empty()) << "only when asked (the report asks)";
+}
+
+TEST(Report, DeviceMetricsOverTimeKeepBoundedMemoryAndTheSameMeans) {
+  // A reading every 2 ns: 5001 readings, more than a series keeps
+  // segments (kMaxSegments), so neighbours are merged; the bins' means stay
+  // those of the readings every 1000 ns to within the merged resolution.
+  static_assert(10000 / 2 > tools::stats::GpuMetricTimeline::kMaxSegments);
+  const auto many = metrics_over_time(trace_with_device_metrics(2), 4);
+  const auto few = metrics_over_time(trace_with_device_metrics(1000), 4);
+  ASSERT_EQ(many.size(), few.size());
+  for (const auto& [key, mean] : few) EXPECT_NEAR(many.at(key), mean, 0.005 * mean + 0.01) << key.first << " " << key.second;
 }
 
 TEST(FillTemplate, FillsEachPlaceholderOnceAndNeverInsideAValue) {

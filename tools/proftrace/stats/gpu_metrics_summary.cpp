@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "tools/proftrace/stats/analysed_span.h"
 #include "tools/proftrace/stats/gpu_metric_series.h"
+#include "tools/proftrace/stats/gpu_metric_timeline.h"
 #include "tools/proftrace/stats/stats_section.h"
 
 namespace proflaunch::tools::stats {
@@ -25,8 +27,21 @@ std::string decimal(double value) {
 
 class GpuMetricsSummary final : public StatsSection {
  public:
+  explicit GpuMetricsSummary(const StatsOptions& options) : timeline_bins_(options.timeline_bins) {}
   std::string name() const override { return "gpu-metrics"; }
-  std::vector<interpret::Consumer*> parts() override { return {&series_}; }
+  std::vector<interpret::Consumer*> parts() override {
+    if (timeline_bins_ == 0) return {&series_};
+    return {&series_, &span_, &timeline_};
+  }
+
+  // With timeline bins (the report): also each charted metric over time.
+  std::vector<Table> finish_tables(const TraceModel& model) override {
+    std::vector<Table> tables;
+    tables.push_back(finish(model));
+    if (timeline_bins_ > 0)
+      tables.push_back(timeline_.table(model, series_.finish(model), span_.first_ns(), span_.last_ns(), timeline_bins_));
+    return tables;
+  }
 
   Table finish(const TraceModel& model) override {
     Table table;
@@ -75,11 +90,16 @@ class GpuMetricsSummary final : public StatsSection {
   }
 
  private:
+  size_t timeline_bins_;
   GpuMetricSeries series_;
+  AnalysedSpan span_;
+  GpuMetricTimeline timeline_;
 };
 
 }  // namespace
 
-std::unique_ptr<StatsSection> make_gpu_metrics_summary() { return std::make_unique<GpuMetricsSummary>(); }
+std::unique_ptr<StatsSection> make_gpu_metrics_summary(const StatsOptions& options) {
+  return std::make_unique<GpuMetricsSummary>(options);
+}
 
 }  // namespace proflaunch::tools::stats

@@ -40,7 +40,7 @@ struct StatsOptions {
   uint64_t min_gpu_ns = 0;         // code: rows with less GPU time are left out
   bool full_stacks = false;        // code: each row's heaviest stack under it in text
   std::string step_range;          // overview: NAME[@DOMAIN] of the step's NVTX range ("": found by itself)
-  size_t timeline_bins = 0;        // overview: also the GPU activity in this many equal time bins (0: not)
+  size_t timeline_bins = 0;        // overview, gpu-metrics: also over time in this many equal bins (0: not)
   std::string during;              // cpu: "gpu-idle" keeps what fell while the thread's GPU was idle
   size_t step = 0;                 // cpu: only this step (1-based); 0: the whole run
 };

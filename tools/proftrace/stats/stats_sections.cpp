@@ -17,7 +17,7 @@ std::unique_ptr<StatsSection> make_graph_summary();
 std::unique_ptr<StatsSection> make_nvtx_summary();
 std::unique_ptr<StatsSection> make_nvtx_gpu_summary();
 std::unique_ptr<StatsSection> make_overview_summary(const StatsOptions& options);
-std::unique_ptr<StatsSection> make_gpu_metrics_summary();
+std::unique_ptr<StatsSection> make_gpu_metrics_summary(const StatsOptions& options);
 std::unique_ptr<StatsSection> make_recommendations(const StatsOptions& options);
 std::unique_ptr<StatsSection> make_cpu_summary(const StatsOptions& options);
 
@@ -36,7 +36,7 @@ std::vector<std::unique_ptr<StatsSection>> make_stats_sections(const StatsOption
   sections.push_back(make_nvtx_summary());
   sections.push_back(make_nvtx_gpu_summary());
   sections.push_back(make_overview_summary(options));
-  sections.push_back(make_gpu_metrics_summary());
+  sections.push_back(make_gpu_metrics_summary(options));
   sections.push_back(make_recommendations(options));
   sections.push_back(make_cpu_summary(options));
   return sections;

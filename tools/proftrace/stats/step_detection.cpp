@@ -34,9 +34,7 @@ StepDetector::StepDetector(const std::string& step_range) {
   }
 }
 
-void StepDetector::on_any_call(const interpret::Call& call) {
-  if (!(call.span.flags & kApiCarried)) extend(call.span.begin_ns, call.span.end_ns);
-}
+void StepDetector::on_any_call(const interpret::Call& call) { span_.on_any_call(call); }
 
 void StepDetector::on_operation_read(const interpret::Operation& op) {
   const ThreadKey thread{op.section->id, op.tid};
@@ -44,15 +42,7 @@ void StepDetector::on_operation_read(const interpret::Operation& op) {
     add_kernel(thread, op.launch.function, op.launch.span.begin_ns);
 }
 
-void StepDetector::on_gpu_work_read(const interpret::GpuWork& work) {
-  extend(work.activity.start_ns, work.activity.end_ns);
-}
-
-void StepDetector::extend(uint64_t begin_ns, uint64_t end_ns) {
-  if (end_ns < begin_ns) return;
-  first_ns_ = std::min(first_ns_, begin_ns);
-  last_ns_ = std::max(last_ns_, end_ns);
-}
+void StepDetector::on_gpu_work_read(const interpret::GpuWork& work) { span_.on_gpu_work_read(work); }
 
 // A call that put work on a GPU: counts for its thread.
 bool StepDetector::launched(const ApiSpan& span, const ThreadKey& thread) {
@@ -159,7 +149,7 @@ std::vector<Step> StepDetector::find_steps(std::string* method) {
         origin_ = StepOrigin{busiest->first, busiest->second, "periodicity"};
         std::vector<Step> steps;
         for (size_t i = 0; i < cuts.size(); ++i)
-          steps.push_back(Step{cuts[i], i + 1 < cuts.size() ? cuts[i + 1] : std::max(cuts[i], last_ns_)});
+          steps.push_back(Step{cuts[i], i + 1 < cuts.size() ? cuts[i + 1] : std::max(cuts[i], last_ns())});
         *method = "steps: periodicity: the kernel sequence of the thread that launched the most GPU work repeats "
                   "every " + std::to_string(s.found->period) + " launches; a step begins at each launch of its "
                   "first kernel (the last step ends with the trace; found in the first " +

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tools/proftrace/interpret/events.h"
+#include "tools/proftrace/stats/analysed_span.h"
 #include "tools/proftrace/stats/step_periodicity.h"
 #include "tools/proftrace/interpret/trace_model.h"
 
@@ -55,8 +56,8 @@ class StepDetector : public interpret::Consumer {
   const StepOrigin& origin() const { return origin_; }
 
   // The first and last event of the trace (API spans, GPU activities).
-  uint64_t first_ns() const { return first_ns_; }
-  uint64_t last_ns() const { return last_ns_; }
+  uint64_t first_ns() const { return span_.first_ns(); }
+  uint64_t last_ns() const { return span_.last_ns(); }
   // Step candidates past kMaxStoredRanges, not considered.
   uint64_t dropped_ranges() const { return dropped_ranges_; }
   static size_t max_stored_ranges();
@@ -76,12 +77,11 @@ class StepDetector : public interpret::Consumer {
     uint64_t launches_at_push;  // the thread's launch count then: a step launches GPU work
   };
 
-  void extend(uint64_t begin_ns, uint64_t end_ns);
   bool launched(const format::ApiSpan& span, const ThreadKey& thread);
   void add_kernel(const ThreadKey& thread, uint64_t function, uint64_t begin_ns);
 
   std::string step_name_, step_domain_;
-  uint64_t first_ns_ = UINT64_MAX, last_ns_ = 0;
+  AnalysedSpan span_;
   std::map<ThreadKey, uint64_t> launches_;
   std::map<ThreadKey, KernelSequence> sequences_;
   std::map<std::tuple<uint64_t, uint32_t, uint64_t>, std::vector<OpenRange>> open_;

@@ -318,6 +318,72 @@
     return box;
   }
 
+  // The device metrics over time (proftrace's "Device metrics over time"
+  // table: each metric's mean per activity bin): one small line chart per
+  // metric, a line per device, on the activity chart's time axis (`end`: its
+  // last bin's end, so both read the same instant at the same x).
+  const METRIC_TITLES = {
+    gpu_utilization: 'GPU utilization', memory_utilization: 'Memory utilization', memory_used: 'Device memory used',
+    sm_clock: 'SM clock', memory_clock: 'Memory clock', power: 'Power', temperature: 'Temperature',
+    pcie_tx: 'PCIe TX', pcie_rx: 'PCIe RX',
+  };
+  function metricValue(value, unit) {
+    if (unit === 'bytes') return bytes(Math.round(value));
+    if (unit === 'mW') return (value / 1000).toFixed(1) + ' W';
+    if (unit === 'KiB/s') return bytes(Math.round(value * 1024)) + '/s';
+    return value.toFixed(unit === '%' || unit === 'C' ? 1 : 0) + ' ' + unit;
+  }
+  function metricCharts(table, end) {
+    const box = el('div', { class: 'chart metric-charts' });
+    box.appendChild(el('div', { class: 'chart-title' },
+                       'Device metrics over time (the devices\' own readings, same time axis as above)'));
+    const devices = [...new Set(table.rows.map(r => r.Device))];
+    const deviceColor = d => PALETTE[devices.indexOf(d) % PALETTE.length];
+    if (devices.length > 1) {
+      const names = el('div', { class: 'legend' });
+      for (const d of devices) {
+        const item = el('span', {}, d);
+        item.style.setProperty('--swatch', deviceColor(d));
+        names.appendChild(item);
+      }
+      box.appendChild(names);
+    }
+    // The activity chart's width and margins: an instant has one x in both.
+    const W = 960, H = 96, L = 44, R = 10, T = 18, B = 6;
+    const x = t => L + (W - L - R) * t / Math.max(1, end);
+    for (const metric of [...new Set(table.rows.map(r => r.Metric))]) {
+      const rows = table.rows.filter(r => r.Metric === metric);
+      const unit = rows[0].Unit;
+      const max = unit === '%' ? 100 : Math.max(1, ...rows.map(r => r.Mean));
+      const y = v => T + (H - T - B) * (1 - v / max);
+      const chart = svg('svg', { class: 'report-chart metric-chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`,
+                                 'data-metric': metric });
+      chart.appendChild(svg('text', { x: L, y: 12 }, (METRIC_TITLES[metric] || metric) + ' (max ' +
+                                                      metricValue(max, unit) + ')'));
+      chart.appendChild(svg('line', { x1: L, x2: W - R, y1: y(0), y2: y(0), stroke: '#ccc' }));
+      chart.appendChild(svg('line', { x1: L, x2: W - R, y1: y(max), y2: y(max), stroke: '#eee' }));
+      for (const device of devices) {
+        const points = [];
+        for (const r of rows.filter(r => r.Device === device))
+          points.push([x(r['Start (ns)']), y(r.Mean)], [x(r['End (ns)']), y(r.Mean)]);
+        if (!points.length) continue;
+        chart.appendChild(svg('polyline', { points: points.map(p => p.join(',')).join(' '), fill: 'none',
+                                            stroke: deviceColor(device), 'stroke-width': 1.5,
+                                            'data-device': device }));
+      }
+      chart.addEventListener('mousemove', e => {
+        const at = (e.clientX - chart.getBoundingClientRect().left - L) / (W - L - R) * end;
+        const here = rows.filter(r => r['Start (ns)'] <= at && at < r['End (ns)']);
+        if (!here.length) { hideTip(); return; }
+        showTip(e, [duration(here[0]['Start (ns)']) + ' to ' + duration(here[0]['End (ns)'])]
+          .concat(here.map(r => r.Device + ': ' + metricValue(r.Mean, unit))));
+      });
+      chart.addEventListener('mouseleave', hideTip);
+      box.appendChild(chart);
+    }
+    return box;
+  }
+
   // Horizontal bars, one per row: `value(row)` in ns, `name(row)` as the label.
   function barList(title, rows, name, value, className) {
     const box = el('div', { class: 'chart ' + className });
@@ -442,7 +508,13 @@
     if (activity) section.appendChild(activityChart(activity));
     // The devices' own state over the same run (NVML through the launcher):
     // beside the activity, what the device was doing about it.
-    const deviceMetrics = tableOf('gpu-metrics');
+    const metricsOverTime = tableOf('gpu-metrics', 'Device metrics over time');
+    if (metricsOverTime) {
+      used.add(metricsOverTime);
+      if (activity && activity.rows.length && metricsOverTime.rows.length)
+        section.appendChild(metricCharts(metricsOverTime, activity.rows[activity.rows.length - 1]['End (ns)']));
+    }
+    const deviceMetrics = tableOf('gpu-metrics', 'Device metrics:');
     if (deviceMetrics) {
       section.appendChild(new DataTable(deviceMetrics).box);
       used.add(deviceMetrics);
