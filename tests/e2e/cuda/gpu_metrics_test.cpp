@@ -245,7 +245,7 @@ TEST(GpuMetrics, AThrottledDeviceIsFlaggedByTheRecommendation) {
   std::ifstream page(dir / "t.html");
   const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("\"section\": \"gpu-metrics\""), std::string::npos);
-  EXPECT_NE(html.find("tableOf('gpu-metrics')"), std::string::npos);
+  EXPECT_NE(html.find("tableOf('gpu-metrics', 'Device metrics:')"), std::string::npos);
 
   // The same program on a device that is not throttled: the rule is clean.
   TempDir clean_dir;
