@@ -230,6 +230,11 @@ TEST(AmdGpuMetrics, UtilizationAndMemoryFollowTheProgramOnItsGpuTracks) {
   ASSERT_EQ(kernel_pids.size(), 1u);
   EXPECT_TRUE(utilization_pids.count(*kernel_pids.begin())) << "the counters are on the kernels' GPU process";
   EXPECT_EQ(utilization_pids.size(), 2u) << "device 1 has a GPU process of its own, named by its index";
+  EXPECT_TRUE(memory_pids.count(*kernel_pids.begin()));
+  for (uint32_t pid : utilization_pids) {
+    if (pid != *kernel_pids.begin())
+      EXPECT_EQ(json.process_names[pid].rfind("GPU (ROCm SMI 1, used by no traced process)", 0), 0u) << json.process_names[pid];
+  }
   const ProcessResult stats = run_proftrace({"stats", "--section", "gpu-metrics", trace_path});
   ASSERT_EQ(stats.status, 0) << stats.err;
   EXPECT_NE(stats.out.find("gpu_utilization"), std::string::npos) << stats.out;
