@@ -100,9 +100,10 @@ bool join_and_report(const std::string& parts_dir, const std::string& output, co
     std::string error;
     if (count_trace(output, &counts, &error)) {
       say(summary_line(shown_name, counts).substr(sizeof "proflaunch: " - 1));
-      // Why an NVIDIA program's trace has no device metrics (a run without
-      // a GPU is not told about NVML).
-      if (!device_metrics_note.empty() && counts.nvidia_devices > 0) say(device_metrics_note);
+      // Why a GPU program's trace has no device metrics (a run without a
+      // GPU is not told about NVML or ROCm SMI).
+      if (!device_metrics_note.empty() && (counts.nvidia_devices > 0 || counts.amd_devices > 0))
+        say(device_metrics_note);
     } else {
       say(error);
     }
@@ -275,9 +276,11 @@ int run_traced(const LaunchOptions& options) {
     sampler_options.hz = metrics_hz;
     sampler_options.parts_dir = parts_dir;
     sampler_options.cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
+    sampler_options.rocr_visible_devices = std::getenv("ROCR_VISIBLE_DEVICES");
+    sampler_options.hip_visible_devices = std::getenv("HIP_VISIBLE_DEVICES");
     sampler_options.verbose = verbose;
     // Said at once (even with -q) when --gpu-metrics was asked for; else
-    // after the summary, and only when the program used an NVIDIA GPU.
+    // after the summary, and only when the program used a GPU.
     const bool asked = settings.given(Setting::kGpuMetrics);
     // Called from the sampler's thread too: the flags by value; the note
     // outlives the thread (stopped before the join).

@@ -26,9 +26,10 @@ class CountingVisitor : public RecordVisitor {
         sections.insert(record.section_id);
         break;
       case RecordKind::kDeviceInfo:
-        if (sampler_sections.count(record.section_id) == 0 &&
-            record.as<DeviceInfoRecord>().vendor == uint8_t(Vendor::kNvidia))
-          ++nvidia_devices;
+        if (sampler_sections.count(record.section_id) == 0) {
+          if (record.as<DeviceInfoRecord>().vendor == uint8_t(Vendor::kNvidia)) ++nvidia_devices;
+          if (record.as<DeviceInfoRecord>().vendor == uint8_t(Vendor::kAmd)) ++amd_devices;
+        }
         break;
       case RecordKind::kSectionEnd:
         ended.insert(record.section_id);
@@ -49,6 +50,7 @@ class CountingVisitor : public RecordVisitor {
   std::set<uint64_t> ended;
   std::set<uint64_t> sampler_sections;
   uint64_t nvidia_devices = 0;
+  uint64_t amd_devices = 0;
   uint64_t events = 0;
   uint64_t dropped = 0;
 };
@@ -65,6 +67,7 @@ bool count_trace(const std::string& path, TraceCounts* counts, std::string* erro
   counts->events = visitor.events;
   counts->dropped = visitor.dropped;
   counts->nvidia_devices = visitor.nvidia_devices;
+  counts->amd_devices = visitor.amd_devices;
   counts->unfinished_sections = 0;
   for (uint64_t section : visitor.sections)
     if (visitor.ended.count(section) == 0) ++counts->unfinished_sections;

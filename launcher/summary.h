@@ -18,6 +18,7 @@ struct TraceCounts {
   uint64_t file_bytes = 0;
   bool damaged = false;    // the reader skipped something
   uint64_t nvidia_devices = 0;  // NVIDIA DeviceInfo records of the program's processes
+  uint64_t amd_devices = 0;     // AMD ones
 };
 
 // Reads `path`; false (with `error`) when it cannot be opened as a trace.

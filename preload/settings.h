@@ -293,7 +293,7 @@ inline constexpr SettingRow kSettingRows[] = {
      .read = read_gpu_metrics,
      .example = "50",
      .help = "sample each device's utilization, memory, clocks, power, temperature, PCIe and NVLink through "
-             "NVML this many times per second, from the launcher (AMD devices: not yet); off: none"},
+             "NVML (NVIDIA) and ROCm SMI (AMD) this many times per second, from the launcher; off: none"},
     {.id = Setting::kGpuMetricsCounters,
      .flags = "--gpu-metrics-counters",
      .value = SettingValue::kText,

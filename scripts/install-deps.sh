@@ -49,6 +49,11 @@ if ((!sample_only)); then
     protobuf-compiler  # protoc --decode checks the .pftrace output (tests/unit/tools)
     libpython3.11-dev  # the CPython 3.11 frame layout test (tests/unit/stacks)
     python3-torch  # Debian's real PyTorch (CPU build): CPU samples in torch's own code (tests/e2e/cpu)
+    # ROCm SMI's real header: the simulated librocm_smi64.so.1 is built
+    # against it (tests/simgpu/rocm_smi; its AMD end-to-end test also needs
+    # --with-amd). It brings Debian's real librocm_smi64.so.1 too, which the
+    # launcher then finds and which fails to start without the amdgpu driver.
+    librocm-smi-dev
     chromium  # the browser tests of the memory page and `proftrace view` (tests/browser)
   )
   # Node and npm for the browser test's driver (playwright-core, pinned in

@@ -17,7 +17,6 @@
 
 #include "formats/records.h"
 #include "formats/trace_builder.h"
-#include "launcher/gpu_metrics/nvml_library.h"
 
 namespace proflaunch::launcher::gpu_metrics {
 namespace {
@@ -35,43 +34,6 @@ uint64_t clock_ns(clockid_t clock) {
   return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
 }
 
-// What one metric is read from.
-enum class Read {
-  kGpuUtilization, kMemoryUtilization, kMemoryUsed, kMemoryTotal, kSmClock, kMemoryClock, kPower, kPowerLimit,
-  kTemperature, kThrottleReasons, kPcieTx, kPcieRx, kPcieLinkGen, kPcieLinkWidth, kPcieMaxLinkGen,
-  kPcieMaxLinkWidth, kNvlinkTx, kNvlinkRx, kEccErrors,
-};
-
-struct MetricSpec {
-  Read read;
-  // A rate over the time since the previous reading (utilization,
-  // throughput) is written at every reading, so that each sample's window
-  // is the time since the one before; other gauges only when they change.
-  const char* name;
-  const char* unit;
-  GpuMetricKind kind;
-};
-
-constexpr MetricSpec kDeviceMetrics[] = {
-    {Read::kGpuUtilization, "gpu_utilization", "%", GpuMetricKind::kGauge},
-    {Read::kMemoryUtilization, "memory_utilization", "%", GpuMetricKind::kGauge},
-    {Read::kMemoryUsed, "memory_used", "bytes", GpuMetricKind::kGauge},
-    {Read::kMemoryTotal, "memory_total", "bytes", GpuMetricKind::kGauge},
-    {Read::kSmClock, "sm_clock", "MHz", GpuMetricKind::kGauge},
-    {Read::kMemoryClock, "memory_clock", "MHz", GpuMetricKind::kGauge},
-    {Read::kPower, "power", "mW", GpuMetricKind::kGauge},
-    {Read::kPowerLimit, "power_limit", "mW", GpuMetricKind::kGauge},
-    {Read::kTemperature, "temperature", "C", GpuMetricKind::kGauge},
-    {Read::kThrottleReasons, "throttle_reasons", "bitmask", GpuMetricKind::kGauge},
-    {Read::kPcieTx, "pcie_tx", "KiB/s", GpuMetricKind::kGauge},
-    {Read::kPcieRx, "pcie_rx", "KiB/s", GpuMetricKind::kGauge},
-    {Read::kPcieLinkGen, "pcie_link_gen", "", GpuMetricKind::kGauge},
-    {Read::kPcieLinkWidth, "pcie_link_width", "", GpuMetricKind::kGauge},
-    {Read::kPcieMaxLinkGen, "pcie_max_link_gen", "", GpuMetricKind::kGauge},
-    {Read::kPcieMaxLinkWidth, "pcie_max_link_width", "", GpuMetricKind::kGauge},
-    {Read::kEccErrors, "ecc_errors", "", GpuMetricKind::kInstant},
-};
-
 bool is_rate(Read read) {
   return read == Read::kGpuUtilization || read == Read::kMemoryUtilization || read == Read::kPcieTx ||
          read == Read::kPcieRx || read == Read::kNvlinkTx || read == Read::kNvlinkRx;
@@ -81,10 +43,7 @@ struct Metric {
   uint32_t id = 0;
   size_t device = 0;  // index into State::devices
   MetricSpec spec;
-  uint16_t link = 0xFFFF;
   bool supported = true;
-  std::string unsupported_reason;
-  bool polled = true;  // false: written from NVML's event set (xid)
   bool have_value = false;
   uint64_t value = 0;
   uint64_t read_ns = 0;  // when its device was read
@@ -96,27 +55,43 @@ struct Metric {
   bool have_counter = false;
 };
 
+// A sampled device: the source that reads it and its index there.
 struct Device {
-  unsigned nvml_index = 0;
-  nvml::Device handle = nullptr;
-  std::string uuid;  // "GPU-..."
-  std::string name;
-  uint64_t total_bytes = 0;
-  uint8_t uuid_bytes[16] = {};
+  DeviceSource* source = nullptr;
+  size_t index = 0;
 };
 
-// "GPU-53494d47-5055-..." -> its 16 bytes (false if it is not that form).
-bool parse_uuid(const std::string& text, uint8_t out[16]) {
-  std::string hex;
-  for (size_t i = text.rfind("GPU-", 0) == 0 ? 4 : 0; i < text.size(); ++i)
-    if (text[i] != '-') hex += text[i];
-  if (hex.size() != 32) return false;
-  for (int i = 0; i < 16; ++i) {
-    unsigned byte = 0;
-    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &byte) != 1) return false;
-    out[i] = uint8_t(byte);
+// One list of visible devices applied to `devices`: indices into it or UUID
+// prefixes; ends at the first entry that matches nothing or repeats one.
+std::vector<int> apply_amd_list(const char* text, const std::vector<int>& devices,
+                                const std::vector<std::string>& uuids) {
+  if (text == nullptr) return devices;
+  std::vector<int> kept;
+  const std::string list = text;
+  size_t at = 0;
+  while (at < list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    std::string entry = list.substr(at, comma - at);
+    at = comma + 1;
+    while (!entry.empty() && entry.front() == ' ') entry.erase(0, 1);
+    int found = -1;
+    if (!entry.empty() && entry.find_first_not_of("0123456789") == std::string::npos) {
+      const unsigned long index = std::strtoul(entry.c_str(), nullptr, 10);
+      if (index < devices.size()) found = devices[index];
+    } else if (entry.rfind("GPU-", 0) == 0) {
+      for (int device : devices)
+        if (uuids[size_t(device)].rfind(entry, 0) == 0) {
+          found = device;
+          break;
+        }
+    }
+    for (int seen : kept)
+      if (seen == found) found = -1;
+    if (found < 0) break;
+    kept.push_back(found);
   }
-  return true;
+  return kept;
 }
 
 }  // namespace
@@ -158,14 +133,20 @@ std::vector<int> visible_devices(const char* text, const std::vector<std::string
   return visible;
 }
 
+std::vector<int> amd_visible_devices(const AmdVisibility& visibility, const std::vector<std::string>& uuids) {
+  std::vector<int> devices;
+  for (size_t i = 0; i < uuids.size(); ++i) devices.push_back(int(i));
+  devices = apply_amd_list(visibility.rocr_visible_devices, devices, uuids);
+  const char* hip = visibility.hip_visible_devices != nullptr ? visibility.hip_visible_devices
+                                                              : visibility.cuda_visible_devices;
+  return apply_amd_list(hip, devices, uuids);
+}
+
 struct Sampler::State {
   SamplerOptions options;
-  NvmlLibrary nvml;
+  std::vector<std::unique_ptr<DeviceSource>> sources;
   std::vector<Device> devices;
   std::vector<Metric> metrics;
-  nvml::EventSet events = nullptr;
-  uint32_t xid_metric_base = 0;  // metric id of device 0's "xid"; device i: base + i
-  std::vector<uint32_t> xid_metrics;
 
   std::FILE* file = nullptr;
   std::unique_ptr<format::TraceBuilder> trace;
@@ -179,6 +160,8 @@ struct Sampler::State {
   bool stopping = false;
   bool defined = false;
 
+  const SourceDevice& info(size_t d) const { return devices[d].source->devices()[devices[d].index]; }
+  void define();
   void sample(bool last);
   void write(Metric& metric, uint64_t at_ns, uint64_t value);
   void run();
@@ -195,68 +178,54 @@ void Sampler::State::write(Metric& metric, uint64_t at_ns, uint64_t value) {
   ++counts.samples;
 }
 
+// The definitions, once the first reading said what each device has.
+void Sampler::State::define() {
+  for (size_t d = 0; d < devices.size(); ++d) {
+    const SourceDevice& device = info(d);
+    format::DeviceSpec spec;
+    spec.ordinal = int32_t(d);
+    spec.vendor = devices[d].source->vendor();
+    spec.name = device.name;
+    spec.multiprocessor_count = 0;
+    spec.total_memory_bytes = device.total_bytes;
+    std::memcpy(spec.uuid, device.uuid_bytes, 16);
+    trace->device(section, spec);
+  }
+  for (const Metric& metric : metrics) {
+    format::GpuMetricDefRecord def{};
+    def.metric = metric.id;
+    def.device = int32_t(metric.device);
+    def.kind = uint8_t(metric.spec.kind);
+    def.source = uint8_t(devices[metric.device].source->source());
+    def.link = metric.spec.link;
+    def.name_string = trace->string(section, metric.spec.name);
+    def.unit_string = trace->string(section, metric.spec.unit);
+    if (!metric.supported) def.unsupported_reason_string = trace->string(section, metric.spec.unsupported_reason);
+    trace->define(section, def);
+  }
+  defined = true;
+}
+
 // Reads every device once. The first time, a metric that fails is defined
-// as unsupported, with NVML's reason, and never read again.
+// as unsupported, with the library's reason, and never read again.
 void Sampler::State::sample(bool last) {
   std::vector<std::string> unsupported_lines;
   for (size_t d = 0; d < devices.size(); ++d) {
-    const Device& device = devices[d];
-    nvml::Utilization utilization{};
-    nvml::Memory memory{};
-    nvml::Return utilization_result = nvml.DeviceGetUtilizationRates != nullptr
-                                          ? nvml.DeviceGetUtilizationRates(device.handle, &utilization)
-                                          : nvml::kNotSupported;
-    nvml::Return memory_result =
-        nvml.DeviceGetMemoryInfo != nullptr ? nvml.DeviceGetMemoryInfo(device.handle, &memory) : nvml::kNotSupported;
+    DeviceSource& source = *devices[d].source;
+    const size_t index = devices[d].index;
+    source.begin_reading(index);
     const uint64_t now = monotonic_ns();
     for (Metric& metric : metrics) {
-      if (metric.device != d || !metric.supported || !metric.polled) continue;
-      nvml::Return result = nvml::kNotSupported;
+      if (metric.device != d || !metric.supported || !metric.spec.polled) continue;
       uint64_t value = 0;
-      unsigned number = 0;
-      unsigned long long wide = 0;
-      auto call = [&](auto function, auto... args) {
-        if (function == nullptr) return;
-        result = function(device.handle, args...);
-      };
-      switch (metric.spec.read) {
-        case Read::kGpuUtilization: result = utilization_result; value = utilization.gpu; break;
-        case Read::kMemoryUtilization: result = utilization_result; value = utilization.memory; break;
-        case Read::kMemoryUsed: result = memory_result; value = memory.used; break;
-        case Read::kMemoryTotal: result = memory_result; value = memory.total; break;
-        case Read::kSmClock: call(nvml.DeviceGetClockInfo, nvml::kClockSm, &number); value = number; break;
-        case Read::kMemoryClock: call(nvml.DeviceGetClockInfo, nvml::kClockMem, &number); value = number; break;
-        case Read::kPower: call(nvml.DeviceGetPowerUsage, &number); value = number; break;
-        case Read::kPowerLimit: call(nvml.DeviceGetEnforcedPowerLimit, &number); value = number; break;
-        case Read::kTemperature: call(nvml.DeviceGetTemperature, nvml::kTemperatureGpu, &number); value = number; break;
-        case Read::kThrottleReasons: call(nvml.DeviceGetCurrentClocksThrottleReasons, &wide); value = wide; break;
-        case Read::kPcieTx: call(nvml.DeviceGetPcieThroughput, nvml::kPcieTxBytes, &number); value = number; break;
-        case Read::kPcieRx: call(nvml.DeviceGetPcieThroughput, nvml::kPcieRxBytes, &number); value = number; break;
-        case Read::kPcieLinkGen: call(nvml.DeviceGetCurrPcieLinkGeneration, &number); value = number; break;
-        case Read::kPcieLinkWidth: call(nvml.DeviceGetCurrPcieLinkWidth, &number); value = number; break;
-        case Read::kPcieMaxLinkGen: call(nvml.DeviceGetMaxPcieLinkGeneration, &number); value = number; break;
-        case Read::kPcieMaxLinkWidth: call(nvml.DeviceGetMaxPcieLinkWidth, &number); value = number; break;
-        case Read::kEccErrors:
-          call(nvml.DeviceGetTotalEccErrors, nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc, &wide);
-          value = wide;
-          break;
-        case Read::kNvlinkTx:
-        case Read::kNvlinkRx: {
-          nvml::FieldValue field{};
-          field.fieldId = metric.spec.read == Read::kNvlinkTx ? nvml::kFieldNvlinkDataTx : nvml::kFieldNvlinkDataRx;
-          field.scopeId = metric.link;
-          call(nvml.DeviceGetFieldValues, 1, &field);
-          if (result == nvml::kSuccess) result = field.nvmlReturn;
-          value = field.value.ullVal;  // KiB so far
-          break;
-        }
-      }
-      if (result != nvml::kSuccess) {
+      std::string why;
+      if (!source.read(index, metric.spec, &value, &why)) {
         if (!defined) {
           metric.supported = false;
-          metric.unsupported_reason = nvml.error_text(result);
-          unsupported_lines.push_back(metric.spec.name + std::string(" on GPU ") + std::to_string(device.nvml_index) +
-                                      ": " + metric.unsupported_reason);
+          metric.spec.unsupported_reason = why;
+          unsupported_lines.push_back(metric.spec.name + std::string(" on ") +
+                                      (source.vendor() == format::Vendor::kAmd ? "AMD GPU " : "GPU ") +
+                                      std::to_string(info(d).index) + ": " + why);
         }
         continue;
       }
@@ -283,42 +252,18 @@ void Sampler::State::sample(bool last) {
     }
   }
   if (!defined) {
-    // Definitions once the first reading said what each device has.
-    for (size_t d = 0; d < devices.size(); ++d) {
-      format::DeviceSpec spec;
-      spec.ordinal = int32_t(d);
-      spec.name = devices[d].name;
-      spec.multiprocessor_count = 0;
-      spec.total_memory_bytes = devices[d].total_bytes;
-      std::memcpy(spec.uuid, devices[d].uuid_bytes, 16);
-      trace->device(section, spec);
-    }
-    for (const Metric& metric : metrics) {
-      format::GpuMetricDefRecord def{};
-      def.metric = metric.id;
-      def.device = int32_t(metric.device);
-      def.kind = uint8_t(metric.spec.kind);
-      def.source = uint8_t(format::GpuMetricSource::kNvml);
-      def.link = metric.link;
-      def.name_string = trace->string(section, metric.spec.name);
-      def.unit_string = trace->string(section, metric.spec.unit);
-      if (!metric.supported)
-        def.unsupported_reason_string = trace->string(section, metric.unsupported_reason);
-      trace->define(section, def);
-    }
-    defined = true;
+    define();
     if (options.verbose)
       for (const std::string& line : unsupported_lines) options.say("device metrics: left out " + line);
   }
-  // XID errors: NVML's event set, without waiting.
-  if (events != nullptr && nvml.EventSetWait_v2 != nullptr) {
-    nvml::EventData data{};
-    for (int i = 0; i < 64 && nvml.EventSetWait_v2(events, &data, 0) == nvml::kSuccess; ++i) {
-      for (size_t d = 0; d < devices.size(); ++d)
-        if (devices[d].handle == data.device && (data.eventType & nvml::kEventXid) != 0 &&
-            metrics[xid_metrics[d] - 1].supported)
-          write(metrics[xid_metrics[d] - 1], monotonic_ns(), data.eventData);
-    }
+  // Instants that come as events (XID errors), without waiting.
+  for (size_t s = 0; s < sources.size(); ++s) {
+    sources[s]->poll_events([&](size_t index, uint64_t value) {
+      for (Metric& metric : metrics)
+        if (devices[metric.device].source == sources[s].get() && devices[metric.device].index == index &&
+            !metric.spec.polled && metric.supported)
+          write(metric, monotonic_ns(), value);
+    });
   }
   const uint64_t now = monotonic_ns();
   for (Metric& metric : metrics) {
@@ -363,89 +308,37 @@ Sampler::~Sampler() { stop(); }
 bool Sampler::start(const SamplerOptions& options) {
   auto state = std::make_unique<State>();
   state->options = options;
-  std::string why;
-  if (!state->nvml.open(&why)) {
-    options.say("device metrics off: no NVML (" + why + ")");
+  // A machine may have NVIDIA devices, AMD ones, or both: each library that
+  // is there and sees a device is a source.
+  std::string nvml_why, rocm_smi_why;
+  if (auto nvml = open_nvml_source(options.cuda_visible_devices, &nvml_why)) state->sources.push_back(std::move(nvml));
+  AmdVisibility amd;
+  amd.rocr_visible_devices = options.rocr_visible_devices;
+  amd.hip_visible_devices = options.hip_visible_devices;
+  amd.cuda_visible_devices = options.cuda_visible_devices;
+  if (auto smi = open_rocm_smi_source(amd, &rocm_smi_why)) state->sources.push_back(std::move(smi));
+  if (state->sources.empty()) {
+    options.say("device metrics off: no NVML (" + nvml_why + "), no ROCm SMI (" + rocm_smi_why + ")");
     return false;
   }
-  NvmlLibrary& nvml = state->nvml;
-  unsigned count = 0;
-  if (nvml.DeviceGetCount_v2(&count) != nvml::kSuccess || count == 0) {
-    options.say("device metrics off: NVML sees no device");
-    return false;
+  // One library missing is the normal case (a machine of one vendor): said with -v only.
+  if (options.verbose) {
+    if (!nvml_why.empty()) options.say("device metrics: no NVML (" + nvml_why + ")");
+    if (!rocm_smi_why.empty()) options.say("device metrics: no ROCm SMI (" + rocm_smi_why + ")");
   }
-  std::vector<Device> all(count);
-  std::vector<std::string> uuids(count);
-  for (unsigned i = 0; i < count; ++i) {
-    Device& device = all[i];
-    device.nvml_index = i;
-    if (nvml.DeviceGetHandleByIndex_v2(i, &device.handle) != nvml::kSuccess) continue;
-    char text[96] = {};
-    if (nvml.DeviceGetUUID != nullptr && nvml.DeviceGetUUID(device.handle, text, sizeof text) == nvml::kSuccess) {
-      device.uuid = text;
-      parse_uuid(device.uuid, device.uuid_bytes);
-    }
-    text[0] = '\0';
-    if (nvml.DeviceGetName != nullptr && nvml.DeviceGetName(device.handle, text, sizeof text) == nvml::kSuccess)
-      device.name = text;
-    nvml::Memory memory{};
-    if (nvml.DeviceGetMemoryInfo != nullptr && nvml.DeviceGetMemoryInfo(device.handle, &memory) == nvml::kSuccess)
-      device.total_bytes = memory.total;
-    uuids[i] = device.uuid;
-  }
-  for (int index : visible_devices(options.cuda_visible_devices, uuids))
-    if (all[size_t(index)].handle != nullptr) state->devices.push_back(all[size_t(index)]);
-  if (state->devices.empty()) {
-    options.say("device metrics off: CUDA_VISIBLE_DEVICES leaves no device NVML knows");
-    return false;
-  }
-
-  // The metrics of each device; NVLink per link that is up.
   uint32_t next_id = 1;
-  for (size_t d = 0; d < state->devices.size(); ++d) {
-    for (const MetricSpec& spec : kDeviceMetrics) {
-      Metric metric;
-      metric.id = next_id++;
-      metric.device = d;
-      metric.spec = spec;
-      state->metrics.push_back(metric);
-    }
-    for (unsigned link = 0; nvml.DeviceGetNvLinkState != nullptr && link < nvml::kMaxNvlinks; ++link) {
-      int active = 0;
-      if (nvml.DeviceGetNvLinkState(state->devices[d].handle, link, &active) != nvml::kSuccess) break;
-      if (active == 0) continue;
-      for (Read read : {Read::kNvlinkTx, Read::kNvlinkRx}) {
+  for (auto& source : state->sources) {
+    for (size_t i = 0; i < source->devices().size(); ++i) {
+      const size_t d = state->devices.size();
+      state->devices.push_back({source.get(), i});
+      for (MetricSpec& spec : source->metrics(i)) {
         Metric metric;
         metric.id = next_id++;
         metric.device = d;
-        metric.spec = {read, read == Read::kNvlinkTx ? "nvlink_tx" : "nvlink_rx", "KiB/s", GpuMetricKind::kGauge};
-        metric.link = uint16_t(link);
-        state->metrics.push_back(metric);
+        metric.supported = spec.unsupported_reason.empty();
+        metric.spec = std::move(spec);
+        state->metrics.push_back(std::move(metric));
       }
-    }
-    Metric xid;
-    xid.id = next_id++;
-    xid.device = d;
-    xid.spec = {Read::kEccErrors, "xid", "", GpuMetricKind::kInstant};
-    xid.polled = false;
-    state->xid_metrics.push_back(xid.id);
-    state->metrics.push_back(xid);
-  }
-  if (nvml.EventSetCreate != nullptr && nvml.DeviceRegisterEvents != nullptr &&
-      nvml.EventSetCreate(&state->events) == nvml::kSuccess) {
-    for (size_t d = 0; d < state->devices.size(); ++d) {
-      const nvml::Return result =
-          nvml.DeviceRegisterEvents(state->devices[d].handle, nvml::kEventXid, state->events);
-      Metric& xid = state->metrics[state->xid_metrics[d] - 1];
-      if (result != nvml::kSuccess) {
-        xid.supported = false;
-        xid.unsupported_reason = nvml.error_text(result);
-      }
-    }
-  } else {
-    for (uint32_t id : state->xid_metrics) {
-      state->metrics[id - 1].supported = false;
-      state->metrics[id - 1].unsupported_reason = "NVML has no event sets";
     }
   }
 
@@ -502,8 +395,7 @@ SamplerCounts Sampler::stop() {
   state.trace->section_end(state.section, monotonic_ns(), state.counts.samples, 0);
   state.trace->flush();
   std::fclose(state.file);
-  if (state.events != nullptr && state.nvml.EventSetFree != nullptr) state.nvml.EventSetFree(state.events);
-  state.nvml.close();
+  state.sources.clear();
   SamplerCounts counts = state.counts;
   state_.reset();
   return counts;

@@ -58,6 +58,7 @@ const HipServices& hip_services() noexcept {
   resolve(s.func_get_attributes, "hipFuncGetAttributes");
   resolve(s.func_get_attribute, "hipFuncGetAttribute");
   resolve(s.stream_create_with_flags, "hipStreamCreateWithFlags");
+  resolve(s.device_get_uuid, "hipDeviceGetUuid");
   if (ok) services = s;
   ready.store(true, std::memory_order_release);
   return services;
@@ -91,6 +92,12 @@ int32_t recorded_device(int ordinal) noexcept {
       device.warp_size = count(props.warpSize);
       device.compute_capability_major = static_cast<uint16_t>(count(props.major));
       device.compute_capability_minor = static_cast<uint16_t>(count(props.minor));
+      // ROCm's 16 bytes are the hex digits of ROCr's "GPU-<16 hex>" (text,
+      // not binary): kept as they are, as ROCm SMI's sampler writes them
+      // (launcher/gpu_metrics/rocm_smi_source.cpp).
+      hipUUID uuid;
+      if (hip.device_get_uuid != nullptr && hip.device_get_uuid(&uuid, ordinal) == hipSuccess)
+        std::memcpy(device.uuid, uuid.bytes, sizeof device.uuid);
       define_device(device);
     }
   }

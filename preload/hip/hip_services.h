@@ -35,6 +35,9 @@ struct HipServices {
   // The GPU timing's private streams (hip_timing.cpp); null: anchors go on
   // the null stream.
   hipError_t (*stream_create_with_flags)(hipStream_t*, unsigned);
+  // The device's UUID (DeviceInfo.uuid, what device metrics are matched by);
+  // null in a runtime without it (HIP before 5.1).
+  hipError_t (*device_get_uuid)(hipUUID*, hipDevice_t);
 };
 
 // All null until libamdhip64 is loaded (the lookup is retried until it is).

@@ -4,7 +4,10 @@
 // SIMGPU_STATE_DIR (default /dev/shm/simgpu-<uid>). The driver (libcuda.so.1)
 // of every process using the device writes it; the simulated NVML
 // (libnvidia-ml.so.1) reads it from any process, so a sampler outside the
-// program sees the program's work.
+// program sees the program's work. The machine's AMD devices are other
+// devices with files of their own ("amdgpu<N>", NVIDIA's are "gpu<N>"): the
+// simulated HIP runtime (libamdhip64.so.5) writes them, the simulated ROCm
+// SMI (librocm_smi64.so.1) reads them.
 //
 // A zero-filled file is a valid, idle device: whoever creates it only sizes
 // it. Every field is a lock-free atomic; nothing needs a lock that a process
@@ -17,6 +20,14 @@
 namespace simgpu {
 
 inline constexpr uint32_t kDeviceStateSlots = 64;  // processes per device
+inline constexpr const char* kNvidiaStateFilePrefix = "gpu";
+inline constexpr const char* kAmdStateFilePrefix = "amdgpu";
+
+// The unique id of the machine's AMD device `physical`: what ROCm SMI's
+// rsmi_dev_unique_id_get answers, and whose 16 hex digits ROCr reports as the
+// agent's UUID "GPU-<16 hex>" and HIP as hipDeviceGetUuid's 16 bytes (text).
+// "SIMAMD" and the index.
+inline constexpr uint64_t amd_unique_id(uint32_t physical) { return 0x53494d414d440000ull + physical; }
 
 struct DeviceStateSlot {
   std::atomic<uint32_t> pid;  // 0: free; a dead pid's slot is free too

@@ -84,7 +84,8 @@ std::vector<DeviceMetrics> GpuMetricSeries::finish(const TraceModel& model) cons
       device.section = id;
       device.device = ordinal;
       device.uuid = hex_uuid(info.uuid);
-      device.label = "NVML device " + std::to_string(ordinal);
+      device.label = (info.vendor == uint8_t(format::Vendor::kAmd) ? "ROCm SMI device " : "NVML device ") +
+                     std::to_string(ordinal);
       // As the traced processes numbered it (the first that used it).
       for (const SectionModel* traced : model.ordered()) {
         if (traced->device_sampler() || device.uuid.empty()) continue;

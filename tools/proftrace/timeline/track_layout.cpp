@@ -288,8 +288,11 @@ GpuProcess& TrackLayout::gpu_process(SectionContext& section, int32_t device) {
     std::string name = device_label(device);
     // A device only the launcher's sampler saw (no traced process used it):
     // its number is the sampling library's, not any process's ordinal.
-    if (section.model != nullptr && section.model->device_sampler())
-      name = "GPU (NVML " + std::to_string(device) + ", used by no traced process)";
+    if (section.model != nullptr && section.model->device_sampler()) {
+      auto info = section.model->devices.find(device);
+      const bool amd = info != section.model->devices.end() && info->second.vendor == uint8_t(format::Vendor::kAmd);
+      name = std::string("GPU (") + (amd ? "ROCm SMI " : "NVML ") + std::to_string(device) + ", used by no traced process)";
+    }
     if (section.model != nullptr && !format::is_amd_device(device) && !section.model->device_sampler()) {
       // A name the program gave the device (nvtxNameCudaDeviceA, nvtxNameCuDeviceA).
       const std::string_view named =

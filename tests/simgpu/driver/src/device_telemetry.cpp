@@ -29,10 +29,15 @@ bool process_alive(uint32_t pid) { return pid != 0 && (kill(pid_t(pid), 0) == 0 
 
 }  // namespace
 
+EnginePersonality& engine_personality() {
+  static EnginePersonality personality;
+  return personality;
+}
+
 void telemetry_open(Device& device) {
   const std::string dir = state_directory();
   mkdir(dir.c_str(), 0700);
-  const std::string path = dir + "/gpu" + std::to_string(device.physical);
+  const std::string path = dir + "/" + engine_personality().state_file_prefix + std::to_string(device.physical);
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return;
   struct stat info;

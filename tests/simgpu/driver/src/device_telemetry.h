@@ -21,6 +21,20 @@ void telemetry_work(Device& device, const StreamOperation& op, int64_t start_ns,
 // A sticky fault on `device`: an XID error.
 void telemetry_xid(Device& device, uint64_t code);
 
+// Who this engine is to the machine. The simulated CUDA driver by default:
+// state files "gpu<N>" (what the simulated NVML reads) and the devices
+// CUDA_VISIBLE_DEVICES leaves. The simulated HIP runtime, which embeds its own
+// copy of this engine, sets its own before cuInit: AMD devices are other
+// devices of the machine, with their own state files (what the simulated
+// ROCm SMI reads) and HIP's visibility variables.
+struct EnginePersonality {
+  const char* state_file_prefix = "gpu";
+  // Fills `physical` with the visible devices in the program's order;
+  // null: CUDA_VISIBLE_DEVICES (visible_devices below).
+  void (*visible_devices)(int device_count, int* physical, int* count) = nullptr;
+};
+EnginePersonality& engine_personality();
+
 // The physical devices CUDA_VISIBLE_DEVICES leaves visible, in the order it
 // names them (as the real driver: integers; the list ends at the first entry
 // that is not a valid index). Unset: every device.

@@ -57,11 +57,15 @@ CUresult initialize_locked() {
     delete fresh;
     return CUDA_ERROR_NO_DEVICE;
   }
-  // CUDA_VISIBLE_DEVICES, as the real driver reads it: the program sees
-  // the listed devices, renumbered from 0.
+  // CUDA_VISIBLE_DEVICES, as the real driver reads it (or the front end's
+  // own variables, device_telemetry.h): the program sees the listed
+  // devices, renumbered from 0.
   std::vector<int> physical(size_t(fresh->config.device_count));
   int visible = 0;
-  visible_devices(fresh->config.device_count, physical.data(), &visible, std::getenv("CUDA_VISIBLE_DEVICES"));
+  if (engine_personality().visible_devices != nullptr)
+    engine_personality().visible_devices(fresh->config.device_count, physical.data(), &visible);
+  else
+    visible_devices(fresh->config.device_count, physical.data(), &visible, std::getenv("CUDA_VISIBLE_DEVICES"));
   if (visible == 0) {
     delete fresh;
     return CUDA_ERROR_NO_DEVICE;

@@ -1,5 +1,7 @@
 #include "hip_state.h"
 
+#include "amd_devices.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -58,6 +60,7 @@ hipError_t initialize() noexcept {
       }
       g_machine.code_object_load_ns = ns;
     }
+    install_amd_personality();
     CUresult result = cuInit(0);
     if (result == CUDA_SUCCESS) result = cuDeviceGetCount(&g_machine.device_count);
     g_init_result = to_hip(result);

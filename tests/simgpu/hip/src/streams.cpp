@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "amd_devices.h"
 #include "hip_state.h"
 
 using namespace simhip;
@@ -129,6 +130,18 @@ hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device) {
     if (hipError_t r = check_device(device); r != hipSuccess) return r;
     std::strncpy(name, machine().name.c_str(), size_t(len) - 1);
     name[len - 1] = '\0';
+    return hipSuccess;
+  });
+}
+
+// As ROCm's runtime: the 16 bytes are the hex digits of ROCr's UUID text
+// "GPU-<16 hex>" (the device's unique id), not binary.
+hipError_t hipDeviceGetUuid(hipUUID* uuid, hipDevice_t device) {
+  return api([&] {
+    if (hipError_t r = check_device(device); r != hipSuccess) return r;
+    if (uuid == nullptr) return hipErrorInvalidValue;
+    const std::string text = amd_uuid_text(physical_device(device));
+    std::memcpy(uuid->bytes, text.c_str() + 4, sizeof uuid->bytes);
     return hipSuccess;
   });
 }
