@@ -258,6 +258,42 @@ TEST(AmdGpuMetrics, HipVisibleDevicesSamplesOnlyThatDevice) {
   EXPECT_EQ(peak, 100u) << "the program's work shows on the visible device";
 }
 
+// The firmware's throttle_status bits (their meaning is the ASIC's) set
+// while the program's kernels run: the time they held counts as throttled,
+// and the device-state rule names the device; the same run unthrottled is
+// clean.
+TEST(AmdGpuMetrics, AThrottledDeviceIsFlaggedByTheRecommendation) {
+  TempDir dir;
+  const std::string trace_path = dir / "t.trace";
+  const std::vector<std::string> program = load({"--busy-ms", "400", "--idle-ms", "100", "--cycles", "1"});
+  ASSERT_TRUE(run_process(traced(trace_path, program, {"--gpu-metrics=20"},
+                                 with_rocm_smi(dir, {{"SIMGPU_ROCM_SMI_THROTTLE", "0=1"}})))
+                  .exited_with(0));
+  const MetricsTrace trace = read_metrics(trace_path);
+  // A gauge is written when it changes: set while the kernels run, clear after.
+  std::vector<uint64_t> values;
+  for (const auto& sample : trace.of("throttle_status", 0)) values.push_back(sample.value);
+  EXPECT_NE(std::find(values.begin(), values.end(), 1u), values.end()) << "the bits are read while the kernels run";
+  EXPECT_EQ(values.empty() ? 1u : values.back(), 0u) << "and clear once they are done";
+  const ProcessResult stats =
+      run_proftrace({"stats", "--section", "gpu-metrics", "--section", "recommendations", trace_path});
+  ASSERT_EQ(stats.status, 0) << stats.err;
+  EXPECT_NE(stats.out.find("firmware throttle status (ASIC-specific bits)"), std::string::npos) << stats.out;
+  const size_t rule = stats.out.find("device-state");
+  ASSERT_NE(rule, std::string::npos) << stats.out;
+  const std::string row = stats.out.substr(rule, stats.out.find('\n', rule) - rule);
+  EXPECT_EQ(row.find("nothing found"), std::string::npos) << row;
+  EXPECT_NE(row.find("throttled"), std::string::npos) << row;
+
+  TempDir clean_dir;
+  const std::string clean_path = clean_dir / "c.trace";
+  ASSERT_TRUE(run_process(traced(clean_path, program, {"--gpu-metrics=20"}, with_rocm_smi(clean_dir))).exited_with(0));
+  const ProcessResult clean = run_proftrace({"stats", "--section", "recommendations", clean_path});
+  const size_t clean_rule = clean.out.find("device-state");
+  ASSERT_NE(clean_rule, std::string::npos) << clean.out;
+  EXPECT_NE(clean.out.substr(clean_rule, 40).find("nothing found"), std::string::npos) << clean.out;
+}
+
 TEST(AmdGpuMetrics, AMetricLeftOutOnceWithTheLibrarysReason) {
   TempDir dir;
   const std::string trace_path = dir / "n.trace";

@@ -11,6 +11,8 @@
 //   SIMGPU_ROCM_SMI_PERMISSION=fn[@dev],...   those functions return RSMI_STATUS_PERMISSION
 //   SIMGPU_ROCM_SMI_INIT_ERROR=N              rsmi_init returns N (8: RSMI_STATUS_INIT_ERROR)
 //   SIMGPU_ROCM_SMI_PCIE_LINK=dev=genGxW,...  the link trained below its gen 4 x16
+//   SIMGPU_ROCM_SMI_THROTTLE=dev=BITS,...     gpu_metrics' throttle_status while a kernel runs
+//                                             (BITS in hex: the firmware's ASIC-specific bits)
 //
 // What is modelled, and how real hardware differs:
 // - rsmi_dev_busy_percent_get: on real hardware the firmware's GPU activity,
@@ -23,7 +25,9 @@
 //   a second: the packets the device received (host to device copies) and
 //   sent (device to host) during it, at a 256-byte maximum payload.
 // - Clocks, power and temperature follow the busy state; ECC counts are 0;
-//   gpu_metrics' throttle_status is 0 (the simulator never throttles).
+//   gpu_metrics' throttle_status is 0 unless SIMGPU_ROCM_SMI_THROTTLE sets
+//   bits for a device (then they are set while a kernel runs, as a power
+//   or thermal limit holds a busy part).
 #include <fcntl.h>
 #include <rocm_smi/rocm_smi.h>
 #include <signal.h>
@@ -381,7 +385,8 @@ rsmi_status_t rsmi_dev_gpu_metrics_info_get(uint32_t dv_ind, rsmi_gpu_metrics_t*
   metrics->system_clock_counter = uint64_t(now_ns());
   metrics->current_gfxclk = uint16_t(busy ? kSysClocksMhz[2] : kSysClocksMhz[0]);
   metrics->current_uclk = uint16_t(kMemClocksMhz[1]);
-  metrics->throttle_status = 0;
+  const std::string throttle = per_device(env("SIMGPU_ROCM_SMI_THROTTLE"), device->index);
+  metrics->throttle_status = busy && !throttle.empty() ? uint32_t(std::strtoul(throttle.c_str(), nullptr, 16)) : 0;
   metrics->pcie_link_width = uint16_t(device->link_width);
   metrics->pcie_link_speed = uint16_t(kTransferRates[device->link_gen - 1] / 1e8);  // 0.1 GT/s
   return RSMI_STATUS_SUCCESS;

@@ -25,18 +25,21 @@ void GpuMetricSeries::on_gpu_metric_sample(const interpret::Event<format::GpuMet
     series.max = std::max(series.max, value);
     return;
   }
-  const bool throttle = model->string(def->second.name_string) == "throttle_reasons";
+  const std::string_view name = model->string(def->second.name_string);
   if (series.open && at > series.last_ns) {
     const uint64_t held = at - series.last_ns;
     series.weight_ns[series.last_value] += held;
-    if (throttle) {
+    if (name == "throttle_reasons") {  // NVML: the bits that hold the clocks down
       bool any = false;
       for (const ThrottleReason& reason : kThrottleReasons) {
         if ((series.last_value & reason.bit) == 0) continue;
-        series.throttled_by_bit[reason.bit] += held;
+        series.throttled_by[reason.name] += held;
         any = true;
       }
       if (any) series.throttled_ns += held;
+    } else if (name == "throttle_status" && series.last_value != 0) {  // ROCm SMI: any bit
+      series.throttled_by[kAmdThrottleReason] += held;
+      series.throttled_ns += held;
     }
   }
   if (!series.open) series.first_ns = at;
@@ -127,13 +130,10 @@ std::vector<DeviceMetrics> GpuMetricSeries::finish(const TraceModel& model) cons
           summary.p99 = total > 0 ? quantile(series.weight_ns, total, 0.99) : series.last_value;
           summary.min = series.min == UINT64_MAX ? 0 : series.min;
           summary.last = series.last_value;
-          if (name == "throttle_reasons") {
+          if (name == "throttle_reasons" || name == "throttle_status") {
             device.throttled_ns = series.throttled_ns;
             device.sampled_ns = series.last_ns - series.first_ns;
-            for (const ThrottleReason& reason : kThrottleReasons) {
-              auto by = series.throttled_by_bit.find(reason.bit);
-              if (by != series.throttled_by_bit.end()) device.throttled_by[reason.name] = by->second;
-            }
+            device.throttled_by = series.throttled_by;
           }
         }
         device.metrics.push_back(std::move(summary));

@@ -30,6 +30,11 @@ inline constexpr ThrottleReason kThrottleReasons[] = {
     {0x20, "thermal (software)"},       {0x40, "thermal (hardware)"},
     {0x80, "power brake (hardware)"},
 };
+// ROCm SMI's gpu_metrics throttle_status (AMD, "throttle_status"): the SMU
+// firmware's bits, whose meaning differs between ASICs (the amdgpu driver's
+// per-ASIC THROTTLER_* tables; ROCm 5.2's API has no ASIC-independent
+// field). Any bit set is a throttled time, named by this reason.
+inline constexpr const char* kAmdThrottleReason = "firmware throttle status (ASIC-specific bits)";
 
 struct MetricSummary {
   std::string name;  // "gpu_utilization"
@@ -74,7 +79,7 @@ class GpuMetricSeries : public interpret::Consumer {
     std::map<uint64_t, uint64_t> weight_ns;  // value -> time it held
     uint64_t max = 0, min = UINT64_MAX;
     std::vector<std::pair<uint64_t, uint64_t>> instants;
-    std::map<uint64_t, uint64_t> throttled_by_bit;  // throttle_reasons only
+    std::map<std::string, uint64_t> throttled_by;  // throttle_reasons / throttle_status only
     uint64_t throttled_ns = 0;
   };
   std::map<std::pair<uint64_t, uint32_t>, Series> series_;  // (section, metric)

@@ -13,11 +13,13 @@ bool charted(std::string_view name) {
   return false;
 }
 
-// A rate (utilization, throughput) read at t is what happened since the
-// previous reading (launcher/gpu_metrics/README.md): it covers the time
-// before its sample. Other gauges hold from their sample on.
-bool is_rate(std::string_view name) {
-  return name == "gpu_utilization" || name == "memory_utilization" || name == "pcie_tx" || name == "pcie_rx";
+// NVML's rates (utilization, throughput) read at t are what happened since
+// the previous reading (launcher/gpu_metrics/README.md): they cover the time
+// before their sample. Other gauges, and ROCm SMI's busy percentages (a
+// reading of the moment), hold from their sample on.
+bool is_rate(const format::GpuMetricDefRecord& def, std::string_view name) {
+  return def.source == uint8_t(format::GpuMetricSource::kNvml) &&
+         (name == "gpu_utilization" || name == "memory_utilization" || name == "pcie_tx" || name == "pcie_rx");
 }
 
 // Neighbours merged pairwise: half the segments, each twice as long.
@@ -52,7 +54,8 @@ void GpuMetricTimeline::on_gpu_metric_sample(const interpret::Event<format::GpuM
   Series& series = series_[{sample.section->id, sample.record.metric}];
   const uint64_t at = sample.record.time_ns;
   if (series.open && at > series.last_ns) {
-    const uint64_t value = is_rate(model->string(def->second.name_string)) ? sample.record.value : series.last_value;
+    const uint64_t value =
+        is_rate(def->second, model->string(def->second.name_string)) ? sample.record.value : series.last_value;
     series.segments.push_back({series.last_ns, at, double(value) * double(at - series.last_ns)});
     if (series.segments.size() >= kMaxSegments) halve(series.segments);
   }
@@ -110,8 +113,8 @@ Table GpuMetricTimeline::table(const TraceModel& model, const std::vector<Device
     }
   }
   table.notes.push_back("each charted metric's time-weighted mean in the overview's activity bins, from the first "
-                        "event of the trace: a utilization or throughput covers the time since the reading before "
-                        "it, other values hold until the next reading");
+                        "event of the trace: an NVML utilization or throughput covers the time since the reading "
+                        "before it, other values (ROCm SMI's busy percentages too) hold until the next reading");
   return table;
 }
 
