@@ -17,10 +17,12 @@
 #include <elf.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,8 +55,18 @@ void* exported_address(const char* object, const char* symbol) {
       },
       &found);
   if (found.path.empty()) return nullptr;
-  std::ifstream in(found.path, std::ios::binary);
-  const std::string file((std::istreambuf_iterator<char>(in)), {});
+  // Each file read once, in one piece: a sanitized shim with its debug
+  // information is tens of MB, and reading it a character at a time per
+  // symbol took 18 s under ASan (past the test's limit on a loaded machine).
+  static std::map<std::string, std::string> files;
+  auto [cached, added] = files.try_emplace(found.path);
+  if (added) {
+    std::ifstream in(found.path, std::ios::binary | std::ios::ate);
+    cached->second.resize(size_t(std::max<std::streamoff>(0, in.tellg())));
+    in.seekg(0);
+    in.read(cached->second.data(), std::streamsize(cached->second.size()));
+  }
+  const std::string& file = cached->second;
   if (file.size() < sizeof(ElfW(Ehdr))) return nullptr;
   const auto* header = reinterpret_cast<const ElfW(Ehdr)*>(file.data());
   const auto* sections = reinterpret_cast<const ElfW(Shdr)*>(file.data() + header->e_shoff);
