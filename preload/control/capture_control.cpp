@@ -13,6 +13,7 @@
 #include "preload/capture/live_set.h"
 #include "preload/record/api_catalog.h"
 #include "preload/record/definitions.h"
+#include "preload/record/early_counts.h"
 #include "preload/state/runtime_state.h"
 #include "preload/writer/writer.h"
 #include "preload/writer/writer_tasks.h"
@@ -107,6 +108,8 @@ bool names_trigger(CaptureTrigger trigger) {
 bool open_locked(CaptureTrigger trigger, uint32_t step) {
   if (g.window || g.done) return false;
   if (!runtime::resume_recording()) return false;
+  // What was called while paused is written with the window (early_counts.h).
+  release_counts_while_paused();
   g.window = true;
   ++g.windows;
   g.opened_ns = now_ns();

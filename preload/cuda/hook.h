@@ -77,17 +77,18 @@ inline auto run_hook(Row&& row, Invoke&& invoke) {
   if (__builtin_expect(real == nullptr, 0)) return not_loaded<Hook>();
   using RowType = std::decay_t<decltype(row())>;
   if (__builtin_expect(counting_before_start(), 0)) {
-    // A constructor that runs before the shim's (early_counts.h): the row
-    // passes through (nothing records yet) but still learns what it can,
-    // such as a registration's kernel name; the call is counted.
+    // A constructor that runs before the shim's, or a call made while
+    // recording is paused (early_counts.h): the row passes through (nothing
+    // records now) but still learns what it can, such as a registration's
+    // kernel name; the call is counted.
     using Result = typename ResultOf<typename Hook::Function>::type;
     if constexpr (std::is_void_v<Result>) {
       RowType::template run<Hook>(row, [&] { return invoke(real); });
-      count_before_start(Hook::api);
+      count_unrecorded_call(Hook::api);
       return;
     } else {
       const Result result = RowType::template run<Hook>(row, [&] { return invoke(real); });
-      count_before_start(Hook::api);
+      count_unrecorded_call(Hook::api);
       return result;
     }
   }

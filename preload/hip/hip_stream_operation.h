@@ -67,7 +67,11 @@ class HipStreamOperation {
                : !hip_timing_enabled() ? HipTimingToken{}
                : in_dispatch           ? hip_timing_dispatch(stream_, ordinal_)
                              : hip_timing_before(stream_, ordinal_, submission == cuda::Submission::kAsynchronous,
-                                                 done_by_return)) {}
+                                                 done_by_return)) {
+    // A launch the shim brackets itself; not a library call's launch, whose
+    // start event was taken where the library call began, on purpose.
+    token_.starts_by_return = operation == cuda::Operation::kLaunch && library_ == nullptr && !token_.in_dispatch;
+  }
 
   hipEvent_t dispatch_start() const noexcept { return token_.in_dispatch ? token_.start : nullptr; }
   hipEvent_t dispatch_stop() const noexcept { return token_.in_dispatch ? token_.end : nullptr; }

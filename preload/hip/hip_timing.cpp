@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <mutex>
@@ -171,6 +172,16 @@ bool operation_times(const HipServices& hip, const HipTimingToken& token, uint64
   return true;
 }
 
+// A kernel launch call this long did more than submit (a launch takes a few
+// microseconds): on a first launch HIP loads the kernel's code object before
+// it queues the dispatch. A bracketed launch's start event, reached at once
+// on an idle stream, dates the call's beginning; after a long call its
+// return is the better start: late by the call's tail after it queued the
+// dispatch (microseconds), not early by its head (milliseconds). A short
+// call keeps its start: early by its head, at most this long. The same rule
+// as preload/cuda/gpu_timing_events.cpp's for CUDA without CUPTI.
+constexpr uint64_t kLongLaunchCallNs = 50'000;
+
 // The end of the newest operation resolved on each stream (writer thread
 // only; a small direct-mapped table: a stream that collides loses its clamp,
 // nothing else).
@@ -222,6 +233,8 @@ void resolve(WriterRecordSink& sink, bool final) {
       // submitted it; an operation's start computed from its duration may
       // fall a nanosecond before the previous end (float milliseconds).
       if (start_ns < p.token.submitted_ns) start_ns = p.token.submitted_ns;
+      if (p.token.starts_by_return && p.token.returned_ns - p.token.submitted_ns > kLongLaunchCallNs)
+        start_ns = std::max(start_ns, std::min(p.token.returned_ns, end_ns));
       start_ns = clamp_to_stream(p.stream, start_ns, end_ns);
       if (p.token.done_by_return && end_ns > p.token.returned_ns) end_ns = p.token.returned_ns;
       if (end_ns < start_ns) end_ns = start_ns;

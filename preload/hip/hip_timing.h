@@ -11,7 +11,10 @@
 // so a kernel's bracket would hold its whole launch call (a first launch
 // loads the code object: milliseconds). An operation's start is therefore
 // moved to no earlier than its call's start and than the end of the
-// operation before it on its stream.
+// operation before it on its stream; a bracketed kernel launch whose call
+// was long (cooperative launches and launches with the program's own
+// events, which cannot take the shim's dispatch events) starts no earlier
+// than its call returned, as CUDA's events fallback does.
 //
 // HIP events have no absolute timestamps, only differences
 // (hipEventElapsedTime, a float of milliseconds). Each device in use gets a
@@ -40,6 +43,7 @@ struct HipTimingToken {
   bool done_by_return;
   bool captured;          // the stream was capturing: the work does not run now
   bool in_dispatch;       // the events are the kernel dispatch's own (not recorded by the shim)
+  bool starts_by_return;  // a kernel launch bracketed by the shim's own events (hip_timing.cpp)
   void* submission_lock;  // held from the start event to the end event
 };
 

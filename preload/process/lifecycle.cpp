@@ -129,6 +129,7 @@ bool start(const Config& config) noexcept {
   // Outside a capture window from the start unless the whole run is recorded.
   const bool paused = capture::starts_paused(g_config.capture);
   g_state.store(paused ? State::kPaused : State::kRecording, std::memory_order_release);
+  count_while_paused(paused);
   // What the constructors that ran before ours counted is written by the
   // writer, started now so that it is written even if the program records
   // nothing else (outside a window: with the window's first records).
@@ -161,6 +162,7 @@ void finish() noexcept {
     if (expected == State::kFinished) wait_for_other_finish();
     return;
   }
+  count_while_paused(false);  // calls after the last window are not written
   writer_flush_and_wait(FlushGoal::kStop, kExitFlushTimeoutMs);
   control::at_exit();
   g_finish_stage.store(kFinishDone, std::memory_order_release);

@@ -4,6 +4,8 @@
 
 #include <mutex>
 
+#include "preload/record/early_counts.h"
+
 namespace proflaunch::runtime {
 
 Config g_config;
@@ -24,14 +26,20 @@ void store_section(const SectionIdentity& section) {
 
 }  // namespace
 
+// While paused the hooks count the calls they pass through
+// (record/early_counts.h).
 bool pause_recording() noexcept {
   State expected = State::kRecording;
-  return g_state.compare_exchange_strong(expected, State::kPaused, std::memory_order_acq_rel);
+  if (!g_state.compare_exchange_strong(expected, State::kPaused, std::memory_order_acq_rel)) return false;
+  count_while_paused(true);
+  return true;
 }
 
 bool resume_recording() noexcept {
   State expected = State::kPaused;
-  return g_state.compare_exchange_strong(expected, State::kRecording, std::memory_order_acq_rel);
+  if (!g_state.compare_exchange_strong(expected, State::kRecording, std::memory_order_acq_rel)) return false;
+  count_while_paused(false);
+  return true;
 }
 
 SectionIdentity section() noexcept {

@@ -8,6 +8,10 @@
 // - a dlopen'ed plugin's registration is counted inside a window that
 //   contains the dlopen;
 // - every counted-call window is a true bound: first_ns <= last_ns;
+// - with --capture-range=cudaProfilerApi, the calls made while recording is
+//   paused before the window (the plugin's registrations inside dlopen,
+//   cudaMalloc, cudaStreamCreate) are counted with windows that hold them,
+//   before the capture window began;
 // - host functions queued with cudaLaunchHostFunc and cudaStreamAddCallback
 //   are named by the program's function (symbolized after the run like a
 //   stack frame), not by the runtime's trampoline, in the JSON and in
@@ -99,6 +103,62 @@ TEST(Registrations, CountedWindowsHoldTheCalls) {
     if (count.name == "__cudaRegisterFatBinary" && count.first_ns <= plugin_launched && count.last_ns >= stream_created)
       contained = true;
   EXPECT_TRUE(contained) << "no __cudaRegisterFatBinary window holds the dlopen";
+}
+
+// The dlopen's CLOCK_MONOTONIC bounds the program printed.
+std::pair<uint64_t, uint64_t> printed_dlopen(const std::string& out) {
+  std::smatch match;
+  if (!std::regex_search(out, match, std::regex(R"(dlopen from (\d+) to (\d+))"))) return {0, 0};
+  return {std::stoull(match[1]), std::stoull(match[2])};
+}
+
+// Calls made while paused before a capture window are counted like those
+// made before the shim started: the plugin's registration inside dlopen
+// (before cudaProfilerStart) is counted, in a window that holds the dlopen
+// and ends before the capture window began; the program's own calls before
+// the window (cudaMalloc, cudaStreamCreate) too, not the ones after it.
+TEST(Registrations, CallsWhilePausedBeforeAWindowAreCounted) {
+  TempDir dir;
+  const ProcessResult program =
+      testing::run_process(traced(dir / "w.trace", {build_path("REGISTRATIONS"), build_path("REGISTERING_PLUGIN"),
+                                                    "--profiler-window"},
+                                  {"--capture-range=cudaProfilerApi"}));
+  ASSERT_TRUE(program.exited_with(0)) << program.describe();
+  const auto [dlopen_began, dlopen_ended] = printed_dlopen(program.out);
+  ASSERT_NE(dlopen_began, 0u) << program.out;
+  const CudaTrace trace = load_trace_or_fail(dir / "w.trace");
+  ASSERT_EQ(trace.images.size(), 1u) << describe(trace);
+  const ProcessImage& image = trace.images.front();
+  ASSERT_FALSE(image.windows.empty()) << describe(trace);
+  ASSERT_TRUE(image.info.has_value());
+  const uint64_t window_began = image.windows.front().at_ns;
+
+  // The linked library's (before the start) and the plugin's (paused).
+  ASSERT_TRUE(image.counted_calls.count("__cudaRegisterFatBinary")) << describe(trace);
+  EXPECT_EQ(image.counted_calls.at("__cudaRegisterFatBinary"), 2u);
+  EXPECT_EQ(image.counted_calls.at("__cudaRegisterFunction"), 3u);
+  EXPECT_EQ(image.counted_calls.count("cudaMalloc") ? image.counted_calls.at("cudaMalloc") : 0, 1u);
+  EXPECT_EQ(image.counted_calls.count("cudaStreamCreate") ? image.counted_calls.at("cudaStreamCreate") : 0, 1u);
+  // Made after the window closed: not written.
+  EXPECT_EQ(image.counted_calls.count("cudaStreamDestroy"), 0u);
+  EXPECT_EQ(image.launch_count("plugin_offset"), 3) << describe(trace);
+
+  bool dlopen_held = false;
+  for (const ProcessImage::RawCount& count : image.raw_counts) {
+    EXPECT_LE(count.first_ns, count.last_ns) << count.name;
+    if (count.name == "cudaMalloc" || count.name == "cudaStreamCreate") {
+      // One window for every API counted while paused: from the first
+      // such call to the last.
+      EXPECT_LT(count.first_ns, dlopen_began) << count.name << " was called before the dlopen";
+      EXPECT_GE(count.first_ns, image.info->monotonic_ns) << count.name << " was called after the start";
+      EXPECT_LT(count.last_ns, window_began) << count.name;
+    }
+    if (count.name == "__cudaRegisterFatBinary" && count.first_ns <= dlopen_ended && count.last_ns >= dlopen_began) {
+      dlopen_held = true;
+      EXPECT_LT(count.last_ns, window_began) << "the registration was made before the window";
+    }
+  }
+  EXPECT_TRUE(dlopen_held) << "no __cudaRegisterFatBinary window holds the dlopen";
 }
 
 // The addresses the program printed for its host functions.

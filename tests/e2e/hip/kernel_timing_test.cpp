@@ -4,7 +4,8 @@
 // first launch that loads the code object for 5 ms of host time
 // (SIMGPU_HIP_CODE_OBJECT_LOAD_NS). Events recorded around such a launch
 // would hold the whole call; the shim launches it with events bound to its
-// dispatch (preload/hip/hip_kernel_launch.h).
+// dispatch (preload/hip/hip_kernel_launch.h), or, where HIP has no such
+// launch (cooperative, the program's own events), clamps the bracket.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,11 @@ namespace proflaunch::e2e {
 namespace {
 
 constexpr uint64_t kToleranceNs = 1000;
+// A launch call longer than this did more than submit (hip_timing.cpp).
+constexpr uint64_t kLongLaunchCallNs = 50'000;
+// What a long call's tail may hide of its kernel (measured: 4 to 37 us on
+// the simulated runtime; more on a loaded machine).
+constexpr uint64_t kMissedTailNs = 150'000;
 constexpr int kRounds = 2;
 constexpr int32_t kHipErrorInvalidConfiguration = 9;   // hip_runtime_api.h
 constexpr int32_t kHipErrorInvalidDeviceFunction = 98;
@@ -84,10 +90,15 @@ TEST_P(KernelTiming, EveryKernelTakesItsModelledTimeFirstLaunchIncluded) {
     if (timed_in_dispatch(*launch)) {
       EXPECT_NEAR(static_cast<double>(gpu_ns(*launch)), static_cast<double>(modelled), kToleranceNs);
     } else {
-      // Bracketing events: at least the kernel, at most the kernel and its
-      // launch call.
-      EXPECT_GE(gpu_ns(*launch) + kToleranceNs, modelled);
-      EXPECT_LE(gpu_ns(*launch), modelled + (launch->span.end_ns - launch->span.begin_ns) + kToleranceNs);
+      // Bracketing events, clamped (preload/hip/hip_timing.cpp): a short
+      // call's head (at most kLongLaunchCallNs) may be counted, a long
+      // call's (the 5 ms code-object load) is not; a long call's tail after
+      // it queued the dispatch may be missed. Without the clamp a first
+      // cooperative launch is recorded at 5.16 ms for 160 us.
+      const uint64_t call_ns = launch->span.end_ns - launch->span.begin_ns;
+      EXPECT_GE(gpu_ns(*launch) + kMissedTailNs, modelled) << "call took " << call_ns << " ns";
+      EXPECT_LE(gpu_ns(*launch), modelled + std::min(call_ns, kLongLaunchCallNs) + kToleranceNs)
+          << "call took " << call_ns << " ns";
     }
     EXPECT_GE(launch->gpu.front().start_ns, launch->span.begin_ns);
     first = false;
@@ -100,7 +111,11 @@ TEST_P(KernelTiming, EveryKernelTakesItsModelledTimeFirstLaunchIncluded) {
   EXPECT_TRUE(image.lost.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(FirstLaunchPath, KernelTiming, ::testing::Values("chevron", "launch", "spt", "ext"));
+// The cooperative and own-events paths cannot be timed in their dispatch
+// (no extended cooperative launch; one start and one stop slot): as the
+// first launch their bracket would hold the 5 ms code-object load.
+INSTANTIATE_TEST_SUITE_P(FirstLaunchPath, KernelTiming,
+                         ::testing::Values("chevron", "launch", "spt", "ext", "cooperative", "ext_events"));
 
 // A launch the runtime rejects returns the same error and leaves the same
 // last error, traced or not (the program prints both), and is recorded as
