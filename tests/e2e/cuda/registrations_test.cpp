@@ -150,7 +150,8 @@ TEST(Registrations, CallsWhilePausedBeforeAWindowAreCounted) {
       // One window for every API counted while paused: from the first
       // such call to the last.
       EXPECT_LT(count.first_ns, dlopen_began) << count.name << " was called before the dlopen";
-      EXPECT_GE(count.first_ns, image.info->monotonic_ns) << count.name << " was called after the start";
+      const uint64_t started = image.info->monotonic_ns;  // a packed record's field: copied, not bound
+      EXPECT_GE(count.first_ns, started) << count.name << " was called after the start";
       EXPECT_LT(count.last_ns, window_began) << count.name;
     }
     if (count.name == "__cudaRegisterFatBinary" && count.first_ns <= dlopen_ended && count.last_ns >= dlopen_began) {

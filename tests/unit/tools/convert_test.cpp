@@ -350,6 +350,36 @@ TEST(Convert, AFewMicrosecondsOfOverlapMoveTheStartInsteadOfOpeningALane) {
   expect_checker_accepts(out);
 }
 
+// The same bias on a host function shorter than the overlap (seen in CI:
+// 2.4 us of host function mapped 3.25 us early, wholly inside the kernel
+// before it): it moves whole, duration kept, and the one after it follows.
+TEST(Convert, AShortSliceInsideAFewMicrosecondsOfOverlapMovesWhole) {
+  TraceBuilder trace;
+  const TracedProcess p = add_process(trace, 1, 10, kStart);
+  trace.event(p.section, 10, launch(p, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 2, kStart + 30, kStart + 40, kKernel, kStreamLegacy));
+  trace.event(p.section, 10, launch(p, 3, kStart + 50, kStart + 60, kKernel, kStreamLegacy));
+  trace.event(p.section, 99, activity(1, kStart + 100, kStart + 10'000, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(2, kStart + 6'750, kStart + 9'191, kStreamLegacy, GpuActivityKind::kKernel));
+  trace.event(p.section, 99, activity(3, kStart + 9'191, kStart + 10'402, kStreamLegacy, GpuActivityKind::kKernel));
+  const ConvertedTrace out = convert_trace(trace);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto gpu = out.gpu_slices();
+  ASSERT_EQ(gpu.size(), 3u);
+  std::set<std::string> tracks;
+  for (const JsonValue* slice : gpu) tracks.insert(out.thread_name((*slice)["pid"].as_uint(), (*slice)["tid"].as_uint()));
+  EXPECT_EQ(tracks, (std::set<std::string>{"Default stream (pid 10)"})) << "no overlapping-work lane";
+  std::map<uint64_t, const JsonValue*> by_correlation;
+  for (const JsonValue* slice : gpu) by_correlation[(*slice)["args"]["correlation"].as_uint()] = slice;
+  const JsonValue& second = *by_correlation.at(2);
+  EXPECT_EQ(second["ts"].str(), "10.000") << "starts where the kernel before it ends";
+  EXPECT_EQ(second["dur"].str(), "2.441") << "its measured duration";
+  EXPECT_EQ(second["args"]["start_adjusted_ns"].as_int(), 3250);
+  const JsonValue& third = *by_correlation.at(3);
+  EXPECT_EQ(third["ts"].str(), "12.441") << "after the moved one";
+  expect_checker_accepts(out);
+}
+
 TEST(Convert, WorkThatArrivesOutOfTimeOrderStaysOnItsStreamsTrack) {
   // A later kernel's record (CUPTI) comes before an earlier one's (timed by
   // events, resolved later): both fit on the stream's own track.

@@ -36,8 +36,14 @@ LanePlacement StreamLanes::place(int64_t start_ns, int64_t end_ns, bool start_is
     if (lanes_[i].free(start_ns, end_ns)) return LanePlacement{i, start_ns, end_ns, 0};
   if (!lanes_.empty()) {
     const int64_t moved = lanes_[0].first_free_from(start_ns);
-    if (difference_ns(moved, start_ns) <= kMaxAdjustNs && moved < end_ns && lanes_[0].free(moved, end_ns))
-      return LanePlacement{0, moved, end_ns, difference_ns(moved, start_ns)};
+    const int64_t by = difference_ns(moved, start_ns);
+    if (by <= kMaxAdjustNs && moved < end_ns && lanes_[0].free(moved, end_ns))
+      return LanePlacement{0, moved, end_ns, by};
+    // A short slice that lies wholly inside the overlap (a host function
+    // whose event times map a few us early against a CUPTI-timed kernel):
+    // it moves whole, keeping its duration.
+    if (by <= kMaxAdjustNs && moved >= end_ns && lanes_[0].free(moved, end_ns + by))
+      return LanePlacement{0, moved, end_ns + by, by};
   }
   if (lanes_.size() < kMaxLanes) return LanePlacement{lanes_.size(), start_ns, end_ns, 0};
   // Out of lanes (only broken timing gets here): the lane that frees first,

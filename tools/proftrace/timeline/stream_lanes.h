@@ -35,7 +35,8 @@ class StreamLanes {
   // as timer granularity, or the clock mappings of event-timed work (host
   // functions, collectives) and CUPTI-timed work meeting on one stream (up
   // to 3.7 us seen, 3.17 us in CI: docs/limits.md): the start moves instead
-  // of opening a lane, and says by how much (start_adjusted_ns).
+  // of opening a lane, and says by how much (start_adjusted_ns); a slice
+  // shorter than that overlap moves whole (its end by as much).
   static constexpr int64_t kMaxAdjustNs = 4000;
   static constexpr size_t kMaxLanes = 8;
   // Per lane; a slice that starts before the end of a forgotten one does
