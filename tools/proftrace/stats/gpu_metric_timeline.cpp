@@ -13,9 +13,10 @@ bool charted(std::string_view name) {
   return false;
 }
 
-// A rate (utilization, throughput) read at t is what happened since the
-// previous reading (launcher/gpu_metrics/README.md): it covers the time
-// before its sample. Other gauges hold from their sample on.
+// A rate (utilization, throughput) NVML read at t is what happened since
+// the previous reading (launcher/gpu_metrics/README.md): it covers the time
+// before its sample. Other gauges hold from their sample on, and so do CUPTI
+// PM samples (written at the start of the interval they cover).
 bool is_rate(std::string_view name) {
   return name == "gpu_utilization" || name == "memory_utilization" || name == "pcie_tx" || name == "pcie_rx";
 }
