@@ -235,6 +235,7 @@ const char* build_config(int ordinal, Device& device, std::vector<uint8_t>& conf
   device.host = host.pHostObject;
   // One metric at a time, so that one the chip lacks is named, not the set.
   std::vector<std::string> missing;
+  std::vector<const PmMetric*> have;
   for (const PmMetric& metric : *g_metrics) {
     const char* name = metric.cupti_name.c_str();
     auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
@@ -243,8 +244,7 @@ const char* build_config(int ordinal, Device& device, std::vector<uint8_t>& conf
     add.numMetrics = 1;
     const CUptiResult added = g_api.add_metrics(&add);
     if (added == CUPTI_SUCCESS) {
-      device.names.push_back(name);
-      device.metric_ids.push_back(define_metric(ordinal, metric, nullptr));
+      have.push_back(&metric);
       continue;
     }
     char reason[160];
@@ -254,6 +254,8 @@ const char* build_config(int ordinal, Device& device, std::vector<uint8_t>& conf
     *failure = added;
   }
   if (!missing.empty() && !g_default) {
+    for (const PmMetric* metric : have)
+      define_metric(ordinal, *metric, "not sampled: --gpu-metrics-counters names a metric this GPU does not have");
     // The user's LIST names something this chip does not have: refused as
     // a whole, so that nobody reads a partial set as the one asked for.
     std::string names;
@@ -263,6 +265,10 @@ const char* build_config(int ordinal, Device& device, std::vector<uint8_t>& conf
                   "counters are sampled on it",
                   names.c_str(), ordinal, chip.pChipName, result_name(*failure));
     return g_reason;
+  }
+  for (const PmMetric* metric : have) {
+    device.names.push_back(metric->cupti_name.c_str());
+    device.metric_ids.push_back(define_metric(ordinal, *metric, nullptr));
   }
   if (device.names.empty()) return "the chip has none of the DEFAULT metrics";
   if (!missing.empty() && runtime::config().verbose) {
