@@ -3,8 +3,8 @@
 // 10 kHz into a hardware buffer; a writer task decodes it off every hook
 // path and writes GpuMetricDef (source kCuptiPmSampling, device = the
 // section's DeviceInfo) and GpuMetricSample records into the process's own
-// section. preload/cuda/cupti/README.md says what it costs and what a crash
-// loses.
+// section. launcher/gpu_metrics/README.md ("The GPU's own counters") says
+// what it samples, what it costs and what a crash loses.
 #pragma once
 
 #include "preload/config.h"
