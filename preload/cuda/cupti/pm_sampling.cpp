@@ -115,7 +115,8 @@ std::mutex g_mutex;            // g_devices' membership (the writer changes it; 
 constinit LazyGlobal<std::vector<Device>> g_devices;  // owned by the writer thread
 // What it cost (the verbose line at exit; docs/performance.md).
 uint64_t g_samples = 0, g_records = 0, g_cpu_ns = 0, g_first_ns = 0;
-const char* g_yield_what = nullptr;
+// The entry point the program took the profiler through (null: the exit).
+std::atomic<const char*> g_yield_what{nullptr};
 
 // A parameter structure as CUPTI wants it: zeroed, its size set.
 template <typename T>
@@ -417,7 +418,6 @@ void stop_device(Device& device, WriterRecordSink& sink) {
 void stop_before_runtime_exit() noexcept {
   State expected = State::kRunning;
   if (!g_state.compare_exchange_strong(expected, State::kYieldRequested)) return;
-  g_yield_what = nullptr;
   writer_flush_and_wait(FlushGoal::kFlush, 2000);
 }
 
@@ -426,7 +426,7 @@ void configure_new_devices() {
   if (fresh == 0) return;
   if (!g_initialized) {
     if (const char* why = load_api()) {
-      say(why);
+      print_line("GPU counters (CUPTI PM sampling): ", why, "; going on with NVML's device metrics");
       g_state.store(State::kFailed);
       return;
     }
@@ -513,9 +513,9 @@ void run(WriterRecordSink& sink, bool final) noexcept {
   if (g_first_ns == 0) g_first_ns = now;
   if (state == State::kYieldRequested || final) {
     stop_all(sink);
-    if (g_yield_what != nullptr)
-      print_line("GPU counters (CUPTI PM sampling): stopped, the program uses the CUPTI profiler itself (",
-                 g_yield_what, ")");
+    if (const char* what = g_yield_what.load(std::memory_order_acquire))
+      print_line("GPU counters (CUPTI PM sampling): stopped, the program uses the CUPTI profiler itself (", what,
+                 ")");
     g_state.store(State::kYielded, std::memory_order_release);
     g_cpu_ns += thread_cpu_ns() - cpu_start;
     report_cost();
@@ -552,9 +552,11 @@ void start_pm_sampling(const Config& config) noexcept {
 }
 
 void pm_sampling_yield_to_program(const char* what) noexcept {
+  if (g_state.load(std::memory_order_acquire) != State::kRunning) return;
+  // Named before the state changes: the writer may run the moment it does.
+  g_yield_what.store(what, std::memory_order_release);
   State expected = State::kRunning;
   if (!g_state.compare_exchange_strong(expected, State::kYieldRequested)) return;
-  g_yield_what = what;
   if (on_writer_thread()) return;  // never: the shim does not call its exports
   writer_flush_and_wait(FlushGoal::kFlush, 2000);
 }
