@@ -47,9 +47,9 @@
 #include "preload/base/lazy_global.h"
 #include "preload/base/log.h"
 #include "preload/cuda/cupti/cupti_library.h"
+#include "preload/cuda/cupti/pm_sampling_device.h"
 #include "preload/cuda/cupti/pm_sampling_records.h"
 #include "preload/cuda/devices.h"
-#include "preload/intercept/dlsym_interposer.h"
 #include "preload/record/definitions.h"
 #include "preload/state/runtime_state.h"
 #include "preload/writer/writer.h"
@@ -58,101 +58,33 @@
 namespace proflaunch::cuda {
 namespace {
 
-constexpr uint64_t kIntervalNs = 100'000;           // 10 kHz, as Nsight Systems samples by default
-constexpr size_t kHardwareBufferBytes = 32u << 20;  // device memory CUPTI reserves per device
-constexpr uint32_t kSamplesPerDecode = 4096;        // the counter data image's capacity
 constexpr uint64_t kDecodeEveryNs = 20'000'000;     // at most this often (the writer cycles more when busy)
 constexpr int kMaxDevices = 64;
 
 enum class State : int { kOff, kRunning, kYieldRequested, kYielded, kFailed };
-
-// The entry points, resolved on libcupti's handle.
-struct PmApi {
-  decltype(&::cuptiProfilerInitialize) profiler_initialize = nullptr;
-  decltype(&::cuptiDeviceGetChipName) chip_name = nullptr;
-  decltype(&::cuptiPmSamplingGetCounterAvailability) availability = nullptr;
-  decltype(&::cuptiProfilerHostInitialize) host_initialize = nullptr;
-  decltype(&::cuptiProfilerHostDeinitialize) host_deinitialize = nullptr;
-  decltype(&::cuptiProfilerHostConfigAddMetrics) add_metrics = nullptr;
-  decltype(&::cuptiProfilerHostGetConfigImageSize) config_size = nullptr;
-  decltype(&::cuptiProfilerHostGetConfigImage) config_image = nullptr;
-  decltype(&::cuptiProfilerHostEvaluateToGpuValues) evaluate = nullptr;
-  decltype(&::cuptiPmSamplingEnable) enable = nullptr;
-  decltype(&::cuptiPmSamplingDisable) disable = nullptr;
-  decltype(&::cuptiPmSamplingSetConfig) set_config = nullptr;
-  decltype(&::cuptiPmSamplingStart) start = nullptr;
-  decltype(&::cuptiPmSamplingStop) stop = nullptr;
-  decltype(&::cuptiPmSamplingGetCounterDataSize) data_size = nullptr;
-  decltype(&::cuptiPmSamplingCounterDataImageInitialize) data_initialize = nullptr;
-  decltype(&::cuptiPmSamplingDecodeData) decode = nullptr;
-  decltype(&::cuptiPmSamplingGetCounterDataInfo) data_info = nullptr;
-  decltype(&::cuptiPmSamplingCounterDataGetSampleInfo) sample_info = nullptr;
-};
-
-struct Device {
-  int ordinal = -1;
-  CUpti_PmSampling_Object* object = nullptr;
-  CUpti_Profiler_Host_Object* host = nullptr;
-  std::vector<uint8_t> counter_data;
-  std::vector<const char*> names;  // into g_metrics
-  std::vector<uint32_t> metric_ids;
-  uint64_t last_written_ns = 0;
-  bool started = false;
-};
 
 std::atomic<State> g_state{State::kOff};
 bool g_default = true;
 // Lazy globals: the writer runs after static destructors (the final cycle).
 constinit LazyGlobal<std::vector<PmMetric>> g_metrics;  // set before the task is registered, then read-only
 const CuptiLibrary* g_cupti = nullptr;
-PmApi g_api;
 bool g_initialized = false;  // cuptiProfilerInitialize succeeded
 uint64_t g_tried = 0;        // devices configured or given up on
 uint32_t g_next_metric = 1;
 uint64_t g_last_decode_ns = 0;
 bool g_exit_handler = false;
 std::mutex g_mutex;            // g_devices' membership (the writer changes it; a yield reads it)
-constinit LazyGlobal<std::vector<Device>> g_devices;  // owned by the writer thread
+constinit LazyGlobal<std::vector<PmDevice>> g_devices;  // owned by the writer thread
 // What it cost (the verbose line at exit; docs/performance.md).
-uint64_t g_samples = 0, g_records = 0, g_cpu_ns = 0, g_first_ns = 0;
+uint64_t g_cpu_ns = 0, g_first_ns = 0;
 // The entry point the program took the profiler through (null: the exit).
 std::atomic<const char*> g_yield_what{nullptr};
-
-// A parameter structure as CUPTI wants it: zeroed, its size set.
-template <typename T>
-T params(size_t struct_size) {
-  T p{};
-  p.structSize = struct_size;
-  return p;
-}
-
-template <typename F>
-bool bind(const char* name, F& out) {
-  out = reinterpret_cast<F>(intercept::real_dlsym()(g_cupti->handle, name));
-  return out != nullptr;
-}
 
 const char* load_api() {
   const char* why = nullptr;
   g_cupti = load_cupti(&why);
   if (g_cupti == nullptr) return why;
-  PmApi& a = g_api;
-  const bool bound =
-      bind("cuptiProfilerInitialize", a.profiler_initialize) && bind("cuptiDeviceGetChipName", a.chip_name) &&
-      bind("cuptiPmSamplingGetCounterAvailability", a.availability) &&
-      bind("cuptiProfilerHostInitialize", a.host_initialize) &&
-      bind("cuptiProfilerHostDeinitialize", a.host_deinitialize) &&
-      bind("cuptiProfilerHostConfigAddMetrics", a.add_metrics) &&
-      bind("cuptiProfilerHostGetConfigImageSize", a.config_size) &&
-      bind("cuptiProfilerHostGetConfigImage", a.config_image) &&
-      bind("cuptiProfilerHostEvaluateToGpuValues", a.evaluate) && bind("cuptiPmSamplingEnable", a.enable) &&
-      bind("cuptiPmSamplingDisable", a.disable) && bind("cuptiPmSamplingSetConfig", a.set_config) &&
-      bind("cuptiPmSamplingStart", a.start) && bind("cuptiPmSamplingStop", a.stop) &&
-      bind("cuptiPmSamplingGetCounterDataSize", a.data_size) &&
-      bind("cuptiPmSamplingCounterDataImageInitialize", a.data_initialize) &&
-      bind("cuptiPmSamplingDecodeData", a.decode) && bind("cuptiPmSamplingGetCounterDataInfo", a.data_info) &&
-      bind("cuptiPmSamplingCounterDataGetSampleInfo", a.sample_info);
-  return bound ? nullptr : "libcupti.so.13 has no PM sampling API (CUPTI older than 12.6?)";
+  return bind_pm_api(g_cupti->handle, &pm_api());
 }
 
 const char* result_name(CUptiResult result) { return cupti_result_name(*g_cupti, result); }
@@ -161,27 +93,6 @@ uint64_t thread_cpu_ns() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
-
-// CUPTI's PM sample timestamps are on its default clock (ns since the
-// epoch, as cuptiGetTimestamp without a callback): the offset to
-// CLOCK_MONOTONIC, the narrowest of a few brackets.
-int64_t realtime_to_monotonic() {
-  int64_t best_width = INT64_MAX, offset = 0;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    timespec a, r, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    clock_gettime(CLOCK_REALTIME, &r);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    const int64_t before = int64_t(a.tv_sec) * 1'000'000'000 + a.tv_nsec;
-    const int64_t after = int64_t(b.tv_sec) * 1'000'000'000 + b.tv_nsec;
-    const int64_t real = int64_t(r.tv_sec) * 1'000'000'000 + r.tv_nsec;
-    if (after - before < best_width) {
-      best_width = after - before;
-      offset = (before + (after - before) / 2) - real;
-    }
-  }
-  return offset;
 }
 
 uint32_t define_metric(int ordinal, const PmMetric& metric, const char* unsupported_reason) {
@@ -218,32 +129,32 @@ void permission_refused() {
 // Null on success, else why (a static or g_reason text).
 char g_reason[256];
 
-const char* build_config(int ordinal, Device& device, std::vector<uint8_t>& config, CUptiResult* failure) {
-  auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+const char* build_config(int ordinal, PmDevice& device, std::vector<uint8_t>& config, CUptiResult* failure) {
+  auto chip = pm_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = size_t(ordinal);
-  if ((*failure = g_api.chip_name(&chip)) != CUPTI_SUCCESS) return "cuptiDeviceGetChipName failed";
-  auto available = params<CUpti_PmSampling_GetCounterAvailability_Params>(CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE);
+  if ((*failure = pm_api().chip_name(&chip)) != CUPTI_SUCCESS) return "cuptiDeviceGetChipName failed";
+  auto available = pm_params<CUpti_PmSampling_GetCounterAvailability_Params>(CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE);
   available.deviceIndex = size_t(ordinal);
-  if ((*failure = g_api.availability(&available)) != CUPTI_SUCCESS) return "cuptiPmSamplingGetCounterAvailability failed";
+  if ((*failure = pm_api().availability(&available)) != CUPTI_SUCCESS) return "cuptiPmSamplingGetCounterAvailability failed";
   std::vector<uint8_t> image(available.counterAvailabilityImageSize);
   available.pCounterAvailabilityImage = image.data();
-  if ((*failure = g_api.availability(&available)) != CUPTI_SUCCESS) return "cuptiPmSamplingGetCounterAvailability failed";
-  auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  if ((*failure = pm_api().availability(&available)) != CUPTI_SUCCESS) return "cuptiPmSamplingGetCounterAvailability failed";
+  auto host = pm_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   host.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
   host.pChipName = chip.pChipName;
   host.pCounterAvailabilityImage = image.data();
-  if ((*failure = g_api.host_initialize(&host)) != CUPTI_SUCCESS) return "cuptiProfilerHostInitialize failed";
+  if ((*failure = pm_api().host_initialize(&host)) != CUPTI_SUCCESS) return "cuptiProfilerHostInitialize failed";
   device.host = host.pHostObject;
   // One metric at a time, so that one the chip lacks is named, not the set.
   std::vector<std::string> missing;
   std::vector<const PmMetric*> have;
   for (const PmMetric& metric : *g_metrics) {
     const char* name = metric.cupti_name.c_str();
-    auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    auto add = pm_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     add.pHostObject = device.host;
     add.ppMetricNames = &name;
     add.numMetrics = 1;
-    const CUptiResult added = g_api.add_metrics(&add);
+    const CUptiResult added = pm_api().add_metrics(&add);
     if (added == CUPTI_SUCCESS) {
       have.push_back(&metric);
       continue;
@@ -277,141 +188,17 @@ const char* build_config(int ordinal, Device& device, std::vector<uint8_t>& conf
     for (const std::string& m : missing) names += " " + m;
     print_line("GPU counters (CUPTI PM sampling): not on this chip, left out:", names.c_str());
   }
-  auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  auto size = pm_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   size.pHostObject = device.host;
-  if ((*failure = g_api.config_size(&size)) != CUPTI_SUCCESS) return "cuptiProfilerHostGetConfigImageSize failed";
+  if ((*failure = pm_api().config_size(&size)) != CUPTI_SUCCESS) return "cuptiProfilerHostGetConfigImageSize failed";
   config.resize(size.configImageSize);
-  auto get = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  auto get = pm_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   get.pHostObject = device.host;
   get.configImageSize = config.size();
   get.pConfigImage = config.data();
-  if ((*failure = g_api.config_image(&get)) != CUPTI_SUCCESS) return "cuptiProfilerHostGetConfigImage failed";
+  if ((*failure = pm_api().config_image(&get)) != CUPTI_SUCCESS) return "cuptiProfilerHostGetConfigImage failed";
   *failure = CUPTI_SUCCESS;
   return nullptr;
-}
-
-bool reset_counter_data(Device& device) {
-  auto init = params<CUpti_PmSampling_CounterDataImage_Initialize_Params>(
-      CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE);
-  init.pPmSamplingObject = device.object;
-  init.counterDataSize = device.counter_data.size();
-  init.pCounterData = device.counter_data.data();
-  return g_api.data_initialize(&init) == CUPTI_SUCCESS;
-}
-
-// Target side: enable, configure, start. Null on success, else why.
-const char* start_device(Device& device, const std::vector<uint8_t>& config, CUptiResult* failure) {
-  auto enable = params<CUpti_PmSampling_Enable_Params>(CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
-  enable.deviceIndex = size_t(device.ordinal);
-  if ((*failure = g_api.enable(&enable)) != CUPTI_SUCCESS) return "cuptiPmSamplingEnable failed";
-  device.object = enable.pPmSamplingObject;
-  auto set = params<CUpti_PmSampling_SetConfig_Params>(CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
-  set.pPmSamplingObject = device.object;
-  set.configSize = config.size();
-  set.pConfig = config.data();
-  set.hardwareBufferSize = kHardwareBufferBytes;
-  set.samplingInterval = kIntervalNs;
-  set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-  set.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
-  if ((*failure = g_api.set_config(&set)) != CUPTI_SUCCESS) return "cuptiPmSamplingSetConfig failed";
-  auto size = params<CUpti_PmSampling_GetCounterDataSize_Params>(CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
-  size.pPmSamplingObject = device.object;
-  size.pMetricNames = device.names.data();
-  size.numMetrics = device.names.size();
-  size.maxSamples = kSamplesPerDecode;
-  if ((*failure = g_api.data_size(&size)) != CUPTI_SUCCESS) return "cuptiPmSamplingGetCounterDataSize failed";
-  device.counter_data.assign(size.counterDataSize, 0);
-  if (!reset_counter_data(device)) return "cuptiPmSamplingCounterDataImageInitialize failed";
-  auto start = params<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
-  start.pPmSamplingObject = device.object;
-  if ((*failure = g_api.start(&start)) != CUPTI_SUCCESS) return "cuptiPmSamplingStart failed";
-  device.started = true;
-  return nullptr;
-}
-
-void release_device(Device& device) {
-  if (device.object != nullptr) {
-    auto disable = params<CUpti_PmSampling_Disable_Params>(CUpti_PmSampling_Disable_Params_STRUCT_SIZE);
-    disable.pPmSamplingObject = device.object;
-    g_api.disable(&disable);
-    device.object = nullptr;
-  }
-  if (device.host != nullptr) {
-    auto host = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
-    host.pHostObject = device.host;
-    g_api.host_deinitialize(&host);
-    device.host = nullptr;
-  }
-}
-
-void emit_lost(WriterRecordSink& sink, uint64_t at_ns) {
-  format::LostRecord lost{};
-  lost.header = format::header_for<format::LostRecord>();
-  lost.reason = static_cast<uint32_t>(format::LostReason::kGpuMetricSamplesDropped);
-  lost.first_ns = at_ns;
-  lost.last_ns = at_ns;
-  lost.count = 1;
-  sink.append(&lost, sizeof lost);
-}
-
-// Empties `device`'s hardware buffer into records.
-void decode(Device& device, WriterRecordSink& sink) {
-  const int64_t offset = realtime_to_monotonic();
-  std::vector<PmDecodedSample> samples;
-  for (int pass = 0; pass < 64; ++pass) {  // bounded: the buffer refills while we read
-    auto request = params<CUpti_PmSampling_DecodeData_Params>(CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE);
-    request.pPmSamplingObject = device.object;
-    request.pCounterDataImage = device.counter_data.data();
-    request.counterDataImageSize = device.counter_data.size();
-    const CUptiResult decoded = g_api.decode(&request);
-    if (decoded != CUPTI_SUCCESS && decoded != CUPTI_ERROR_OUT_OF_MEMORY) return;
-    // The hardware buffer filled before this decode: samples were not taken
-    // (KEEP_OLDEST), counted as one loss at this time.
-    if (request.overflow != 0 || decoded == CUPTI_ERROR_OUT_OF_MEMORY) emit_lost(sink, now_ns());
-    auto info = params<CUpti_PmSampling_GetCounterDataInfo_Params>(CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
-    info.pCounterDataImage = device.counter_data.data();
-    info.counterDataImageSize = device.counter_data.size();
-    if (g_api.data_info(&info) != CUPTI_SUCCESS) return;
-    samples.clear();
-    samples.reserve(info.numCompletedSamples);
-    for (size_t i = 0; i < info.numCompletedSamples; ++i) {
-      auto sample = params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
-      sample.pPmSamplingObject = device.object;
-      sample.pCounterDataImage = device.counter_data.data();
-      sample.counterDataImageSize = device.counter_data.size();
-      sample.sampleIndex = i;
-      if (g_api.sample_info(&sample) != CUPTI_SUCCESS) continue;
-      PmDecodedSample out;
-      out.start_ns = sample.startTimestamp;
-      out.end_ns = sample.endTimestamp;
-      out.values.assign(device.names.size(), 0.0);
-      auto evaluate = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-      evaluate.pHostObject = device.host;
-      evaluate.pCounterDataImage = device.counter_data.data();
-      evaluate.counterDataImageSize = device.counter_data.size();
-      evaluate.rangeIndex = i;
-      evaluate.ppMetricNames = device.names.data();
-      evaluate.numMetrics = device.names.size();
-      evaluate.pMetricValues = out.values.data();
-      if (g_api.evaluate(&evaluate) != CUPTI_SUCCESS) continue;
-      samples.push_back(std::move(out));
-    }
-    g_samples += samples.size();
-    g_records += write_pm_samples(device.metric_ids, samples, offset, device.last_written_ns, &device.last_written_ns, sink);
-    if (!reset_counter_data(device)) return;
-    if (request.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) return;
-  }
-}
-
-void stop_device(Device& device, WriterRecordSink& sink) {
-  if (device.started) {
-    auto stop = params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
-    stop.pPmSamplingObject = device.object;
-    g_api.stop(&stop);
-    device.started = false;
-    decode(device, sink);
-  }
-  release_device(device);
 }
 
 // Runs before the runtime's own exit handler (registered after it).
@@ -430,8 +217,8 @@ void configure_new_devices() {
       g_state.store(State::kFailed);
       return;
     }
-    auto init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-    const CUptiResult result = g_api.profiler_initialize(&init);
+    auto init = pm_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    const CUptiResult result = pm_api().profiler_initialize(&init);
     if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
       permission_refused();
       g_state.store(State::kFailed);
@@ -448,18 +235,18 @@ void configure_new_devices() {
   for (int ordinal = 0; ordinal < kMaxDevices; ++ordinal) {
     if ((fresh & (uint64_t{1} << ordinal)) == 0) continue;
     g_tried |= uint64_t{1} << ordinal;
-    Device device;
+    PmDevice device;
     device.ordinal = ordinal;
     std::vector<uint8_t> config;
     CUptiResult failure = CUPTI_SUCCESS;
     const char* why = build_config(ordinal, device, config, &failure);
-    if (why == nullptr) why = start_device(device, config, &failure);
+    if (why == nullptr) why = start_pm_device(device, config, &failure);
     if (why == nullptr) {
       std::lock_guard lock(g_mutex);
       g_devices->push_back(std::move(device));
       continue;
     }
-    release_device(device);
+    release_pm_device(device);
     if (failure == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
       permission_refused();
       define_all_unsupported(ordinal, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
@@ -483,22 +270,23 @@ void configure_new_devices() {
 }
 
 void stop_all(WriterRecordSink& sink) {
-  std::vector<Device> devices;
+  std::vector<PmDevice> devices;
   {
     std::lock_guard lock(g_mutex);
     devices.swap(*g_devices);
   }
-  for (Device& device : devices) stop_device(device, sink);
+  for (PmDevice& device : devices) stop_pm_device(device, sink);
 }
 
 void report_cost() {
-  if (!runtime::config().verbose || g_samples == 0) return;
+  if (!runtime::config().verbose || pm_decode_counts().samples == 0) return;
   char line[200];
   const double seconds = double(now_ns() - g_first_ns) / 1e9;
   std::snprintf(line, sizeof line,
                 "GPU counters (CUPTI PM sampling): %llu samples, %llu records in %.2f s; decode CPU %.1f ms "
                 "(%.2f ms per second)",
-                static_cast<unsigned long long>(g_samples), static_cast<unsigned long long>(g_records), seconds,
+                static_cast<unsigned long long>(pm_decode_counts().samples),
+                static_cast<unsigned long long>(pm_decode_counts().records), seconds,
                 double(g_cpu_ns) / 1e6, seconds > 0 ? double(g_cpu_ns) / 1e6 / seconds : 0.0);
   print_line(line);
 }
@@ -524,7 +312,7 @@ void run(WriterRecordSink& sink, bool final) noexcept {
   configure_new_devices();
   if (g_state.load() == State::kRunning && now - g_last_decode_ns >= kDecodeEveryNs) {
     g_last_decode_ns = now;
-    for (Device& device : *g_devices) decode(device, sink);
+    for (PmDevice& device : *g_devices) decode_pm_device(device, sink);
   }
   if (g_state.load() == State::kFailed) stop_all(sink);
   g_cpu_ns += thread_cpu_ns() - cpu_start;
