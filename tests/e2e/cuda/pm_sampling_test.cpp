@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -213,6 +215,13 @@ TEST(PmSampling, SmActiveFollowsTheModelledKernelBusyTimeAtTenKilohertz) {
   ASSERT_NE(row, std::string::npos) << stats.out;
   const size_t line = stats.out.rfind('\n', row) + 1;
   EXPECT_EQ(stats.out.compare(line, 10, "GPU 0 (pid"), 0) << stats.out.substr(line, 80);
+
+  // The report's device metrics over time chart SM active in its bins.
+  const ProcessResult report = run_proftrace({"report", trace_path, "-o", dir / "a.html"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  std::ifstream page(dir / "a.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("\"Metric\": \"sm_active\", \"Unit\": \"%\", \"Start (ns)\""), std::string::npos);
 
   const std::string json_path = dir / "a.json";
   const ProcessResult convert = run_proftrace({"convert", trace_path, "-o", json_path});
