@@ -374,6 +374,9 @@ enum class LostReason : uint32_t {
   // a fault while reading), or the thread's sample buffer was full.
   kCpuSampleUnsafe = 7,
   kCpuSampleBufferFull = 8,
+  // CUPTI PM sampling's hardware buffer filled before the shim decoded it:
+  // the GPU took no samples until it was read (count: such events).
+  kGpuMetricSamplesDropped = 9,
 };
 
 // Fields shared by every host API record. `result` is the API's return code

@@ -293,10 +293,6 @@ int run_traced(const LaunchOptions& options) {
     device_sampler.start(sampler_options);
   }
 
-  // Accepted by the settings table, not built yet: said, not ignored silently.
-  if (settings.given(Setting::kGpuMetricsCounters))
-    say("--gpu-metrics-counters: CUPTI PM sampling is not built yet; device metrics come from NVML only");
-
   const int status = child.wait();
   const gpu_metrics::SamplerCounts sampled = device_sampler.stop();
   if (verbose && sampled.devices > 0)

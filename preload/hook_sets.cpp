@@ -5,6 +5,7 @@
 
 #include "preload/cuda/cuda_hooks.h"
 #include "preload/cuda/cupti/cupti_interpose.h"
+#include "preload/cuda/cupti/pm_sampling.h"
 #include "preload/cuda/gpu_timing_select.h"
 #if PROFLAUNCH_HIP
 #include "preload/hip/hip_hooks.h"
@@ -48,6 +49,7 @@ const hooks::HookLibrary* hooked_libraries(size_t* count) noexcept {
 void start_hook_sets(const Config& config) noexcept {
   osrt::resolve_real_functions();
   cuda::select_gpu_timing(config.gpu_timing);
+  cuda::start_pm_sampling(config);
   size_t count = 0;
   const hooks::HookLibrary* libraries = hooked_libraries(&count);
   hooks::install_hooks(libraries, count, runtime::active(), config);

@@ -302,8 +302,10 @@ inline constexpr SettingRow kSettingRows[] = {
      .env = "PROFLAUNCH_GPU_METRICS_COUNTERS",
      .read = read_gpu_metrics_counters,
      .example = "DEFAULT",
-     .help = "also sample the GPU's own counters (CUPTI PM sampling, NVIDIA): DEFAULT or a comma list of "
-             "metric names; not built yet (the launcher says so and goes on with NVML)"},
+     .help = "also sample the GPU's own counters inside the program at 10 kHz (CUPTI PM sampling, NVIDIA): "
+             "DEFAULT (SM active, SM occupancy, tensor pipe, graphics engine, DRAM, PCIe and NVLink read/write) or "
+             "a comma list of CUPTI metric names; needs profiling permission (else it says why and goes on with "
+             "NVML)"},
     {.id = Setting::kCaptureRange,
      .flags = "--capture-range",
      .value = SettingValue::kText,

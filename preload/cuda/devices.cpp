@@ -60,4 +60,6 @@ void ensure_device_defined(int device) noexcept {
   define_device(description);
 }
 
+uint64_t defined_devices() noexcept { return g_defined.load(std::memory_order_acquire); }
+
 }  // namespace proflaunch::cuda

@@ -86,6 +86,7 @@ std::string lost_reason_name(uint32_t reason) {
     case LostReason::kOutsideCaptureWindow: return "GPU work of calls outside the capture windows";
     case LostReason::kCpuSampleUnsafe: return "CPU samples not taken (stack not readable safely)";
     case LostReason::kCpuSampleBufferFull: return "CPU samples beyond the sample buffer";
+    case LostReason::kGpuMetricSamplesDropped: return "GPU counter samples not taken (PM sampling buffer full)";
   }
   return unknown(reason);
 }

@@ -7,12 +7,22 @@
 // The shim itself never calls these exports: it calls CUPTI through the
 // pointers cupti_library.cpp resolved.
 //
+// The profiler's entry points are here too: CUPTI has one PM sampling or
+// profiling session per device, so the program's first cuptiPmSamplingEnable,
+// cuptiRangeProfilerEnable or cuptiProfilerBeginSession makes the shim's PM
+// sampling (--gpu-metrics-counters, pm_sampling.h) stop first; the activity
+// backend is unaffected (the profiler does not use activity buffers).
+//
 // Also here: InitializeInjection, which a real driver calls inside cuInit
 // when CUDA_INJECTION64_PATH names this library (the launcher sets it).
 #include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
 
 #include "preload/cuda/cupti/cupti_interpose.h"
 #include "preload/cuda/cupti/gpu_timing_cupti.h"
+#include "preload/cuda/cupti/pm_sampling.h"
 #include "preload/intercept/hook_registry.h"
 
 namespace {
@@ -29,6 +39,9 @@ void* real_cuptiActivityRegisterCallbacks = nullptr;
 void* real_cuptiActivityEnable = nullptr;
 void* real_cuptiActivityEnableContext = nullptr;
 void* real_cuptiActivityRegisterTimestampCallback = nullptr;
+void* real_cuptiPmSamplingEnable = nullptr;
+void* real_cuptiRangeProfilerEnable = nullptr;
+void* real_cuptiProfilerBeginSession = nullptr;
 
 }  // namespace
 
@@ -52,6 +65,19 @@ PROFLAUNCH_CUPTI_FORWARD(cuptiActivityEnable, (CUpti_ActivityKind kind), (kind))
 PROFLAUNCH_CUPTI_FORWARD(cuptiActivityEnableContext, (CUcontext context, CUpti_ActivityKind kind), (context, kind))
 PROFLAUNCH_CUPTI_FORWARD(cuptiActivityRegisterTimestampCallback, (CUpti_TimestampCallbackFunc callback), (callback))
 
+// The profiler's sessions: the shim's PM sampling steps back, GPU timing stays.
+#define PROFLAUNCH_CUPTI_PROFILER_FORWARD(name, params, args)                                          \
+  extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI name params {                  \
+    proflaunch::cuda::pm_sampling_yield_to_program(#name);                                             \
+    const auto real = proflaunch::hooks::real_function<decltype(::name)>(real_##name, #name, kCuptiLibrary); \
+    return real != nullptr ? real args : CUPTI_ERROR_NOT_INITIALIZED;                                  \
+  }
+
+PROFLAUNCH_CUPTI_PROFILER_FORWARD(cuptiPmSamplingEnable, (CUpti_PmSampling_Enable_Params * params), (params))
+PROFLAUNCH_CUPTI_PROFILER_FORWARD(cuptiRangeProfilerEnable, (CUpti_RangeProfiler_Enable_Params * params), (params))
+PROFLAUNCH_CUPTI_PROFILER_FORWARD(cuptiProfilerBeginSession, (CUpti_Profiler_BeginSession_Params * params), (params))
+
+#undef PROFLAUNCH_CUPTI_PROFILER_FORWARD
 #undef PROFLAUNCH_CUPTI_FORWARD
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
@@ -72,6 +98,9 @@ hooks::HookFamily cupti_coexistence_hooks() {
       PROFLAUNCH_CUPTI_HOOK(cuptiActivityEnable),
       PROFLAUNCH_CUPTI_HOOK(cuptiActivityEnableContext),
       PROFLAUNCH_CUPTI_HOOK(cuptiActivityRegisterTimestampCallback),
+      PROFLAUNCH_CUPTI_HOOK(cuptiPmSamplingEnable),
+      PROFLAUNCH_CUPTI_HOOK(cuptiRangeProfilerEnable),
+      PROFLAUNCH_CUPTI_HOOK(cuptiProfilerBeginSession),
   };
   return {kHooks, std::size(kHooks)};
 }

@@ -61,6 +61,27 @@ struct BusyClock {
   }
 };
 
+// The last kBusyHistory kernel intervals, as they started: what a sampler
+// that wakes late still needs to say how busy each of its past intervals was
+// (the simulated CUPTI's PM sampling). An entry is written start, then end;
+// a reader that finds end < start (being written) or an index overwritten
+// since it read `next` skips it.
+inline constexpr uint32_t kBusyHistory = 8192;
+struct BusyHistory {
+  std::atomic<uint64_t> next;  // index of the next entry (entries [next - kBusyHistory, next) are kept)
+  struct Interval {
+    std::atomic<int64_t> start_ns;
+    std::atomic<int64_t> end_ns;
+  } entries[kBusyHistory];
+
+  void add(int64_t start_ns, int64_t end_ns) {
+    Interval& entry = entries[next.fetch_add(1) % kBusyHistory];
+    entry.end_ns.store(-1);
+    entry.start_ns.store(start_ns);
+    entry.end_ns.store(end_ns);
+  }
+};
+
 struct DeviceStateFile {
   std::atomic<uint64_t> total_bytes;  // the device's memory (0: no driver has run yet)
   BusyClock kernels;                  // any kernel running: NVML's GPU utilization
@@ -76,6 +97,7 @@ struct DeviceStateFile {
     std::atomic<uint64_t> code;
   } xids[8];
   DeviceStateSlot slots[kDeviceStateSlots];
+  BusyHistory kernel_history;  // the same kernel intervals as `kernels`, one by one
 };
 
 }  // namespace simgpu

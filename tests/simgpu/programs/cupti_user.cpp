@@ -3,13 +3,17 @@
 // copies, and reports what it received. Its report must be the same whether
 // or not a profiler runs around it.
 //
-//   cupti_user [--subscribe before|after] [--launches N] [--in-flight K] [--dlopen]
+//   cupti_user [--subscribe before|after] [--launches N] [--in-flight K] [--dlopen] [--pm-sampling]
 //
 // before: CUPTI is set up before the first CUDA call; after: once half the
 // launches ran (and were synchronized). --in-flight K (with after): K more
 // fills of 400 ms each (modelled) are queued right before CUPTI is set up,
 // so they are still running on the device when it is; they finish after,
 // and their kernel records (not joined: their launch came before) count.
+// --pm-sampling: once its work is done (and 300 ms later), it takes the CUPTI
+// profiler too: cuptiProfilerInitialize, then PM sampling on device 0
+// (cuptiPmSamplingEnable, Disable), and reports the result as
+// " pm_sampling=<result>" at the end of its line.
 // --dlopen: the entry points that take CUPTI (subscribe, buffer callbacks,
 // activity enable) are looked up with dlsym on a dlopen'd libcupti.so.13,
 // as XLA's profiler does, rather than called through the link.
@@ -19,11 +23,15 @@
 // where joined counts kernel records whose correlation id is a launch's
 // RUNTIME record, and A and F the MEMORY2 records of its 4 KiB device buffer. Exits 1 on a CUDA error, 2 if a CUPTI call fails.
 #include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_target.h>
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
+#include <thread>
 #include <mutex>
 #include <set>
 #include <string>
@@ -151,6 +159,27 @@ void work(float* device, std::vector<float>& host, int launches) {
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
+// The program's own PM sampling session on device 0: what Enable answered.
+std::string take_pm_sampling() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CUpti_Profiler_Initialize_Params init{};
+  init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+  check_cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+  CUpti_PmSampling_Enable_Params enable{};
+  enable.structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE;
+  enable.deviceIndex = 0;
+  const CUptiResult enabled = cuptiPmSamplingEnable(&enable);
+  const char* name = "?";
+  cuptiGetResultString(enabled, &name);
+  if (enabled == CUPTI_SUCCESS) {
+    CUpti_PmSampling_Disable_Params disable{};
+    disable.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE;
+    disable.pPmSamplingObject = enable.pPmSamplingObject;
+    check_cupti(cuptiPmSamplingDisable(&disable), "cuptiPmSamplingDisable");
+  }
+  return name;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,6 +187,7 @@ int main(int argc, char** argv) {
   int launches = 8;
   int in_flight = 0;
   bool use_dlopen = false;
+  bool pm_sampling = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--subscribe") == 0 && i + 1 < argc) {
       when = argv[++i];
@@ -167,8 +197,10 @@ int main(int argc, char** argv) {
       in_flight = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--dlopen") == 0) {
       use_dlopen = true;
+    } else if (std::strcmp(argv[i], "--pm-sampling") == 0) {
+      pm_sampling = true;
     } else {
-      std::fprintf(stderr, "usage: cupti_user [--subscribe before|after] [--launches N] [--in-flight K] [--dlopen]\n");
+      std::fprintf(stderr, "usage: cupti_user [--subscribe before|after] [--launches N] [--in-flight K] [--dlopen] [--pm-sampling]\n");
       return 64;
     }
   }
@@ -197,6 +229,7 @@ int main(int argc, char** argv) {
     subscribed = set_up_cupti(take);
   }
   work(device, host, when == "after" ? launches - launches / 2 : launches);
+  const std::string pm = pm_sampling ? " pm_sampling=" + take_pm_sampling() : "";
   check_cuda(cudaFree(device), "cudaFree");
   check_cupti(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
   size_t dropped = 0;
@@ -206,7 +239,8 @@ int main(int argc, char** argv) {
   for (uint32_t correlation : g_kernel_correlations) joined += g_launch_correlations.count(correlation) != 0;
   std::printf(
       "cupti_user: subscribe=%s callbacks=%d kernels=%d memcpys=%d runtime=%d joined=%d dropped=%zu "
-      "allocations=%d releases=%d\n",
-      subscribed.c_str(), g_callbacks, g_kernels, g_memcpys, g_runtime, joined, dropped, g_allocations, g_releases);
+      "allocations=%d releases=%d%s\n",
+      subscribed.c_str(), g_callbacks, g_kernels, g_memcpys, g_runtime, joined, dropped, g_allocations, g_releases,
+      pm.c_str());
   return 0;
 }

@@ -174,7 +174,8 @@ TEST_F(HookTable, TheShimExportsExactlyTheTablesCudaSymbols) {
   EXPECT_EQ(exported_hip, hip_table);
   for (const char* cupti : {"cuptiSubscribe", "cuptiSubscribe_v2", "cuptiActivityRegisterCallbacks",
                             "cuptiActivityEnable", "cuptiActivityEnableContext",
-                            "cuptiActivityRegisterTimestampCallback"})
+                            "cuptiActivityRegisterTimestampCallback", "cuptiPmSamplingEnable",
+                            "cuptiRangeProfilerEnable", "cuptiProfilerBeginSession"})
     EXPECT_TRUE(table.count(cupti)) << cupti << ": a program that dlsyms it must get the shim's";
 }
 

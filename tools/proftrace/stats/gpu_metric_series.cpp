@@ -76,29 +76,45 @@ uint64_t quantile(const std::map<uint64_t, uint64_t>& weight_ns, uint64_t total_
   return weight_ns.rbegin()->first;
 }
 
+// A device of `section` as a reader knows it: a traced process's own device
+// by that process's number; a sampler's device by the number the first
+// traced process that used it (same UUID) gave it, else by the sampling
+// library's index.
+std::string device_metrics_label(const TraceModel& model, const SectionModel& section, int32_t ordinal,
+                                 const format::DeviceInfoRecord& info) {
+  if (!section.device_sampler())
+    return "GPU " + std::to_string(ordinal) + " (pid " + std::to_string(section.pid()) + ")";
+  const std::string uuid = hex_uuid(info.uuid);
+  for (const SectionModel* traced : model.ordered()) {
+    if (traced->device_sampler() || uuid.empty()) continue;
+    for (const auto& [seen, seen_info] : traced->devices)
+      if (hex_uuid(seen_info.uuid) == uuid)
+        return "GPU " + std::to_string(seen) + " (pid " + std::to_string(traced->pid()) + ")";
+  }
+  return (info.vendor == uint8_t(format::Vendor::kAmd) ? "ROCm SMI device " : "NVML device ") +
+         std::to_string(ordinal);
+}
+
 }  // namespace
 
 std::vector<DeviceMetrics> GpuMetricSeries::finish(const TraceModel& model) const {
   std::vector<DeviceMetrics> devices;
-  for (const auto& [id, section] : model.sections()) {
-    if (!section.device_sampler()) continue;
+  // The launcher's sampler first (NVML, ROCm SMI), then the metrics traced
+  // processes sampled themselves (CUPTI PM sampling), each on its device.
+  std::vector<const SectionModel*> sections;
+  for (const auto& [id, section] : model.sections())
+    if (section.device_sampler()) sections.push_back(&section);
+  for (const SectionModel* traced : model.ordered())
+    if (!traced->device_sampler() && !traced->gpu_metrics.empty()) sections.push_back(traced);
+  for (const SectionModel* owner : sections) {
+    const SectionModel& section = *owner;
+    const uint64_t id = section.section_id;
     for (const auto& [ordinal, info] : section.devices) {
       DeviceMetrics device;
       device.section = id;
       device.device = ordinal;
       device.uuid = hex_uuid(info.uuid);
-      device.label = (info.vendor == uint8_t(format::Vendor::kAmd) ? "ROCm SMI device " : "NVML device ") +
-                     std::to_string(ordinal);
-      // As the traced processes numbered it (the first that used it).
-      for (const SectionModel* traced : model.ordered()) {
-        if (traced->device_sampler() || device.uuid.empty()) continue;
-        for (const auto& [seen, seen_info] : traced->devices) {
-          if (hex_uuid(seen_info.uuid) != device.uuid) continue;
-          device.label = "GPU " + std::to_string(seen) + " (pid " + std::to_string(traced->pid()) + ")";
-          break;
-        }
-        if (device.label.rfind("GPU ", 0) == 0) break;
-      }
+      device.label = device_metrics_label(model, section, ordinal, info);
       for (const auto& [metric_id, def] : section.gpu_metrics) {
         if (def.device != ordinal) continue;
         const std::string name(section.string(def.name_string));
@@ -138,7 +154,8 @@ std::vector<DeviceMetrics> GpuMetricSeries::finish(const TraceModel& model) cons
         }
         device.metrics.push_back(std::move(summary));
       }
-      devices.push_back(std::move(device));
+      if (section.device_sampler() || !device.metrics.empty() || !device.unsupported.empty())
+        devices.push_back(std::move(device));
     }
   }
   return devices;

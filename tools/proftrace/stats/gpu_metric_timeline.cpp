@@ -15,8 +15,9 @@ bool charted(std::string_view name) {
 
 // NVML's rates (utilization, throughput) read at t are what happened since
 // the previous reading (launcher/gpu_metrics/README.md): they cover the time
-// before their sample. Other gauges, and ROCm SMI's busy percentages (a
-// reading of the moment), hold from their sample on.
+// before their sample. Other gauges, ROCm SMI's busy percentages (a reading
+// of the moment) and CUPTI PM samples (written at the start of the interval
+// they cover) hold from their sample on.
 bool is_rate(const format::GpuMetricDefRecord& def, std::string_view name) {
   return def.source == uint8_t(format::GpuMetricSource::kNvml) &&
          (name == "gpu_utilization" || name == "memory_utilization" || name == "pcie_tx" || name == "pcie_rx");

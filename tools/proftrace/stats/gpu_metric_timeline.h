@@ -23,8 +23,10 @@ namespace proflaunch::tools::stats {
 // The gauges charted (per device, not per link): the rest are in the
 // summary table only.
 inline constexpr const char* kChartedGpuMetrics[] = {
-    "gpu_utilization", "memory_utilization", "memory_used", "sm_clock", "memory_clock",
+    "gpu_utilization", "memory_utilization", "memory_used", "sm_clock",  "memory_clock",
     "power",           "temperature",        "pcie_tx",     "pcie_rx",
+    // CUPTI PM sampling's DEFAULT set (preload/cuda/cupti/pm_sampling_records.cpp)
+    "sm_active",       "sm_occupancy",       "tensor_active", "gr_active", "dram_read", "dram_write",
 };
 
 class GpuMetricTimeline : public interpret::Consumer {

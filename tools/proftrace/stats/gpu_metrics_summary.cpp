@@ -1,4 +1,5 @@
-// gpu-metrics: per device the launcher sampled (NVML), each metric's mean,
+// gpu-metrics: per device the launcher sampled (NVML, ROCm SMI) and per
+// device a traced process sampled itself (CUPTI PM sampling), each metric's mean,
 // median, 99th percentile and maximum over time, how long the clocks were
 // held down and why, the metrics the device does not have, and XID / ECC
 // errors. Values hold until the next sample (gpu_metric_series.h).
@@ -45,7 +46,8 @@ class GpuMetricsSummary final : public StatsSection {
 
   Table finish(const TraceModel& model) override {
     Table table;
-    table.title = "Device metrics: per device, over the time sampled (NVML through the launcher)";
+    table.title = "Device metrics: per device, over the time sampled (NVML or ROCm SMI through the launcher; CUPTI PM "
+                  "sampling in the program with --gpu-metrics-counters)";
     table.columns = {"Device", "Metric", "Unit", "Mean", "P50", "P99", "Max", "Samples"};
     const std::vector<DeviceMetrics> devices = series_.finish(model);
     for (const DeviceMetrics& device : devices) {

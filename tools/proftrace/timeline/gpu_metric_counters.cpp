@@ -16,6 +16,12 @@ std::string gpu_metric_label(std::string_view name, uint16_t link) {
       {"pcie_max_link_gen", "PCIe max link gen"}, {"pcie_max_link_width", "PCIe max link width"},
       {"nvlink_tx", "NVLink tx"},               {"nvlink_rx", "NVLink rx"},
       {"xid", "XID error"},                     {"ecc_errors", "ECC errors"},
+      // CUPTI PM sampling's DEFAULT set, from the program itself
+      {"gr_active", "GR engine active"},        {"sm_active", "SM active"},
+      {"sm_occupancy", "SM occupancy"},         {"tensor_active", "Tensor pipe active"},
+      {"dram_read", "DRAM read"},               {"dram_write", "DRAM write"},
+      {"pcie_read", "PCIe read (counters)"},    {"pcie_write", "PCIe write (counters)"},
+      {"nvlink_read", "NVLink read (counters)"}, {"nvlink_write", "NVLink write (counters)"},
   };
   std::string label(name);
   for (const auto& [metric, text] : kLabels)

@@ -1,5 +1,7 @@
 // Device metrics on `proftrace convert`'s timeline: each metric the
-// launcher's sampler recorded (GpuMetricSample) becomes a counter track of
+// launcher's sampler recorded (GpuMetricSample), and each a traced process
+// sampled itself (CUPTI PM sampling: "SM active %", on that process's own
+// device, no UUID needed), becomes a counter track of
 // the device's GPU process, beside its streams: "GPU utilization %",
 // "SM clock MHz", "Memory used bytes", "NVLink 0 tx KiB/s"... The device is
 // found by UUID, so the tracks join the GPU process of the traced processes

@@ -74,6 +74,7 @@ void telemetry_work(Device& device, const StreamOperation& op, int64_t start_ns,
   switch (op.node.type) {
     case CU_GRAPH_NODE_TYPE_KERNEL:
       file->kernels.add(start_ns, end_ns);
+      file->kernel_history.add(start_ns, end_ns);
       break;
     case CU_GRAPH_NODE_TYPE_MEMCPY:
     case CU_GRAPH_NODE_TYPE_MEMSET:

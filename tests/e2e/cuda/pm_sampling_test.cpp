@@ -1,0 +1,375 @@
+// The GPU's own counters end to end (--gpu-metrics-counters, CUPTI PM
+// sampling in the shim): the simulated libcupti samples the state the
+// simulated driver publishes; the shim's samples land in the program's own
+// section, in stats, convert's tracks and SQL. Also: the permission switch,
+// a refused LIST, a program that uses CUPTI (and its profiler) itself, and
+// the CUPTI activity backend at the same time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "formats/reader.h"
+#include "tests/e2e/cuda/support/perfetto_json.h"
+#include "tests/e2e/cuda/support/traced_run.h"
+
+namespace proflaunch::e2e {
+namespace {
+
+using format::RecordKind;
+
+// The program's own metric definitions and samples (not the launcher's).
+struct PmTrace {
+  struct Def {
+    format::GpuMetricDefRecord record;
+    std::string name, unit, reason;
+  };
+  uint64_t program_section = 0;
+  std::vector<format::DeviceInfoRecord> program_devices;
+  std::map<uint32_t, Def> defs;                                            // program section, by metric
+  std::map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> samples;  // program section: (ns, value)
+  uint64_t nvml_samples = 0;                                               // the launcher's sampler section
+  std::vector<std::pair<uint64_t, uint64_t>> kernels;
+  std::vector<format::GpuActivityRecord> activity;
+  std::vector<format::GpuTimingInfoRecord> timing_info;
+
+  const Def* def(const std::string& name) const {
+    for (const auto& [id, d] : defs)
+      if (d.name == name) return &d;
+    return nullptr;
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> of(const std::string& name) const {
+    const Def* d = def(name);
+    if (d == nullptr) return {};
+    auto found = samples.find(d->record.metric);
+    return found == samples.end() ? std::vector<std::pair<uint64_t, uint64_t>>{} : found->second;
+  }
+  uint64_t pm_sample_count() const {
+    uint64_t n = 0;
+    for (const auto& [id, list] : samples) n += list.size();
+    return n;
+  }
+  uint64_t busy_ns(uint64_t from, uint64_t to) const {
+    uint64_t busy = 0, covered_to = from;
+    for (const auto& [start, end] : kernels) {
+      const uint64_t s = std::max(start, covered_to), e = std::min(end, to);
+      if (e > s) busy += e - s;
+      covered_to = std::max(covered_to, std::min(end, to));
+    }
+    return busy;
+  }
+};
+
+class Collector : public format::RecordVisitor {
+ public:
+  explicit Collector(PmTrace& out) : out_(out) {}
+  void on_record(const format::RecordView& r) override {
+    switch (r.record_kind()) {
+      case RecordKind::kProcessInfo:
+        if ((r.as<format::ProcessInfoRecord>().flags & format::kProcessDeviceSampler) != 0)
+          sampler_ = r.section_id;
+        else
+          out_.program_section = r.section_id;
+        break;
+      case RecordKind::kStringDef:
+        strings_[{r.section_id, r.as<format::StringDefRecord>().id}] = std::string(r.tail<format::StringDefRecord>());
+        break;
+      case RecordKind::kDeviceInfo:
+        if (r.section_id != sampler_) out_.program_devices.push_back(r.as<format::DeviceInfoRecord>());
+        break;
+      case RecordKind::kGpuMetricDef:
+        if (r.section_id != sampler_) defs_.push_back({r.section_id, r.as<format::GpuMetricDefRecord>()});
+        break;
+      case RecordKind::kGpuMetricSample: {
+        const auto s = r.as<format::GpuMetricSampleRecord>();
+        if (r.section_id == sampler_)
+          ++out_.nvml_samples;
+        else
+          out_.samples[s.metric].push_back({s.time_ns, s.value});
+        break;
+      }
+      case RecordKind::kGpuActivity: {
+        const auto a = r.as<format::GpuActivityRecord>();
+        out_.activity.push_back(a);
+        if (a.kind == uint8_t(format::GpuActivityKind::kKernel)) out_.kernels.emplace_back(a.start_ns, a.end_ns);
+        break;
+      }
+      case RecordKind::kGpuTimingInfo:
+        out_.timing_info.push_back(r.as<format::GpuTimingInfoRecord>());
+        break;
+      default:
+        break;
+    }
+  }
+  void finish() {
+    for (const auto& [section, def] : defs_)
+      out_.defs[def.metric] = {def, strings_[{section, def.name_string}], strings_[{section, def.unit_string}],
+                               def.unsupported_reason_string ? strings_[{section, def.unsupported_reason_string}] : ""};
+    std::sort(out_.kernels.begin(), out_.kernels.end());
+  }
+
+ private:
+  PmTrace& out_;
+  uint64_t sampler_ = ~uint64_t{0};
+  std::map<std::pair<uint64_t, uint32_t>, std::string> strings_;
+  std::vector<std::pair<uint64_t, format::GpuMetricDefRecord>> defs_;
+};
+
+PmTrace read_pm(const std::string& path) {
+  PmTrace trace;
+  std::string error;
+  auto reader = format::TraceReader::open_file(path, &error);
+  EXPECT_TRUE(reader) << error;
+  if (!reader) return trace;
+  Collector collector(trace);
+  reader->read(collector);
+  collector.finish();
+  return trace;
+}
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+Env machine(const TempDir& dir, Env more = {}) {
+  Env env = {{"LD_LIBRARY_PATH", build_path("SIMGPU_LIBRARY_PATH") + ":" + build_path("SIMGPU_NVML_DIR")},
+             {"SIMGPU_STATE_DIR", dir / "devices"},
+             {"SIMGPU_KERNEL_COSTS", "*=10ms"}};
+  env.insert(env.end(), more.begin(), more.end());
+  return env;
+}
+
+std::vector<std::string> load(std::vector<std::string> args = {}) {
+  std::vector<std::string> command = {build_path("DEVICE_LOAD")};
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(PmSampling, SmActiveFollowsTheModelledKernelBusyTimeAtTenKilohertz) {
+  TempDir dir;
+  const std::string trace_path = dir / "a.trace";
+  const ProcessResult run = run_process(traced(trace_path, load({"--busy-ms", "400", "--idle-ms", "400", "--cycles", "2"}),
+                                               {"--gpu-metrics-counters=DEFAULT"}, machine(dir)));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.err.find("GPU counters (CUPTI PM sampling): CUPTI_ERROR"), std::string::npos) << run.err;
+  const PmTrace trace = read_pm(trace_path);
+  ASSERT_FALSE(trace.kernels.empty());
+  ASSERT_EQ(trace.program_devices.size(), 1u);
+  // Defined in the program's section, on its DeviceInfo, from CUPTI PM sampling.
+  for (const char* name : {"sm_active", "sm_occupancy", "tensor_active", "gr_active", "dram_read", "dram_write",
+                           "pcie_read", "pcie_write", "nvlink_read", "nvlink_write"}) {
+    const PmTrace::Def* def = trace.def(name);
+    ASSERT_NE(def, nullptr) << name;
+    EXPECT_EQ(def->record.source, uint8_t(format::GpuMetricSource::kCuptiPmSampling)) << name;
+    EXPECT_EQ(def->record.device, trace.program_devices.front().device) << name;
+    EXPECT_TRUE(def->reason.empty()) << name << ": " << def->reason;
+  }
+  EXPECT_EQ(trace.def("sm_active")->unit, "%");
+  EXPECT_EQ(trace.def("dram_read")->unit, "B/s");
+
+  const auto active = trace.of("sm_active");
+  ASSERT_GE(active.size(), 1000u);
+  // ~10 kHz: consecutive samples 100 us apart, and as many as the run's span holds.
+  std::vector<uint64_t> steps;
+  for (size_t i = 1; i < active.size(); ++i) steps.push_back(active[i].first - active[i - 1].first);
+  std::sort(steps.begin(), steps.end());
+  EXPECT_EQ(steps[steps.size() / 2], 100'000u) << "median step";
+  const double rate = double(active.size() - 1) * 1e9 / double(active.back().first - active.front().first);
+  EXPECT_NEAR(rate, 10'000.0, 500.0);
+  // In 10 ms windows, SM active is the kernels' share of the window (each
+  // sample's own share, rounded to a whole percent).
+  size_t busy_windows = 0, idle_windows = 0;
+  for (size_t i = 0; i + 100 <= active.size(); i += 100) {
+    const uint64_t from = active[i].first, to = active[i + 99].first + 100'000;
+    double sum = 0;
+    for (size_t k = i; k < i + 100; ++k) sum += double(active[k].second);
+    const double mean = sum / 100.0;
+    const double expected = 100.0 * double(trace.busy_ns(from, to)) / double(to - from);
+    EXPECT_NEAR(mean, expected, 5.0) << "window at " << from;
+    if (expected >= 99.0) {
+      ++busy_windows;
+      EXPECT_GE(mean, 95.0) << "a busy window at " << from;
+    }
+    if (expected == 0.0) {
+      ++idle_windows;
+      EXPECT_LE(mean, 2.0) << "an idle window at " << from;
+    }
+  }
+  EXPECT_GE(busy_windows, 20u);
+  EXPECT_GE(idle_windows, 20u);
+
+  // stats, labelled by the process's device; the timeline's counter track
+  // on the GPU process of the program's kernels; SQL.
+  const ProcessResult stats = run_proftrace({"stats", "--section", "gpu-metrics", trace_path});
+  ASSERT_EQ(stats.status, 0) << stats.err;
+  const size_t row = stats.out.find("sm_active");
+  ASSERT_NE(row, std::string::npos) << stats.out;
+  const size_t line = stats.out.rfind('\n', row) + 1;
+  EXPECT_EQ(stats.out.compare(line, 10, "GPU 0 (pid"), 0) << stats.out.substr(line, 80);
+
+  // The report's device metrics over time chart SM active in its bins.
+  const ProcessResult report = run_proftrace({"report", trace_path, "-o", dir / "a.html"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  std::ifstream page(dir / "a.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("\"Metric\": \"sm_active\", \"Unit\": \"%\", \"Start (ns)\""), std::string::npos);
+
+  const std::string json_path = dir / "a.json";
+  const ProcessResult convert = run_proftrace({"convert", trace_path, "-o", json_path});
+  ASSERT_EQ(convert.status, 0) << convert.err;
+  PerfettoJson json;
+  std::string error;
+  ASSERT_TRUE(load_perfetto_json(json_path, &json, &error)) << error;
+  std::set<uint32_t> kernel_pids, active_pids;
+  size_t active_events = 0;
+  for (const JsonValue* slice : json.slices("kernel")) kernel_pids.insert(uint32_t((*slice)["pid"].as_uint()));
+  for (const JsonValue* event : json.events)
+    if ((*event)["ph"].str() == "C" && (*event)["name"].str() == "SM active") {
+      active_pids.insert(uint32_t((*event)["pid"].as_uint()));
+      ++active_events;
+    }
+  EXPECT_EQ(active_pids, kernel_pids);
+  EXPECT_EQ(active_events, active.size());
+  const ProcessResult proto = run_proftrace({"convert", trace_path, "-o", dir / "a.pftrace"});
+  EXPECT_EQ(proto.status, 0) << proto.err;
+
+  const ProcessResult sql = run_proftrace({"export", "--quiet", "--sqlite", dir / "a.sqlite", trace_path});
+  ASSERT_TRUE(sql.exited_with(0)) << sql.describe();
+  testing::RunOptions query;
+  query.argv = {build_path("PYTHON3"), "-c",
+                "import sqlite3, sys\n"
+                "db = sqlite3.connect(sys.argv[1])\n"
+                "for n, pid in db.execute(\"SELECT count(*), p.pid FROM gpu_metrics m JOIN devices d ON "
+                "d.id = m.device_id JOIN processes p ON p.id = d.process_id WHERE m.metric = 'sm_active' "
+                "GROUP BY p.pid\"):\n"
+                "    print(f'{n} {pid}')\n",
+                dir / "a.sqlite"};
+  const ProcessResult rows = testing::run_process(query);
+  ASSERT_TRUE(rows.exited_with(0)) << rows.describe();
+  EXPECT_EQ(count(rows.out, "\n"), 1u) << rows.out;
+  EXPECT_EQ(rows.out.rfind(std::to_string(active.size()) + " ", 0), 0u) << rows.out;
+}
+
+TEST(PmSampling, RefusedPermissionIsSaidExactlyOnceAndNvmlGoesOn) {
+  TempDir dir;
+  const std::string trace_path = dir / "p.trace";
+  const ProcessResult run =
+      run_process(traced(trace_path, load({"--busy-ms", "200", "--idle-ms", "200"}), {"--gpu-metrics-counters=DEFAULT"},
+                         machine(dir, {{"SIMGPU_CUPTI_PM_PERMISSION", "denied"}})));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(count(run.err, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"), 1u) << run.err;
+  const size_t at = run.err.find("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = run.err.substr(run.err.rfind('\n', at) + 1, run.err.find('\n', at) - run.err.rfind('\n', at) - 1);
+  EXPECT_NE(line.find("restricted to admin users"), std::string::npos) << line;
+  EXPECT_NE(line.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos) << line;
+  EXPECT_NE(line.find("/etc/modprobe.d"), std::string::npos) << line;
+  EXPECT_NE(line.find("run as root"), std::string::npos) << line;
+  EXPECT_NE(line.find("going on with NVML"), std::string::npos) << line;
+  const PmTrace trace = read_pm(trace_path);
+  EXPECT_EQ(trace.pm_sample_count(), 0u);
+  EXPECT_GT(trace.nvml_samples, 0u) << "the launcher's NVML metrics are still there";
+  EXPECT_FALSE(trace.kernels.empty());
+}
+
+TEST(PmSampling, AListWithAnUnknownMetricIsRefusedWithItsName) {
+  TempDir dir;
+  const std::string trace_path = dir / "l.trace";
+  const ProcessResult run = run_process(
+      traced(trace_path, load({"--busy-ms", "200", "--idle-ms", "200"}),
+             {"--gpu-metrics-counters=sm__cycles_active.avg.pct_of_peak_sustained_elapsed,no_such__metric.sum"},
+             machine(dir)));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(count(run.err, "'no_such__metric.sum'"), 1u) << run.err;
+  EXPECT_NE(run.err.find("CUPTI_ERROR_INVALID_METRIC_NAME); the list is refused"), std::string::npos) << run.err;
+  const PmTrace trace = read_pm(trace_path);
+  EXPECT_EQ(trace.pm_sample_count(), 0u) << "nothing of a refused list is sampled";
+  const PmTrace::Def* unknown = trace.def("no_such__metric.sum");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_NE(unknown->reason.find("CUPTI_ERROR_INVALID_METRIC_NAME"), std::string::npos) << unknown->reason;
+  const PmTrace::Def* known = trace.def("sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+  ASSERT_NE(known, nullptr);
+  EXPECT_FALSE(known->reason.empty()) << "a metric of the refused list is defined as not sampled";
+  EXPECT_EQ(known->unit, "%");
+  EXPECT_GT(trace.nvml_samples, 0u);
+
+  // The same list without the unknown name is sampled.
+  TempDir ok_dir;
+  ASSERT_TRUE(run_process(traced(ok_dir / "k.trace", load({"--busy-ms", "200", "--idle-ms", "200"}),
+                                 {"--gpu-metrics-counters=sm__cycles_active.avg.pct_of_peak_sustained_elapsed"},
+                                 machine(ok_dir)))
+                  .exited_with(0));
+  EXPECT_GT(read_pm(ok_dir / "k.trace").of("sm__cycles_active.avg.pct_of_peak_sustained_elapsed").size(), 1000u);
+}
+
+TEST(PmSampling, ADeviceWithoutPmSamplingIsSaidAndItsMetricsListedAsLeftOut) {
+  TempDir dir;
+  const std::string trace_path = dir / "u.trace";
+  const ProcessResult run =
+      run_process(traced(trace_path, load({"--busy-ms", "100", "--idle-ms", "100"}), {"--gpu-metrics-counters=DEFAULT"},
+                         machine(dir, {{"SIMGPU_CUPTI_PM_UNSUPPORTED_DEVICES", "0"}})));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(count(run.err, "CUPTI_ERROR_NOT_SUPPORTED"), 1u) << run.err;
+  const PmTrace trace = read_pm(trace_path);
+  EXPECT_EQ(trace.pm_sample_count(), 0u);
+  const ProcessResult stats = run_proftrace({"stats", "--section", "gpu-metrics", trace_path});
+  EXPECT_NE(stats.out.find("sm_active left out: CUPTI_ERROR_NOT_SUPPORTED"), std::string::npos) << stats.out;
+}
+
+TEST(PmSampling, AProgramThatUsesCuptiAndItsProfilerItselfRunsIdentically) {
+  TempDir dir;
+  const Env env = machine(dir);
+  for (const bool profiler : {false, true}) {
+    std::vector<std::string> program = {build_path("CUPTI_USER"), "--subscribe", "after", "--launches", "8"};
+    if (profiler) program.push_back("--pm-sampling");
+    const ProcessResult plain = testing::run_process(untraced(program, env));
+    const std::string trace_path = dir / (profiler ? "p.trace" : "c.trace");
+    const ProcessResult run = testing::run_process(traced(trace_path, program, {"--gpu-metrics-counters=DEFAULT"}, env));
+    ASSERT_TRUE(plain.exited_with(0)) << plain.describe();
+    ASSERT_TRUE(run.exited_with(0)) << run.describe();
+    EXPECT_EQ(run.out, plain.out) << "the program's own CUPTI use is unchanged";
+    const PmTrace trace = read_pm(trace_path);
+    // The shim sampled while the program ran (with the profiler: until the
+    // program took it, 300 ms after its work).
+    EXPECT_GT(trace.of("sm_active").size(), profiler ? 2000u : 100u);
+    if (profiler) {
+      EXPECT_NE(plain.out.find("pm_sampling=CUPTI_SUCCESS"), std::string::npos) << plain.out;
+      EXPECT_EQ(count(run.err, "stopped, the program uses the CUPTI profiler itself (cuptiPmSamplingEnable)"), 1u)
+          << run.err;
+    } else {
+      EXPECT_EQ(run.err.find("the CUPTI profiler itself"), std::string::npos) << run.err;
+    }
+  }
+}
+
+TEST(PmSampling, CountersAndCuptiGpuTimingWorkTogether) {
+  TempDir dir;
+  const std::string trace_path = dir / "t.trace";
+  const ProcessResult run = run_process(traced(trace_path, load({"--busy-ms", "300", "--idle-ms", "300"}),
+                                               {"--gpu-metrics-counters=DEFAULT", "--gpu-timing=cupti"}, machine(dir)));
+  ASSERT_TRUE(run.exited_with(0)) << run.describe();
+  EXPECT_EQ(run.err.find("CUPTI not used"), std::string::npos) << run.err;
+  const PmTrace trace = read_pm(trace_path);
+  ASSERT_FALSE(trace.timing_info.empty());
+  EXPECT_EQ(trace.timing_info.front().source, uint8_t(format::GpuTimingSource::kCupti));
+  ASSERT_FALSE(trace.activity.empty());
+  for (const auto& activity : trace.activity)
+    EXPECT_EQ(activity.source, uint8_t(format::GpuTimingSource::kCupti));
+  const auto active = trace.of("sm_active");
+  ASSERT_GT(active.size(), 1000u);
+  uint64_t high = 0;
+  for (const auto& [at, value] : active) high += value >= 90;
+  EXPECT_GT(high, 1000u) << "the busy phase is seen";
+}
+
+}  // namespace
+}  // namespace proflaunch::e2e
