@@ -17,7 +17,8 @@
 # sees a GPU; device metrics through the real NVML (--gpu-metrics) on the nvcc
 # program (its device 0 must have utilization, memory, clocks, power,
 # temperature and PCIe link, or a line saying the device does not have one);
-# then prints the launch cost untraced and traced (launch_cost.cu,
+# the GPU's own counters (CUPTI PM sampling): SM active, or the line saying
+# profiling counters are restricted to admin users; then prints the launch cost untraced and traced (launch_cost.cu,
 # not a check). Without a GPU it says so and exits 0.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -116,6 +117,16 @@ for metric in gpu_utilization memory_used sm_clock power temperature pcie_link_g
     else echo "validate: nvml: FAILED, no $metric on the traced device 0"; failures=$((failures + 1)); fi
   fi
 done
+# The GPU's own counters (CUPTI PM sampling, --gpu-metrics-counters): SM
+# active on the traced device, or the one line that says profiling counters
+# are restricted (NVreg_RestrictProfilingToAdminUsers) - never a silent nothing.
+pm_err=$("$proflaunch" --gpu-metrics-counters=DEFAULT -o "$work/pm.trace" -- "$work/kernels" 2>&1 >/dev/null)
+pm=$("$proftrace" stats --section gpu-metrics "$work/pm.trace" 2>&1)
+echo "$pm" | grep -E "sm_active|left out" | sed 's/^/validate: pm-sampling: /' | head -12
+if echo "$pm" | grep -q "^GPU 0 (pid [0-9]*) *sm_active "; then echo "validate: pm-sampling: sm_active sampled"
+elif echo "$pm_err" | grep -q "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"; then
+  echo "validate: pm-sampling: refused here (restricted to admin users), said so: $(echo "$pm_err" | grep -m1 INSUFFICIENT)"
+else echo "validate: pm-sampling: FAILED, no sm_active and no permission line: $pm_err"; failures=$((failures + 1)); fi
 nvidia_used=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
 echo "validate: nvml: nvidia-smi says device 0 holds ${nvidia_used:-?} MiB now (not a check: the program has exited)"
 
