@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "formats/reader.h"
+#include "tests/e2e/cuda/support/metrics_trace.h"
 #include "tests/e2e/cuda/support/perfetto_json.h"
 #include "tests/e2e/cuda/support/traced_run.h"
 
@@ -22,112 +23,6 @@ namespace proflaunch::e2e {
 namespace {
 
 using format::RecordKind;
-
-// What the sampler's section holds, and the program's kernels.
-struct MetricsTrace {
-  struct Def {
-    format::GpuMetricDefRecord record;
-    std::string name, unit, reason;
-  };
-  struct Sample {
-    uint64_t ns, value;
-  };
-  uint64_t sampler_section = 0;
-  std::map<int32_t, format::DeviceInfoRecord> sampler_devices;
-  std::map<uint32_t, Def> defs;
-  std::map<uint32_t, std::vector<Sample>> samples;  // by metric
-  std::vector<format::DeviceInfoRecord> program_devices;
-  std::vector<std::pair<uint64_t, uint64_t>> kernels;  // program's GPU intervals
-
-  const Def* def(const std::string& name, int32_t device) const {
-    for (const auto& [id, def] : defs)
-      if (def.name == name && def.record.device == device) return &def;
-    return nullptr;
-  }
-  std::vector<Sample> of(const std::string& name, int32_t device) const {
-    const Def* d = def(name, device);
-    if (d == nullptr) return {};
-    auto found = samples.find(d->record.metric);
-    return found == samples.end() ? std::vector<Sample>{} : found->second;
-  }
-  // Union of the kernels' time inside [from, to).
-  uint64_t busy_ns(uint64_t from, uint64_t to) const {
-    uint64_t busy = 0, covered_to = from;
-    for (const auto& [start, end] : kernels) {
-      const uint64_t s = std::max(start, covered_to), e = std::min(end, to);
-      if (e > s) busy += e - s;
-      covered_to = std::max(covered_to, std::min(end, to));
-    }
-    return busy;
-  }
-};
-
-class Collector : public format::RecordVisitor {
- public:
-  explicit Collector(MetricsTrace& out) : out_(out) {}
-  void on_record(const format::RecordView& r) override {
-    switch (r.record_kind()) {
-      case RecordKind::kProcessInfo:
-        if ((r.as<format::ProcessInfoRecord>().flags & format::kProcessDeviceSampler) != 0)
-          out_.sampler_section = r.section_id;
-        break;
-      case RecordKind::kStringDef:
-        strings_[{r.section_id, r.as<format::StringDefRecord>().id}] =
-            std::string(r.tail<format::StringDefRecord>());
-        break;
-      case RecordKind::kDeviceInfo:
-        devices_.emplace_back(r.section_id, r.as<format::DeviceInfoRecord>());
-        break;
-      case RecordKind::kGpuMetricDef:
-        defs_.emplace_back(r.section_id, r.as<format::GpuMetricDefRecord>());
-        break;
-      case RecordKind::kGpuMetricSample: {
-        const auto s = r.as<format::GpuMetricSampleRecord>();
-        out_.samples[s.metric].push_back({s.time_ns, s.value});
-        break;
-      }
-      case RecordKind::kGpuActivity: {
-        const auto a = r.as<format::GpuActivityRecord>();
-        if (a.kind == uint8_t(format::GpuActivityKind::kKernel)) out_.kernels.emplace_back(a.start_ns, a.end_ns);
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  void finish() {
-    for (const auto& [section, device] : devices_) {
-      if (section == out_.sampler_section)
-        out_.sampler_devices[device.device] = device;
-      else
-        out_.program_devices.push_back(device);
-    }
-    for (const auto& [section, def] : defs_) {
-      MetricsTrace::Def d{def, strings_[{section, def.name_string}], strings_[{section, def.unit_string}],
-                          def.unsupported_reason_string ? strings_[{section, def.unsupported_reason_string}] : ""};
-      out_.defs[def.metric] = d;
-    }
-    std::sort(out_.kernels.begin(), out_.kernels.end());
-  }
-
- private:
-  MetricsTrace& out_;
-  std::map<std::pair<uint64_t, uint32_t>, std::string> strings_;
-  std::vector<std::pair<uint64_t, format::DeviceInfoRecord>> devices_;
-  std::vector<std::pair<uint64_t, format::GpuMetricDefRecord>> defs_;
-};
-
-MetricsTrace read_metrics(const std::string& path) {
-  MetricsTrace trace;
-  std::string error;
-  auto reader = format::TraceReader::open_file(path, &error);
-  EXPECT_TRUE(reader) << error;
-  if (!reader) return trace;
-  Collector collector(trace);
-  reader->read(collector);
-  collector.finish();
-  return trace;
-}
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
@@ -154,7 +49,7 @@ TEST(GpuMetrics, UtilizationFollowsTheModelledBusyTimeOfEachSamplingWindow) {
       traced(trace_path, load({"--busy-ms", "500", "--idle-ms", "500", "--cycles", "2"}), {"--gpu-metrics=20"},
              with_nvml(dir)));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   ASSERT_NE(trace.sampler_section, 0u) << run.err;
   ASSERT_FALSE(trace.kernels.empty());
   // The program uses device 0; NVML's device 0 is the same device.
@@ -207,7 +102,7 @@ TEST(GpuMetrics, MemoryUsedIsWhatTheProgramHoldsPlusAnotherProcess) {
   ASSERT_NE(at, std::string::npos) << run.out;
   const uint64_t program_bytes = std::stoull(run.out.substr(at + marker.size()));
 
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   const auto used = trace.of("memory_used", 0);
   ASSERT_FALSE(used.empty());
   std::set<uint64_t> values;
@@ -266,7 +161,7 @@ TEST(GpuMetrics, AnUnsupportedMetricIsLeftOutOnceWithItsReason) {
       run_process(traced(trace_path, load({"--busy-ms", "200", "--idle-ms", "200"}), {"--gpu-metrics=20"},
                          with_nvml(dir, {{"SIMGPU_NVML_UNSUPPORTED", "nvmlDeviceGetPowerUsage"}})));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   ASSERT_FALSE(trace.sampler_devices.empty());
   for (const auto& [device, info] : trace.sampler_devices) {
     size_t power_defs = 0;
@@ -304,7 +199,7 @@ TEST(GpuMetrics, WithoutNvmlOneLineSaysSoAndTheTraceIsWhole) {
   EXPECT_EQ(count(run.err, "device metrics off: no NVML (libnvidia-ml.so.1: cannot open shared object file"), 1u)
       << run.err;
   EXPECT_LT(run.err.find("x.trace: 1 process"), run.err.find("device metrics off")) << run.err;
-  const MetricsTrace trace = read_metrics(dir / "x.trace");
+  const MetricsTrace trace = read_metrics_trace(dir / "x.trace");
   EXPECT_EQ(trace.sampler_section, 0u);
   EXPECT_FALSE(trace.kernels.empty());
   EXPECT_FALSE(trace.program_devices.empty());
@@ -333,7 +228,7 @@ TEST(GpuMetrics, CudaVisibleDevicesMapsToTheDeviceTheProgramUses) {
       run_process(traced(trace_path, load({"--busy-ms", "300", "--idle-ms", "100"}), {"--gpu-metrics=20"},
                          with_nvml(dir, {{"CUDA_VISIBLE_DEVICES", "1"}, {"SIMGPU_DEVICE_COUNT", "2"}})));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   // Only the visible device is sampled, and it is the program's device 0.
   ASSERT_EQ(trace.sampler_devices.size(), 1u);
   ASSERT_EQ(trace.program_devices.size(), 1u);
@@ -371,7 +266,7 @@ TEST(GpuMetrics, AFourRankJobHasEachRanksDevice) {
       traced(trace_path, {build_path("TORCHRUN_LIKE"), "--nproc", "4", build_path("NCCL_RANKS"), "--count", "1024"},
              {"--gpu-metrics=50"}, with_nvml(dir, {{"SIMGPU_DEVICE_COUNT", "4"}})));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   EXPECT_EQ(trace.sampler_devices.size(), 4u);
   const std::string json_path = dir / "r.json";
   const ProcessResult convert = run_proftrace({"convert", trace_path, "-o", json_path});

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "formats/reader.h"
+#include "tests/e2e/cuda/support/metrics_trace.h"
 #include "tests/e2e/cuda/support/perfetto_json.h"
 #include "tests/e2e/cuda/support/traced_run.h"
 
@@ -22,115 +23,6 @@ namespace proflaunch::e2e {
 namespace {
 
 using format::RecordKind;
-
-// The program's own metric definitions and samples (not the launcher's).
-struct PmTrace {
-  struct Def {
-    format::GpuMetricDefRecord record;
-    std::string name, unit, reason;
-  };
-  uint64_t program_section = 0;
-  std::vector<format::DeviceInfoRecord> program_devices;
-  std::map<uint32_t, Def> defs;                                            // program section, by metric
-  std::map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> samples;  // program section: (ns, value)
-  uint64_t nvml_samples = 0;                                               // the launcher's sampler section
-  std::vector<std::pair<uint64_t, uint64_t>> kernels;
-  std::vector<format::GpuActivityRecord> activity;
-  std::vector<format::GpuTimingInfoRecord> timing_info;
-
-  const Def* def(const std::string& name) const {
-    for (const auto& [id, d] : defs)
-      if (d.name == name) return &d;
-    return nullptr;
-  }
-  std::vector<std::pair<uint64_t, uint64_t>> of(const std::string& name) const {
-    const Def* d = def(name);
-    if (d == nullptr) return {};
-    auto found = samples.find(d->record.metric);
-    return found == samples.end() ? std::vector<std::pair<uint64_t, uint64_t>>{} : found->second;
-  }
-  uint64_t pm_sample_count() const {
-    uint64_t n = 0;
-    for (const auto& [id, list] : samples) n += list.size();
-    return n;
-  }
-  uint64_t busy_ns(uint64_t from, uint64_t to) const {
-    uint64_t busy = 0, covered_to = from;
-    for (const auto& [start, end] : kernels) {
-      const uint64_t s = std::max(start, covered_to), e = std::min(end, to);
-      if (e > s) busy += e - s;
-      covered_to = std::max(covered_to, std::min(end, to));
-    }
-    return busy;
-  }
-};
-
-class Collector : public format::RecordVisitor {
- public:
-  explicit Collector(PmTrace& out) : out_(out) {}
-  void on_record(const format::RecordView& r) override {
-    switch (r.record_kind()) {
-      case RecordKind::kProcessInfo:
-        if ((r.as<format::ProcessInfoRecord>().flags & format::kProcessDeviceSampler) != 0)
-          sampler_ = r.section_id;
-        else
-          out_.program_section = r.section_id;
-        break;
-      case RecordKind::kStringDef:
-        strings_[{r.section_id, r.as<format::StringDefRecord>().id}] = std::string(r.tail<format::StringDefRecord>());
-        break;
-      case RecordKind::kDeviceInfo:
-        if (r.section_id != sampler_) out_.program_devices.push_back(r.as<format::DeviceInfoRecord>());
-        break;
-      case RecordKind::kGpuMetricDef:
-        if (r.section_id != sampler_) defs_.push_back({r.section_id, r.as<format::GpuMetricDefRecord>()});
-        break;
-      case RecordKind::kGpuMetricSample: {
-        const auto s = r.as<format::GpuMetricSampleRecord>();
-        if (r.section_id == sampler_)
-          ++out_.nvml_samples;
-        else
-          out_.samples[s.metric].push_back({s.time_ns, s.value});
-        break;
-      }
-      case RecordKind::kGpuActivity: {
-        const auto a = r.as<format::GpuActivityRecord>();
-        out_.activity.push_back(a);
-        if (a.kind == uint8_t(format::GpuActivityKind::kKernel)) out_.kernels.emplace_back(a.start_ns, a.end_ns);
-        break;
-      }
-      case RecordKind::kGpuTimingInfo:
-        out_.timing_info.push_back(r.as<format::GpuTimingInfoRecord>());
-        break;
-      default:
-        break;
-    }
-  }
-  void finish() {
-    for (const auto& [section, def] : defs_)
-      out_.defs[def.metric] = {def, strings_[{section, def.name_string}], strings_[{section, def.unit_string}],
-                               def.unsupported_reason_string ? strings_[{section, def.unsupported_reason_string}] : ""};
-    std::sort(out_.kernels.begin(), out_.kernels.end());
-  }
-
- private:
-  PmTrace& out_;
-  uint64_t sampler_ = ~uint64_t{0};
-  std::map<std::pair<uint64_t, uint32_t>, std::string> strings_;
-  std::vector<std::pair<uint64_t, format::GpuMetricDefRecord>> defs_;
-};
-
-PmTrace read_pm(const std::string& path) {
-  PmTrace trace;
-  std::string error;
-  auto reader = format::TraceReader::open_file(path, &error);
-  EXPECT_TRUE(reader) << error;
-  if (!reader) return trace;
-  Collector collector(trace);
-  reader->read(collector);
-  collector.finish();
-  return trace;
-}
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
@@ -161,13 +53,13 @@ TEST(PmSampling, SmActiveFollowsTheModelledKernelBusyTimeAtTenKilohertz) {
                                                {"--gpu-metrics-counters=DEFAULT"}, machine(dir)));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   EXPECT_EQ(run.err.find("GPU counters (CUPTI PM sampling): CUPTI_ERROR"), std::string::npos) << run.err;
-  const PmTrace trace = read_pm(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path, MetricsOf::kProgram);
   ASSERT_FALSE(trace.kernels.empty());
   ASSERT_EQ(trace.program_devices.size(), 1u);
   // Defined in the program's section, on its DeviceInfo, from CUPTI PM sampling.
   for (const char* name : {"sm_active", "sm_occupancy", "tensor_active", "gr_active", "dram_read", "dram_write",
                            "pcie_read", "pcie_write", "nvlink_read", "nvlink_write"}) {
-    const PmTrace::Def* def = trace.def(name);
+    const MetricsTrace::Def* def = trace.def(name);
     ASSERT_NE(def, nullptr) << name;
     EXPECT_EQ(def->record.source, uint8_t(format::GpuMetricSource::kCuptiPmSampling)) << name;
     EXPECT_EQ(def->record.device, trace.program_devices.front().device) << name;
@@ -180,18 +72,18 @@ TEST(PmSampling, SmActiveFollowsTheModelledKernelBusyTimeAtTenKilohertz) {
   ASSERT_GE(active.size(), 1000u);
   // ~10 kHz: consecutive samples 100 us apart, and as many as the run's span holds.
   std::vector<uint64_t> steps;
-  for (size_t i = 1; i < active.size(); ++i) steps.push_back(active[i].first - active[i - 1].first);
+  for (size_t i = 1; i < active.size(); ++i) steps.push_back(active[i].ns - active[i - 1].ns);
   std::sort(steps.begin(), steps.end());
   EXPECT_EQ(steps[steps.size() / 2], 100'000u) << "median step";
-  const double rate = double(active.size() - 1) * 1e9 / double(active.back().first - active.front().first);
+  const double rate = double(active.size() - 1) * 1e9 / double(active.back().ns - active.front().ns);
   EXPECT_NEAR(rate, 10'000.0, 500.0);
   // In 10 ms windows, SM active is the kernels' share of the window (each
   // sample's own share, rounded to a whole percent).
   size_t busy_windows = 0, idle_windows = 0;
   for (size_t i = 0; i + 100 <= active.size(); i += 100) {
-    const uint64_t from = active[i].first, to = active[i + 99].first + 100'000;
+    const uint64_t from = active[i].ns, to = active[i + 99].ns + 100'000;
     double sum = 0;
-    for (size_t k = i; k < i + 100; ++k) sum += double(active[k].second);
+    for (size_t k = i; k < i + 100; ++k) sum += double(active[k].value);
     const double mean = sum / 100.0;
     const double expected = 100.0 * double(trace.busy_ns(from, to)) / double(to - from);
     EXPECT_NEAR(mean, expected, 5.0) << "window at " << from;
@@ -275,9 +167,9 @@ TEST(PmSampling, RefusedPermissionIsSaidExactlyOnceAndNvmlGoesOn) {
   EXPECT_NE(line.find("/etc/modprobe.d"), std::string::npos) << line;
   EXPECT_NE(line.find("run as root"), std::string::npos) << line;
   EXPECT_NE(line.find("going on with NVML"), std::string::npos) << line;
-  const PmTrace trace = read_pm(trace_path);
-  EXPECT_EQ(trace.pm_sample_count(), 0u);
-  EXPECT_GT(trace.nvml_samples, 0u) << "the launcher's NVML metrics are still there";
+  const MetricsTrace trace = read_metrics_trace(trace_path, MetricsOf::kProgram);
+  EXPECT_EQ(trace.sample_count(), 0u);
+  EXPECT_GT(trace.other_samples, 0u) << "the launcher's NVML metrics are still there";
   EXPECT_FALSE(trace.kernels.empty());
 }
 
@@ -291,16 +183,16 @@ TEST(PmSampling, AListWithAnUnknownMetricIsRefusedWithItsName) {
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   EXPECT_EQ(count(run.err, "'no_such__metric.sum'"), 1u) << run.err;
   EXPECT_NE(run.err.find("CUPTI_ERROR_INVALID_METRIC_NAME); the list is refused"), std::string::npos) << run.err;
-  const PmTrace trace = read_pm(trace_path);
-  EXPECT_EQ(trace.pm_sample_count(), 0u) << "nothing of a refused list is sampled";
-  const PmTrace::Def* unknown = trace.def("no_such__metric.sum");
+  const MetricsTrace trace = read_metrics_trace(trace_path, MetricsOf::kProgram);
+  EXPECT_EQ(trace.sample_count(), 0u) << "nothing of a refused list is sampled";
+  const MetricsTrace::Def* unknown = trace.def("no_such__metric.sum");
   ASSERT_NE(unknown, nullptr);
   EXPECT_NE(unknown->reason.find("CUPTI_ERROR_INVALID_METRIC_NAME"), std::string::npos) << unknown->reason;
-  const PmTrace::Def* known = trace.def("sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+  const MetricsTrace::Def* known = trace.def("sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
   ASSERT_NE(known, nullptr);
   EXPECT_FALSE(known->reason.empty()) << "a metric of the refused list is defined as not sampled";
   EXPECT_EQ(known->unit, "%");
-  EXPECT_GT(trace.nvml_samples, 0u);
+  EXPECT_GT(trace.other_samples, 0u);
 
   // The same list without the unknown name is sampled.
   TempDir ok_dir;
@@ -308,7 +200,8 @@ TEST(PmSampling, AListWithAnUnknownMetricIsRefusedWithItsName) {
                                  {"--gpu-metrics-counters=sm__cycles_active.avg.pct_of_peak_sustained_elapsed"},
                                  machine(ok_dir)))
                   .exited_with(0));
-  EXPECT_GT(read_pm(ok_dir / "k.trace").of("sm__cycles_active.avg.pct_of_peak_sustained_elapsed").size(), 1000u);
+  const MetricsTrace ok = read_metrics_trace(ok_dir / "k.trace", MetricsOf::kProgram);
+  EXPECT_GT(ok.of("sm__cycles_active.avg.pct_of_peak_sustained_elapsed").size(), 1000u);
 }
 
 TEST(PmSampling, ADeviceWithoutPmSamplingIsSaidAndItsMetricsListedAsLeftOut) {
@@ -319,8 +212,8 @@ TEST(PmSampling, ADeviceWithoutPmSamplingIsSaidAndItsMetricsListedAsLeftOut) {
                          machine(dir, {{"SIMGPU_CUPTI_PM_UNSUPPORTED_DEVICES", "0"}})));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   EXPECT_EQ(count(run.err, "CUPTI_ERROR_NOT_SUPPORTED"), 1u) << run.err;
-  const PmTrace trace = read_pm(trace_path);
-  EXPECT_EQ(trace.pm_sample_count(), 0u);
+  const MetricsTrace trace = read_metrics_trace(trace_path, MetricsOf::kProgram);
+  EXPECT_EQ(trace.sample_count(), 0u);
   const ProcessResult stats = run_proftrace({"stats", "--section", "gpu-metrics", trace_path});
   EXPECT_NE(stats.out.find("sm_active left out: CUPTI_ERROR_NOT_SUPPORTED"), std::string::npos) << stats.out;
 }
@@ -337,7 +230,7 @@ TEST(PmSampling, AProgramThatUsesCuptiAndItsProfilerItselfRunsIdentically) {
     ASSERT_TRUE(plain.exited_with(0)) << plain.describe();
     ASSERT_TRUE(run.exited_with(0)) << run.describe();
     EXPECT_EQ(run.out, plain.out) << "the program's own CUPTI use is unchanged";
-    const PmTrace trace = read_pm(trace_path);
+    const MetricsTrace trace = read_metrics_trace(trace_path, MetricsOf::kProgram);
     // The shim sampled while the program ran (with the profiler: until the
     // program took it, 300 ms after its work).
     EXPECT_GT(trace.of("sm_active").size(), profiler ? 2000u : 100u);
@@ -358,7 +251,7 @@ TEST(PmSampling, CountersAndCuptiGpuTimingWorkTogether) {
                                                {"--gpu-metrics-counters=DEFAULT", "--gpu-timing=cupti"}, machine(dir)));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
   EXPECT_EQ(run.err.find("CUPTI not used"), std::string::npos) << run.err;
-  const PmTrace trace = read_pm(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path, MetricsOf::kProgram);
   ASSERT_FALSE(trace.timing_info.empty());
   EXPECT_EQ(trace.timing_info.front().source, uint8_t(format::GpuTimingSource::kCupti));
   ASSERT_FALSE(trace.activity.empty());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "formats/reader.h"
+#include "tests/e2e/cuda/support/metrics_trace.h"
 #include "tests/e2e/cuda/support/perfetto_json.h"
 #include "tests/e2e/cuda/support/traced_run.h"
 
@@ -21,106 +22,6 @@ namespace {
 
 using format::RecordKind;
 using testing::run_process;
-
-struct MetricsTrace {
-  struct Def {
-    format::GpuMetricDefRecord record;
-    std::string name, reason;
-  };
-  struct Sample {
-    uint64_t ns, value;
-  };
-  uint64_t sampler_section = 0;
-  std::map<int32_t, format::DeviceInfoRecord> sampler_devices;
-  std::map<uint32_t, Def> defs;
-  std::map<uint32_t, std::vector<Sample>> samples;
-  std::vector<format::DeviceInfoRecord> program_devices;
-  std::vector<std::pair<uint64_t, uint64_t>> kernels;
-
-  std::vector<Sample> of(const std::string& name, int32_t device) const {
-    for (const auto& [id, def] : defs)
-      if (def.name == name && def.record.device == device) {
-        auto found = samples.find(id);
-        return found == samples.end() ? std::vector<Sample>{} : found->second;
-      }
-    return {};
-  }
-  // How far `ns` is from the nearest kernel edge, and whether it is inside one.
-  bool inside_kernel(uint64_t ns, uint64_t margin_ns) const {
-    for (const auto& [start, end] : kernels)
-      if (ns >= start + margin_ns && ns + margin_ns <= end) return true;
-    return false;
-  }
-  bool far_from_kernels(uint64_t ns, uint64_t margin_ns) const {
-    for (const auto& [start, end] : kernels)
-      if (ns + margin_ns >= start && ns <= end + margin_ns) return false;
-    return true;
-  }
-};
-
-class Collector : public format::RecordVisitor {
- public:
-  explicit Collector(MetricsTrace& out) : out_(out) {}
-  void on_record(const format::RecordView& r) override {
-    switch (r.record_kind()) {
-      case RecordKind::kProcessInfo:
-        if ((r.as<format::ProcessInfoRecord>().flags & format::kProcessDeviceSampler) != 0)
-          out_.sampler_section = r.section_id;
-        break;
-      case RecordKind::kStringDef:
-        strings_[{r.section_id, r.as<format::StringDefRecord>().id}] = std::string(r.tail<format::StringDefRecord>());
-        break;
-      case RecordKind::kDeviceInfo:
-        devices_.emplace_back(r.section_id, r.as<format::DeviceInfoRecord>());
-        break;
-      case RecordKind::kGpuMetricDef:
-        defs_.emplace_back(r.section_id, r.as<format::GpuMetricDefRecord>());
-        break;
-      case RecordKind::kGpuMetricSample: {
-        const auto s = r.as<format::GpuMetricSampleRecord>();
-        out_.samples[s.metric].push_back({s.time_ns, s.value});
-        break;
-      }
-      case RecordKind::kGpuActivity: {
-        const auto a = r.as<format::GpuActivityRecord>();
-        if (a.kind == uint8_t(format::GpuActivityKind::kKernel)) out_.kernels.emplace_back(a.start_ns, a.end_ns);
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  void finish() {
-    for (const auto& [section, device] : devices_) {
-      if (section == out_.sampler_section)
-        out_.sampler_devices[device.device] = device;
-      else
-        out_.program_devices.push_back(device);
-    }
-    for (const auto& [section, def] : defs_)
-      out_.defs[def.metric] = {def, strings_[{section, def.name_string}],
-                               def.unsupported_reason_string ? strings_[{section, def.unsupported_reason_string}] : ""};
-    std::sort(out_.kernels.begin(), out_.kernels.end());
-  }
-
- private:
-  MetricsTrace& out_;
-  std::map<std::pair<uint64_t, uint32_t>, std::string> strings_;
-  std::vector<std::pair<uint64_t, format::DeviceInfoRecord>> devices_;
-  std::vector<std::pair<uint64_t, format::GpuMetricDefRecord>> defs_;
-};
-
-MetricsTrace read_metrics(const std::string& path) {
-  MetricsTrace trace;
-  std::string error;
-  auto reader = format::TraceReader::open_file(path, &error);
-  EXPECT_TRUE(reader) << error;
-  if (!reader) return trace;
-  Collector collector(trace);
-  reader->read(collector);
-  collector.finish();
-  return trace;
-}
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
@@ -158,7 +59,7 @@ TEST(AmdGpuMetrics, UtilizationAndMemoryFollowTheProgramOnItsGpuTracks) {
   ASSERT_NE(at, std::string::npos) << run.out;
   const uint64_t program_bytes = std::stoull(run.out.substr(at + marker.size()));
 
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   ASSERT_NE(trace.sampler_section, 0u) << run.err;
   ASSERT_FALSE(trace.kernels.empty());
   ASSERT_EQ(trace.sampler_devices.size(), 2u) << "SIMGPU_DEVICE_COUNT's default: two AMD devices";
@@ -232,8 +133,9 @@ TEST(AmdGpuMetrics, UtilizationAndMemoryFollowTheProgramOnItsGpuTracks) {
   EXPECT_EQ(utilization_pids.size(), 2u) << "device 1 has a GPU process of its own, named by its index";
   EXPECT_TRUE(memory_pids.count(*kernel_pids.begin()));
   for (uint32_t pid : utilization_pids) {
-    if (pid != *kernel_pids.begin())
-      EXPECT_EQ(json.process_names[pid].rfind("GPU (ROCm SMI 1, used by no traced process)", 0), 0u) << json.process_names[pid];
+    if (pid == *kernel_pids.begin()) continue;
+    EXPECT_EQ(json.process_names[pid].rfind("GPU (ROCm SMI 1, used by no traced process)", 0), 0u)
+        << json.process_names[pid];
   }
   const ProcessResult stats = run_proftrace({"stats", "--section", "gpu-metrics", trace_path});
   ASSERT_EQ(stats.status, 0) << stats.err;
@@ -247,7 +149,7 @@ TEST(AmdGpuMetrics, HipVisibleDevicesSamplesOnlyThatDevice) {
                                                {"--gpu-metrics=20"},
                                                with_rocm_smi(dir, {{"HIP_VISIBLE_DEVICES", "1"}})));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   ASSERT_EQ(trace.sampler_devices.size(), 1u);
   ASSERT_EQ(trace.program_devices.size(), 1u);
   const auto& sampled = trace.sampler_devices.begin()->second;
@@ -269,7 +171,7 @@ TEST(AmdGpuMetrics, AThrottledDeviceIsFlaggedByTheRecommendation) {
   ASSERT_TRUE(run_process(traced(trace_path, program, {"--gpu-metrics=20"},
                                  with_rocm_smi(dir, {{"SIMGPU_ROCM_SMI_THROTTLE", "0=1"}})))
                   .exited_with(0));
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   // A gauge is written when it changes: set while the kernels run, clear after.
   std::vector<uint64_t> values;
   for (const auto& sample : trace.of("throttle_status", 0)) values.push_back(sample.value);
@@ -302,7 +204,7 @@ TEST(AmdGpuMetrics, AMetricLeftOutOnceWithTheLibrarysReason) {
              with_rocm_smi(dir, {{"SIMGPU_ROCM_SMI_UNSUPPORTED", "rsmi_dev_power_ave_get"},
                                  {"SIMGPU_ROCM_SMI_PERMISSION", "rsmi_dev_power_cap_get@1"}})));
   ASSERT_TRUE(run.exited_with(0)) << run.describe();
-  const MetricsTrace trace = read_metrics(trace_path);
+  const MetricsTrace trace = read_metrics_trace(trace_path);
   ASSERT_EQ(trace.sampler_devices.size(), 2u);
   for (const auto& [device, info] : trace.sampler_devices) {
     std::map<std::string, std::vector<const MetricsTrace::Def*>> by_name;
@@ -359,7 +261,7 @@ TEST(AmdGpuMetrics, WithoutRocmSmiTheRunGoesOn) {
     if (run.err.find('\n', line) == std::string::npos) break;
   }
   EXPECT_LT(run.err.find("x.trace: 1 process"), run.err.find("device metrics off")) << run.err;
-  const MetricsTrace trace = read_metrics(dir / "x.trace");
+  const MetricsTrace trace = read_metrics_trace(dir / "x.trace");
   EXPECT_EQ(trace.sampler_section, 0u);
   EXPECT_FALSE(trace.kernels.empty()) << "the program's trace is whole";
 
@@ -368,7 +270,7 @@ TEST(AmdGpuMetrics, WithoutRocmSmiTheRunGoesOn) {
       traced(dir / "f.trace", program, {"--gpu-metrics=10"}, with_rocm_smi(dir, {{"SIMGPU_ROCM_SMI_INIT_ERROR", "8"}})));
   ASSERT_TRUE(failed.exited_with(0)) << failed.describe();
   EXPECT_EQ(count(failed.err, "no ROCm SMI (rsmi_init failed: RSMI_STATUS_INIT_ERROR"), 1u) << failed.err;
-  EXPECT_FALSE(read_metrics(dir / "f.trace").kernels.empty());
+  EXPECT_FALSE(read_metrics_trace(dir / "f.trace").kernels.empty());
 
   // NVML there, ROCm SMI not: nothing said about ROCm SMI, NVIDIA's devices sampled.
   Env nvml_only = with_rocm_smi(dir);
@@ -376,7 +278,7 @@ TEST(AmdGpuMetrics, WithoutRocmSmiTheRunGoesOn) {
   const ProcessResult nvml = run_process(traced(dir / "n.trace", program, {"--gpu-metrics=10"}, nvml_only));
   ASSERT_TRUE(nvml.exited_with(0)) << nvml.describe();
   EXPECT_EQ(nvml.err.find("ROCm SMI"), std::string::npos) << nvml.err;
-  const MetricsTrace sampled = read_metrics(dir / "n.trace");
+  const MetricsTrace sampled = read_metrics_trace(dir / "n.trace");
   ASSERT_FALSE(sampled.defs.empty());
   for (const auto& [id, def] : sampled.defs)
     EXPECT_EQ(def.record.source, uint8_t(format::GpuMetricSource::kNvml)) << def.name;
