@@ -22,24 +22,11 @@
 namespace proflaunch::e2e {
 namespace {
 
-using format::RecordKind;
-
-using Env = std::vector<std::pair<std::string, std::string>>;
-
-// The simulated machine with NVML on the library path, its device state in
-// the test's own directory (other tests' programs are not on its devices).
 Env with_nvml(const TempDir& dir, Env more = {}) {
-  Env env = {{"LD_LIBRARY_PATH", build_path("SIMGPU_LIBRARY_PATH") + ":" + build_path("SIMGPU_NVML_DIR")},
-             {"SIMGPU_STATE_DIR", dir / "devices"},
-             {"SIMGPU_KERNEL_COSTS", "*=10ms"}};
-  env.insert(env.end(), more.begin(), more.end());
-  return env;
+  return metrics_machine(dir, "SIMGPU_NVML_DIR", std::move(more));
 }
-
 std::vector<std::string> load(std::vector<std::string> args = {}) {
-  std::vector<std::string> command = {build_path("DEVICE_LOAD")};
-  command.insert(command.end(), args.begin(), args.end());
-  return command;
+  return load_program("DEVICE_LOAD", std::move(args));
 }
 
 TEST(GpuMetrics, UtilizationFollowsTheModelledBusyTimeOfEachSamplingWindow) {

@@ -20,25 +20,14 @@
 namespace proflaunch::e2e {
 namespace {
 
-using format::RecordKind;
 using testing::run_process;
 
-using Env = std::vector<std::pair<std::string, std::string>>;
-
-// The simulated machine with ROCm SMI on the library path (no NVML), its
-// device state in the test's own directory.
+// ROCm SMI on the library path, no NVML.
 Env with_rocm_smi(const TempDir& dir, Env more = {}) {
-  Env env = {{"LD_LIBRARY_PATH", build_path("SIMGPU_LIBRARY_PATH") + ":" + build_path("SIMGPU_ROCM_SMI_DIR")},
-             {"SIMGPU_STATE_DIR", dir / "devices"},
-             {"SIMGPU_KERNEL_COSTS", "*=10ms"}};
-  env.insert(env.end(), more.begin(), more.end());
-  return env;
+  return metrics_machine(dir, "SIMGPU_ROCM_SMI_DIR", std::move(more));
 }
-
 std::vector<std::string> load(std::vector<std::string> args) {
-  std::vector<std::string> command = {build_path("HIP_DEVICE_LOAD")};
-  command.insert(command.end(), args.begin(), args.end());
-  return command;
+  return load_program("HIP_DEVICE_LOAD", std::move(args));
 }
 
 std::string uuid_text(const format::DeviceInfoRecord& device) {

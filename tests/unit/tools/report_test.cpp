@@ -330,7 +330,8 @@ TEST(Report, DeviceMetricsOverTimeKeepBoundedMemoryAndTheSameMeans) {
   const auto many = metrics_over_time(trace_with_device_metrics(2), 4);
   const auto few = metrics_over_time(trace_with_device_metrics(1000), 4);
   ASSERT_EQ(many.size(), few.size());
-  for (const auto& [key, mean] : few) EXPECT_NEAR(many.at(key), mean, 0.005 * mean + 0.01) << key.first << " " << key.second;
+  for (const auto& [key, mean] : few)
+    EXPECT_NEAR(many.at(key), mean, 0.005 * mean + 0.01) << key.first << " " << key.second;
 }
 
 TEST(FillTemplate, FillsEachPlaceholderOnceAndNeverInsideAValue) {

@@ -52,7 +52,9 @@ class Collector : public format::RecordVisitor {
   }
 
   void finish(MetricsOf of) {
-    const auto chosen = [&](uint64_t section) { return (section == out.sampler_section) == (of == MetricsOf::kSampler); };
+    const auto chosen = [&](uint64_t section) {
+      return (section == out.sampler_section) == (of == MetricsOf::kSampler);
+    };
     for (const auto& [section, device] : devices_) {
       if (section == out.sampler_section)
         out.sampler_devices[device.device] = device;
@@ -134,6 +136,20 @@ MetricsTrace read_metrics_trace(const std::string& path, MetricsOf of) {
   reader->read(collector);
   collector.finish(of);
   return std::move(collector.out);
+}
+
+Env metrics_machine(const TempDir& dir, const char* library_dir, Env more) {
+  Env env = {{"LD_LIBRARY_PATH", build_path("SIMGPU_LIBRARY_PATH") + ":" + build_path(library_dir)},
+             {"SIMGPU_STATE_DIR", dir / "devices"},
+             {"SIMGPU_KERNEL_COSTS", "*=10ms"}};
+  env.insert(env.end(), more.begin(), more.end());
+  return env;
+}
+
+std::vector<std::string> load_program(const char* program, std::vector<std::string> args) {
+  std::vector<std::string> command = {build_path(program)};
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
 }
 
 }  // namespace proflaunch::e2e

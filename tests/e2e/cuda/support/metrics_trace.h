@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "formats/records.h"
+#include "tests/e2e/cuda/support/traced_run.h"
 
 namespace proflaunch::e2e {
 
@@ -49,5 +50,17 @@ struct MetricsTrace {
 
 // Reads `path` (a joined trace); a read error is a test failure.
 MetricsTrace read_metrics_trace(const std::string& path, MetricsOf of = MetricsOf::kSampler);
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+// The simulated machine with one management library's directory (the build
+// path variable `library_dir`: SIMGPU_NVML_DIR, SIMGPU_ROCM_SMI_DIR) on the
+// library path, the devices' state in the test's own directory (other
+// tests' programs are not on its devices), kernels of 10 ms; then `more`.
+Env metrics_machine(const TempDir& dir, const char* library_dir, Env more = {});
+
+// The load program (the build path variable `program`: DEVICE_LOAD,
+// HIP_DEVICE_LOAD) with `args`.
+std::vector<std::string> load_program(const char* program, std::vector<std::string> args);
 
 }  // namespace proflaunch::e2e
