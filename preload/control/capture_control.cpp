@@ -109,6 +109,7 @@ bool open_locked(CaptureTrigger trigger, uint32_t step) {
   if (g.window || g.done) return false;
   if (!runtime::resume_recording()) return false;
   // What was called while paused is written with the window (early_counts.h).
+  count_while_paused(false);
   release_counts_while_paused();
   g.window = true;
   ++g.windows;
@@ -123,7 +124,8 @@ bool open_locked(CaptureTrigger trigger, uint32_t step) {
 
 bool close_locked(CaptureTrigger trigger, uint32_t step) {
   if (!g.window) return false;
-  runtime::pause_recording();
+  // While paused the hooks count the calls they pass through (early_counts.h).
+  if (runtime::pause_recording()) count_while_paused(true);
   g.window = false;
   window_record(format::CaptureWindowAction::kEnd, trigger, now_ns(), step);
   const CaptureSpec& spec = *g.spec;

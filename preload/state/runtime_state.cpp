@@ -4,8 +4,6 @@
 
 #include <mutex>
 
-#include "preload/record/early_counts.h"
-
 namespace proflaunch::runtime {
 
 Config g_config;
@@ -26,20 +24,14 @@ void store_section(const SectionIdentity& section) {
 
 }  // namespace
 
-// While paused the hooks count the calls they pass through
-// (record/early_counts.h).
 bool pause_recording() noexcept {
   State expected = State::kRecording;
-  if (!g_state.compare_exchange_strong(expected, State::kPaused, std::memory_order_acq_rel)) return false;
-  count_while_paused(true);
-  return true;
+  return g_state.compare_exchange_strong(expected, State::kPaused, std::memory_order_acq_rel);
 }
 
 bool resume_recording() noexcept {
   State expected = State::kPaused;
-  if (!g_state.compare_exchange_strong(expected, State::kRecording, std::memory_order_acq_rel)) return false;
-  count_while_paused(false);
-  return true;
+  return g_state.compare_exchange_strong(expected, State::kRecording, std::memory_order_acq_rel);
 }
 
 SectionIdentity section() noexcept {
