@@ -85,6 +85,22 @@ class GpuInvariantsTest(unittest.TestCase):
         self.assertIn("(ii)", problems[0])
         self.assertIn("starts 1 ns before", problems[0])
 
+    def test_a_host_function_may_border_a_kernel_by_the_clock_mappings_error_only(self):
+        events = valid_events()
+        events[7] = gpu("kernel", "gemm", "16.000", "10.000", 2)  # [16, 26) us on stream 7
+        # A host function timed by events after it on the same stream, its
+        # clock mapping 3.5 us early (inside the allowance), then 4.5 us.
+        close = gpu("gpu.host_function", "cb", "22.500", "1.000", 5)
+        self.assertEqual(problems_of(events + [close]), [])
+        far = gpu("gpu.host_function", "cb", "21.500", "1.000", 5)
+        problems = problems_of(events + [far])
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("(ii)", problems[0])
+        self.assertIn("starts 4500 ns before", problems[0])
+        # Two kernels (one timing source) get no such allowance.
+        same_clock = gpu("kernel", "k", "25.000", "1.000", 5)
+        self.assertEqual(len(problems_of(events + [same_clock])), 1)
+
     def test_streams_of_different_processes_are_apart(self):
         events = valid_events()
         other = gpu("kernel", "gemm", "12.000", "4.000", 2)
