@@ -232,10 +232,14 @@ void resolve(WriterRecordSink& sink, bool final) {
       // A bracketed operation's start event may complete before its call
       // submitted it; an operation's start computed from its duration may
       // fall a nanosecond before the previous end (float milliseconds).
+      // Events in the kernel's own dispatch measure its duration exactly:
+      // what only the mapping to host time got wrong moves it whole.
+      const uint64_t duration_ns = end_ns > start_ns ? end_ns - start_ns : 0;
       if (start_ns < p.token.submitted_ns) start_ns = p.token.submitted_ns;
       if (p.token.starts_by_return && p.token.returned_ns - p.token.submitted_ns > kLongLaunchCallNs)
         start_ns = std::max(start_ns, std::min(p.token.returned_ns, end_ns));
-      start_ns = clamp_to_stream(p.stream, start_ns, end_ns);
+      start_ns = clamp_to_stream(p.stream, start_ns, p.token.in_dispatch ? start_ns + duration_ns : end_ns);
+      if (p.token.in_dispatch) end_ns = std::max(end_ns, start_ns + duration_ns);
       if (p.token.done_by_return && end_ns > p.token.returned_ns) end_ns = p.token.returned_ns;
       if (end_ns < start_ns) end_ns = start_ns;
       note_stream_end(p.stream, end_ns);
