@@ -10,13 +10,10 @@ the JSON (issue 40).
        (GPU slices with "stream" or "host function stream", per GPU process,
        traced process and device) do not overlap. A graph's nodes are left
        out (a graph's branches run concurrently on its stream); the graph
-       launch as a whole is in. One measured exception: a host function
-       (timed by events, mapped to the host clock) and CUPTI-timed work
-       beside it on its stream may overlap by up to CROSS_CLOCK_NS, the
-       two clock mappings' error that proftrace moves a slice by when the
-       order the records arrive in allows (StreamLanes::kMaxAdjustNs,
-       docs/limits.md); more than that, or any overlap between two
-       operations of one kind of timing, breaks the rule.
+       launch as a whole is in. This holds across timing sources too: a
+       host function (timed by events) beside CUPTI-timed work may not
+       overlap it by the clock mappings' error either (proftrace moves
+       the host function, whatever order the records arrive in).
 
 A slice here is a dict with "track" ((pid, track name)), "ts" and "dur"
 (integer ns), "name", "cat" and "args".
@@ -24,8 +21,6 @@ A slice here is a dict with "track" ((pid, track name)), "ts" and "dur"
 import collections
 
 GPU_CATEGORY_PREFIXES = ("kernel", "gpu")
-HOST_FUNCTION_CATEGORY = "gpu.host_function"
-CROSS_CLOCK_NS = 4000
 
 
 def is_gpu(s):
@@ -75,10 +70,7 @@ def problems(slices, limit=10):
         ops.sort(key=lambda s: (s["ts"], s["ts"] + (s.get("dur") or 0)))
         busy_until, previous = None, None
         for s in ops:
-            cross_clock = (s.get("cat") == HOST_FUNCTION_CATEGORY) != (previous is not None and
-                                                                     previous.get("cat") == HOST_FUNCTION_CATEGORY)
-            if busy_until is not None and s["ts"] < busy_until and not (
-                    cross_clock and busy_until - s["ts"] <= CROSS_CLOCK_NS):
+            if busy_until is not None and s["ts"] < busy_until:
                 overlapping.append(f"(ii) {describe(s)} starts {busy_until - s['ts']} ns before "
                                    f"{describe(previous)} ends, on the same stream {key[3]}")
             end = s["ts"] + (s.get("dur") or 0)

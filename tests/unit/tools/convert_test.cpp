@@ -380,6 +380,69 @@ TEST(Convert, AShortSliceInsideAFewMicrosecondsOfOverlapMovesWhole) {
   expect_checker_accepts(out);
 }
 
+// The other arrival order (seen under ASan: a kernel on an "overlapping
+// work" track): the host function's record (events, resolved at once) comes
+// before the CUPTI record of the kernel before it (CUPTI's buffers come
+// later), and maps 3.7 us into that kernel. The host function's GPU slice
+// waits for CUPTI work on its stream that starts after it; then it is the
+// one that moves, and the exact kernel keeps its times and its track.
+TEST(Convert, AHostFunctionWaitsForTheCuptiWorkBeforeItOnItsStream) {
+  for (const bool later_cupti_work : {true, false}) {
+    SCOPED_TRACE(later_cupti_work ? "released by the next kernel" : "released at the end");
+    TraceBuilder trace;
+    const TracedProcess p = add_process(trace, 1, 10, kStart);
+    trace.event(p.section, 10, launch(p, 1, kStart + 10, kStart + 20, kKernel, kStreamLegacy));
+    KernelLaunchRecord host_function = launch(p, 2, kStart + 30, kStart + 40, kKernel, kStreamLegacy);
+    host_function.launch_flags = kLaunchHostFunction;
+    trace.event(p.section, 10, host_function);
+    KernelLaunchRecord callback = launch(p, 4, kStart + 42, kStart + 48, kKernel, kStreamLegacy);
+    callback.launch_flags = kLaunchHostFunction;  // cudaStreamAddCallback
+    trace.event(p.section, 10, callback);
+    trace.event(p.section, 10, launch(p, 3, kStart + 50, kStart + 60, kKernel, kStreamLegacy));
+    auto cupti = [](GpuActivityRecord record) {
+      record.source = static_cast<uint8_t>(GpuTimingSource::kCupti);
+      return record;
+    };
+    // Both host functions' records first (events, resolved at once; the
+    // second says nothing of where CUPTI's records are), then CUPTI's.
+    trace.event(p.section, 99, activity(2, kStart + 6'300, kStart + 16'000, kStreamLegacy, GpuActivityKind::kKernel));
+    trace.event(p.section, 99, activity(4, kStart + 16'000, kStart + 17'000, kStreamLegacy, GpuActivityKind::kKernel));
+    trace.event(p.section, 99, cupti(activity(1, kStart + 100, kStart + 10'000, kStreamLegacy, GpuActivityKind::kKernel)));
+    if (later_cupti_work)
+      trace.event(p.section, 99, cupti(activity(3, kStart + 20'000, kStart + 30'000, kStreamLegacy, GpuActivityKind::kKernel)));
+    const ConvertedTrace out = convert_trace(trace);
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    const auto gpu = out.gpu_slices();
+    ASSERT_EQ(gpu.size(), later_cupti_work ? 4u : 3u);
+    std::set<std::string> tracks;
+    std::map<uint64_t, const JsonValue*> by_correlation;
+    for (const JsonValue* slice : gpu) {
+      tracks.insert(out.thread_name((*slice)["pid"].as_uint(), (*slice)["tid"].as_uint()));
+      const JsonValue& args = (*slice)["args"];
+      by_correlation[args.has("correlation") ? args["correlation"].as_uint() : args["launch correlation"].as_uint()] = slice;
+    }
+    EXPECT_EQ(tracks, (std::set<std::string>{"Default stream (pid 10)"})) << "no overlapping-work lane";
+    const JsonValue& kernel = *by_correlation.at(1);
+    EXPECT_EQ(kernel["ts"].str(), "0.100");
+    EXPECT_EQ(kernel["dur"].str(), "9.900");
+    EXPECT_FALSE(kernel["args"].has("start_adjusted_ns"));
+    const JsonValue& moved = *by_correlation.at(2);
+    EXPECT_EQ(moved["cat"].str(), "gpu.host_function");
+    EXPECT_EQ(moved["ts"].str(), "10.000");
+    EXPECT_EQ(moved["args"]["start_adjusted_ns"].as_int(), 3700);
+    EXPECT_EQ(moved["dur"].str(), "6.000") << "the overlap cut from its start, not its end";
+    EXPECT_EQ((*by_correlation.at(4))["ts"].str(), "16.000") << "the next host function, after it";
+    // Its call still has the arrow to it.
+    ASSERT_TRUE(moved.has("bind_id"));
+    EXPECT_TRUE(moved["flow_in"].boolean);
+    size_t calls_with_that_flow = 0;
+    for (const JsonValue* call : out.with_phase('X'))
+      if (call->has("flow_out") && (*call)["bind_id"].as_uint() == moved["bind_id"].as_uint()) ++calls_with_that_flow;
+    EXPECT_EQ(calls_with_that_flow, 1u);
+    expect_checker_accepts(out);
+  }
+}
+
 TEST(Convert, WorkThatArrivesOutOfTimeOrderStaysOnItsStreamsTrack) {
   // A later kernel's record (CUPTI) comes before an earlier one's (timed by
   // events, resolved later): both fit on the stream's own track.

@@ -166,6 +166,7 @@ bool convert(std::vector<InputTrace>& inputs, const TraceModel& model, TimelineS
   const interpret::InterpretResult interpreted = interpreter.run(inputs);
   result->windows = timeline.windows();
   result->records_read = interpreted.records_read;
+  slices.release_held_gpu_work();
   slices.finish_nvtx();
   std::string method;
   const std::vector<stats::Step> found = steps.find_steps(&method);

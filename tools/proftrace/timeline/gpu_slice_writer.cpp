@@ -143,6 +143,65 @@ void SliceWriter::write_gpu_work(const HostOperation* op, const DeviceActivity& 
   emit();
 }
 
+SliceWriter::StreamKey SliceWriter::stream_key(const HostOperation* op, const DeviceActivity& activity) {
+  // As place_gpu() finds the stream and the launching thread.
+  const uint64_t stream = op != nullptr ? op->stream() : activity.activity.stream;
+  const uint32_t tid = op != nullptr ? op->tid : activity.tid;
+  return StreamKey{activity.context, stream, stream == kStreamPerThread ? tid : 0};
+}
+
+bool SliceWriter::is_held_host_function(const HostOperation& op, const DeviceActivity& activity) {
+  return op.kind == interpret::OperationKind::kKernel && (op.launch.launch_flags & kLaunchHostFunction) != 0 &&
+         activity.activity.source == static_cast<uint8_t>(GpuTimingSource::kEvents) &&
+         activity.collective == nullptr && activity.activity.graph_node == 0;
+}
+
+bool SliceWriter::held_for_stream_order(const HostOperation& op, const DeviceActivity& activity) const {
+  if (is_held_host_function(op, activity)) return true;
+  return activity.activity.source == static_cast<uint8_t>(GpuTimingSource::kEvents) && !held_.empty() &&
+         activity.activity.graph_node == 0 && held_.count(stream_key(&op, activity)) != 0;
+}
+
+void SliceWriter::release_passed(const HostOperation* op, const DeviceActivity& activity) {
+  if (held_.empty()) return;
+  // What only events time under CUPTI too (a host function, a collective's
+  // kernel) says nothing of where CUPTI's records are: it releases nothing.
+  // CUPTI-timed work does; so does other work timed by events, which means
+  // events time the whole stream, in order.
+  const bool event_timed = activity.activity.source == static_cast<uint8_t>(GpuTimingSource::kEvents);
+  if (event_timed && (activity.collective != nullptr || activity.activity.graph_node != 0 ||
+                      (op != nullptr && op->kind == interpret::OperationKind::kKernel &&
+                       (op->launch.launch_flags & kLaunchHostFunction) != 0)))
+    return;
+  const auto found = held_.find(stream_key(op, activity));
+  if (found == held_.end()) return;
+  std::deque<HeldGpuWork>& queue = found->second;
+  // A host function goes once `activity` starts after it ends; what waits
+  // in line behind it, with it.
+  while (!queue.empty() && (!is_held_host_function(queue.front().operation, queue.front().activity) ||
+                            queue.front().activity.activity.end_ns <= activity.activity.start_ns)) {
+    const HeldGpuWork held = queue.front();
+    queue.pop_front();
+    place_held(held);
+  }
+  if (queue.empty()) held_.erase(found);
+}
+
+void SliceWriter::place_held(const HeldGpuWork& held) {
+  DeviceActivity activity = held.activity;
+  if (held.collective_known) activity.collective = &held.collective;
+  const GpuWork gpu = place_gpu(&held.operation, activity, held.call_begin_ns);
+  if (annotations_on_streams_) nvtx_operation_done(held.operation, &activity, &gpu.placement);
+  write_gpu_work(&held.operation, activity, gpu, held.flow_id);
+}
+
+void SliceWriter::release_held_gpu_work() {
+  // Stream by stream, each in the order it was held.
+  for (auto& [key, queue] : held_)
+    for (const HeldGpuWork& held : queue) place_held(held);
+  held_.clear();
+}
+
 void SliceWriter::add_kernel_args(const SectionContext& section, const KernelLaunchRecord& launch) {
   const FunctionDefRecord* function =
       section.model != nullptr ? section.model->function_def(launch.function, launch.span.begin_ns) : nullptr;
@@ -224,6 +283,7 @@ uint64_t replay_key(const SectionContext& section, uint64_t correlation_id) {
 }  // namespace
 
 void SliceWriter::graph_replay_node(const HostOperation& launch, const DeviceActivity& node, bool first) {
+  release_passed(&launch, node);
   SectionContext& section = *launch.context;
   const GpuWork work = place_gpu(&launch, node);
   Replay& replay = replays_[replay_key(section, launch.span().correlation_id)];

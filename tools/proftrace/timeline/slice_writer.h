@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -133,6 +134,10 @@ class SliceWriter {
   // Both sides, with a flow from the call to the work when time allows.
   void joined(const HostOperation& operation, const DeviceActivity& activity);
 
+  // The GPU slices still held back for their stream's order (below), at
+  // the end of the input.
+  void release_held_gpu_work();
+
   // A graph launch timed node by node (CUPTI): its call, with a flow to the
   // replay, and each node as a slice of its own on the stream, named by what
   // it ran; once no more nodes can come, the replay: from its first node's
@@ -233,6 +238,36 @@ class SliceWriter {
     int32_t device = 0;
   };
   std::unordered_map<uint64_t, Replay> replays_;  // by (section, correlation id)
+
+  // A host function timed by events on a stream whose other work CUPTI
+  // times: its call is written at once, its GPU slice waits until CUPTI
+  // work on the stream that starts after it ends has been read. CUPTI's
+  // records come in buffers, so the kernel before a host function can
+  // arrive after it; the host function's event times map a few us early
+  // (base/event_anchors.h), and placed first it would push that exact
+  // kernel to an "overlapping work" lane. Placed after, it is the one that
+  // moves (StreamLanes::kMaxAdjustNs).
+  struct HeldGpuWork {
+    HostOperation operation;
+    DeviceActivity activity;  // its pointers into the pass are not kept: only valid while handed over
+    int64_t call_begin_ns;
+    uint64_t flow_id;
+    bool collective_known;
+    interpret::CollectiveInstance collective;  // a copy of *activity.collective
+  };
+  using StreamKey = std::tuple<const SectionContext*, uint64_t, uint32_t>;  // section, stream, per-thread tid
+  static constexpr size_t kMaxHeldPerStream = 64;
+  static bool is_held_host_function(const HostOperation& operation, const DeviceActivity& activity);
+  static StreamKey stream_key(const HostOperation* operation, const DeviceActivity& activity);
+  // A host function timed by events; other work timed by events while its
+  // stream holds one (a collective's kernel is placed after what its
+  // library queued before it: it waits in line).
+  bool held_for_stream_order(const HostOperation& operation, const DeviceActivity& activity) const;
+  // Before `activity` is placed: releases the held work on its stream that
+  // it comes after.
+  void release_passed(const HostOperation* operation, const DeviceActivity& activity);
+  void place_held(const HeldGpuWork& held);
+  std::map<StreamKey, std::deque<HeldGpuWork>> held_;
 
 
   struct OpenNvtxRange {

@@ -36,7 +36,9 @@ class StreamLanes {
   // functions, collectives) and CUPTI-timed work meeting on one stream (up
   // to 3.7 us seen, 3.17 us in CI: docs/limits.md): the start moves instead
   // of opening a lane, and says by how much (start_adjusted_ns); a slice
-  // shorter than that overlap moves whole (its end by as much).
+  // shorter than that overlap moves whole (its end by as much). The slice
+  // writer places a host function after the CUPTI work around it
+  // (SliceWriter::HeldGpuWork), so that the one moved is the event-timed one.
   static constexpr int64_t kMaxAdjustNs = 4000;
   static constexpr size_t kMaxLanes = 8;
   // Per lane; a slice that starts before the end of a forgotten one does
