@@ -221,6 +221,8 @@ def check_single(label, trace_file, steps):
     @analysis(label, "critical path (whole trace)")
     def _():
         it = ta.get_profiler_steps()
+        if not it:
+            return "not run: no ProfilerStep in the file to bound it", "no steps found either"
         g, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep",
                                           instance_id=(int(it[0]), int(it[-1])))
         s = g.summary()
@@ -238,11 +240,11 @@ def check_single(label, trace_file, steps):
 
 
 check_single("train", f"{work}/train.trace", 6)
-check_single("nvtx", f"{work}/nvtx.trace", 4)
+check_single("nvtx", f"{work}/nvtx.trace", 0)
 
-# The NVTX program's steps as convert finds them are its 'module step' ranges (10-70 ns, no GPU
-# work: its "step N" ranges all have different names); the critical path again with its
-# "forward" ranges as the steps.
+# The NVTX program has no steps convert can find (its "step N" ranges all have different names;
+# its module's ranges launch no GPU work, so they are not taken for steps): the critical path
+# with its "forward" ranges as the steps.
 os.makedirs(f"{work}/nvtx_forward", exist_ok=True)
 sh(proftrace, "convert", "-q", "--step-range", "forward", f"{work}/nvtx.trace",
    "-o", f"{work}/nvtx_forward/nvtx_forward.json")
