@@ -187,6 +187,24 @@ void SliceWriter::release_passed(const HostOperation* op, const DeviceActivity& 
   if (queue.empty()) held_.erase(found);
 }
 
+void SliceWriter::hold(const HostOperation& op, const DeviceActivity& activity, int64_t call_begin_ns,
+                       uint64_t flow_id) {
+  std::deque<HeldGpuWork>& queue = held_[stream_key(&op, activity)];
+  HeldGpuWork& held = queue.emplace_back(HeldGpuWork{op, activity, call_begin_ns, flow_id, false, {}});
+  held.activity.operation = nullptr;
+  held.activity.node = nullptr;
+  held.activity.collective = nullptr;
+  if (activity.collective != nullptr) {
+    held.collective_known = true;
+    held.collective = *activity.collective;
+  }
+  if (queue.size() > kMaxHeldPerStream) {
+    const HeldGpuWork oldest = queue.front();
+    queue.pop_front();
+    place_held(oldest);
+  }
+}
+
 void SliceWriter::place_held(const HeldGpuWork& held) {
   DeviceActivity activity = held.activity;
   if (held.collective_known) activity.collective = &held.collective;
@@ -292,12 +310,7 @@ void SliceWriter::graph_replay_node(const HostOperation& launch, const DeviceAct
     replay.device = work.device;
     nvtx_operation_done(launch, &node);
     const ApiPlacement api = place_api(section, launch.tid, launch.span());
-    if (work.placement.start_ns >= api.begin_ns) {
-      replay.flow_id = next_flow_id_++;
-      ++stats_.flows;
-    } else {
-      ++stats_.flows_dropped_backwards;
-    }
+    replay.flow_id = flow_if(work.placement.start_ns >= api.begin_ns);
     write_operation(launch, api, replay.flow_id);
   }
   replay.start_ns = std::min(replay.start_ns, work.measured_start_ns);

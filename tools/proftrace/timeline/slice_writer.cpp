@@ -296,47 +296,31 @@ void SliceWriter::gpu_work_alone(const DeviceActivity& activity) {
   write_gpu_work(nullptr, activity, place_gpu(nullptr, activity), 0);
 }
 
+uint64_t SliceWriter::flow_if(bool forward) {
+  if (!forward) {
+    ++stats_.flows_dropped_backwards;
+    return 0;
+  }
+  ++stats_.flows;
+  return next_flow_id_++;
+}
+
 void SliceWriter::joined(const HostOperation& op, const DeviceActivity& activity) {
   release_passed(&op, activity);
   if (!annotations_on_streams_) nvtx_operation_done(op, &activity);
   const ApiPlacement api = place_api(*op.context, op.tid, op.span());
   if (held_for_stream_order(op, activity)) {
-    // The flow as joined() decides it below: a placement only moves later,
-    // and a collective's kernel not before its call.
-    uint64_t flow_id = 0;
-    if (activity.collective != nullptr ||
-        layout_.timeline_ns(*activity.context, activity.activity.start_ns) >= api.begin_ns) {
-      flow_id = next_flow_id_++;
-      ++stats_.flows;
-    } else {
-      ++stats_.flows_dropped_backwards;
-    }
+    // The arrow as below: a placement only moves later, and a collective's
+    // kernel not before its call.
+    const uint64_t flow_id = flow_if(activity.collective != nullptr ||
+                                     layout_.timeline_ns(*activity.context, activity.activity.start_ns) >= api.begin_ns);
     write_operation(op, api, flow_id);
-    std::deque<HeldGpuWork>& queue = held_[stream_key(&op, activity)];
-    HeldGpuWork& held = queue.emplace_back(HeldGpuWork{op, activity, api.begin_ns, flow_id, false, {}});
-    held.activity.operation = nullptr;
-    held.activity.node = nullptr;
-    if (activity.collective != nullptr) {
-      held.collective_known = true;
-      held.collective = *activity.collective;
-    }
-    held.activity.collective = nullptr;
-    if (queue.size() > kMaxHeldPerStream) {
-      const HeldGpuWork oldest = queue.front();
-      queue.pop_front();
-      place_held(oldest);
-    }
+    hold(op, activity, api.begin_ns, flow_id);
     return;
   }
   const GpuWork gpu = place_gpu(&op, activity, api.begin_ns);
   if (annotations_on_streams_) nvtx_operation_done(op, &activity, &gpu.placement);
-  uint64_t flow_id = 0;
-  if (gpu.placement.start_ns >= api.begin_ns) {
-    flow_id = next_flow_id_++;
-    ++stats_.flows;
-  } else {
-    ++stats_.flows_dropped_backwards;
-  }
+  const uint64_t flow_id = flow_if(gpu.placement.start_ns >= api.begin_ns);
   write_operation(op, api, flow_id);
   write_gpu_work(&op, activity, gpu, flow_id);
 }

@@ -202,6 +202,9 @@ class SliceWriter {
   // Starts a slice on `track` with no args yet.
   void begin_slice(TrackRef track, int64_t begin_ns, int64_t end_ns, Str category, Str name);
   void emit() { out_.slice(slice_); }
+  // A new flow id for an arrow from a call to its GPU work, or 0 (counted
+  // as dropped) when the work would begin before the call.
+  uint64_t flow_if(bool forward);
   void write_operation(const HostOperation& operation, const ApiPlacement& placement, uint64_t flow_id);
   void write_gpu_work(const HostOperation* operation, const DeviceActivity& activity,
                       const GpuWork& work, uint64_t flow_id);
@@ -266,6 +269,7 @@ class SliceWriter {
   // Before `activity` is placed: releases the held work on its stream that
   // it comes after.
   void release_passed(const HostOperation* operation, const DeviceActivity& activity);
+  void hold(const HostOperation& operation, const DeviceActivity& activity, int64_t call_begin_ns, uint64_t flow_id);
   void place_held(const HeldGpuWork& held);
   std::map<StreamKey, std::deque<HeldGpuWork>> held_;
 
