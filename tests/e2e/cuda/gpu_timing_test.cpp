@@ -226,7 +226,14 @@ TEST_P(GpuTimingBackend, SingleKernelsOnIdleStreamsTakeTheirModelledTimeFirstLau
     // once, and no event says when it began (docs/gpu-time.md).
     EXPECT_LE(duration_ns, 2 * kKernelNs);
     const bool ended_inside_its_call = launch->gpu.front().end_ns < launch->span.end_ns + kKernelNs / 10;
-    if (GetParam() == "cupti" || !ended_inside_its_call) EXPECT_GE(duration_ns, kKernelNs / 2);
+    // Nor when the call was long for another reason than the module load
+    // (preempted after it submitted: 0.47 ms once under load): the long-call
+    // rule starts its kernel at the call's return, though it began inside
+    // the call, so up to the call's length is cut (docs/gpu-time.md).
+    const uint64_t call_ns = launch->span.end_ns - launch->span.begin_ns;
+    const bool preempted_call = call_ns > kKernelNs / 10 && call_ns < kModuleLoadNs;
+    if (GetParam() == "cupti" || (!ended_inside_its_call && !preempted_call)) EXPECT_GE(duration_ns, kKernelNs / 2);
+    else if (preempted_call && call_ns < kKernelNs) EXPECT_GE(duration_ns, (kKernelNs - call_ns) / 2);
     ++checked;
   }
   EXPECT_EQ(checked, 4 * (1 + repeats) + threads * repeats);
