@@ -378,6 +378,43 @@ TEST_F(EmitterTest, ManyInterleavedSlicesPassThroughTheReorderBufferIntact) {
   EXPECT_EQ(emitter->events(), 3000u);
 }
 
+TEST_F(EmitterTest, ALateSliceThatEndsWhereAWrittenOneBeginsGoesOnATwinTrack) {
+  // GPU work handed over at the end of the input (its call came before a
+  // flight recorder's window) after the work that follows it on its stream
+  // has left the reorder buffer, ending exactly where that work begins: on
+  // the same track, the importer would read the written begin first at that
+  // time and nest the later slice inside the late one (seen in e2e_ring).
+  const std::string file = path("late.pftrace");
+  auto emitter = open(file);
+  emitter->thread(tl::ThreadTrack{10, 7, "Stream 7 (pid 10)", 5, tl::ThreadKind::kTrack});
+  std::multiset<std::pair<int64_t, int64_t>> want;
+  auto gpu = [&](int64_t begin, int64_t end) {
+    tl::Slice s{};
+    s.track = tl::TrackRef{10, 7};
+    s.begin_ns = begin;
+    s.end_ns = end;
+    s.category = tl::Str{"kernel", 0};
+    s.name = tl::Str{"k", 0};
+    emitter->slice(s);
+    want.insert({begin, end});
+  };
+  for (int64_t i = 0; i < 40; ++i) gpu(6'000 + i * 2'000, 8'000 + i * 2'000);  // back to back
+  gpu(0, 6'000);   // late, touching the first written one
+  gpu(0, 0);       // and a zero-length one before it
+  std::string error;
+  ASSERT_TRUE(emitter->finish(&error)) << error;
+  const Imported imported = import(read_file(file));
+  EXPECT_TRUE(imported.problems.empty()) << imported.problems.front();
+  std::multiset<std::pair<int64_t, int64_t>> got;
+  std::set<uint64_t> tracks;
+  for (const auto& [track, begin, end] : imported.slices) {
+    got.emplace(begin, end);
+    tracks.insert(track);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(tracks.size(), 2u) << "the stream's track and its twin";
+}
+
 TEST_F(EmitterTest, TimestampsAreDeltasInFileOrderAndStepBackAsNegativeDeltas) {
   // Two tracks: the second's slices are earlier than the first's, so the
   // file steps back in time between them.

@@ -333,12 +333,46 @@ void ProtobufEmitter::thread(const timeline::ThreadTrack& thread) {
   } else {
     put_text(packet_, descriptor::kName, thread.name);
     packet_.field_varint(descriptor::kSiblingMergeBehavior, descriptor::kMergeNone);
+    track.own_track = true;
+    track.parent_uuid = parent;
+    track.name = std::string(thread.name);
+    track.sort_index = thread.sort_index;
   }
   packet_.field_int(descriptor::kSiblingOrderRank, static_cast<int32_t>(thread.sort_index));
   packet_.end_message(d);
   std::string bytes;
   end_packet_into(bytes);
   declare(std::move(bytes));
+}
+
+bool ProtobufEmitter::ends_at_a_written_begin(const Track& track, int64_t begin_ns, int64_t end_ns) const {
+  if (!track.own_track || begin_ns >= track.latest_written_begin) return false;
+  return std::find(track.written_begins.begin(), track.written_begins.end(), end_ns) != track.written_begins.end();
+}
+
+ProtobufEmitter::Track& ProtobufEmitter::twin(Track& track) {
+  if (track.twin_key != 0) return tracks_.at(track.twin_key);
+  const uint64_t key = track_key(track.pid, next_twin_tid_++);
+  track.twin_key = key;
+  Track& made = tracks_[key];  // elements of an unordered_map stay put: `track` stays valid
+  made.uuid = next_uuid_++;
+  made.pid = track.pid;
+  made.own_track = true;
+  made.parent_uuid = track.parent_uuid;
+  made.name = track.name;
+  made.sort_index = track.sort_index;
+  start_packet(0, false);
+  const size_t d = packet_.begin_message(packet::kTrackDescriptor);
+  packet_.field_varint(descriptor::kUuid, made.uuid);
+  packet_.field_varint(descriptor::kParentUuid, made.parent_uuid);
+  put_text(packet_, descriptor::kName, made.name);
+  packet_.field_varint(descriptor::kSiblingMergeBehavior, descriptor::kMergeNone);
+  packet_.field_int(descriptor::kSiblingOrderRank, static_cast<int32_t>(made.sort_index));
+  packet_.end_message(d);
+  std::string bytes;
+  end_packet_into(bytes);
+  declare(std::move(bytes));
+  return made;
 }
 
 ProtobufEmitter::Track& ProtobufEmitter::track(uint32_t pid, uint32_t tid) {
@@ -588,7 +622,9 @@ void ProtobufEmitter::write_args(const timeline::Args* args) {
 
 void ProtobufEmitter::slice(const timeline::Slice& slice) {
   ++events_;
-  Track& track = this->track(slice.track.pid, slice.track.tid);
+  Track* chosen = &this->track(slice.track.pid, slice.track.tid);
+  while (ends_at_a_written_begin(*chosen, slice.begin_ns, slice.end_ns)) chosen = &twin(*chosen);
+  Track& track = *chosen;
   // The timestamp is added when the begin leaves the reorder buffer: deltas
   // follow the file's order. Encoded straight into the track's arena.
   packet_.swap(track.arena);
@@ -664,6 +700,11 @@ void ProtobufEmitter::flush_track(Track& track, size_t keep) {
     p += timestamp_size;
     write(std::string_view(head, static_cast<size_t>(p - head)));
     write(track.arena.view().substr(slice.offset, slice.size));
+    if (track.own_track) {
+      track.latest_written_begin = std::max(track.latest_written_begin, slice.begin_ns);
+      if (track.written_begins.size() < kWrittenBegins) track.written_begins.push_back(slice.begin_ns);
+      else track.written_begins[track.next_written++ % kWrittenBegins] = slice.begin_ns;
+    }
     // Kept sorted, the earliest end last; on equal ends the later begin
     // (the inner slice) closes first.
     auto position = std::upper_bound(track.open_ends.begin(), track.open_ends.end(), slice.end_ns,

@@ -20,7 +20,9 @@
 // - Slices are SLICE_BEGIN/SLICE_END pairs. The importer orders events of
 //   equal timestamp by file order, so each track's slices pass through a
 //   small reorder buffer: begins by time, outer first, and the ends of
-//   slices that close at a begin's time before it.
+//   slices that close at a begin's time before it. A slice that comes after
+//   that buffer let a later one go and ends where it begins goes on a twin
+//   of its track (a track of the timeline's own: same name and place).
 // - Flows: flow_ids on the call's begin, terminating_flow_ids on the GPU
 //   work's begin; as varints (the deprecated _old fields the importer still
 //   reads) when the id is below 2^56.
@@ -114,7 +116,25 @@ class ProtobufEmitter : public timeline::TimelineSink {
     ProtoBuffer arena;  // encoded begin packets of `pending` (and written ones before them)
     std::vector<Pending> pending;
     std::vector<int64_t> open_ends;  // ends not yet written, the earliest last
+    // A track of the timeline's own (a GPU stream): its descriptor's parts,
+    // for a twin, and the begins already written (the latest kWrittenBegins).
+    bool own_track = false;
+    uint64_t parent_uuid = 0;
+    std::string name;
+    int64_t sort_index = 0;
+    int64_t latest_written_begin = INT64_MIN;
+    std::vector<int64_t> written_begins;  // a ring
+    size_t next_written = 0;
+    uint64_t twin_key = 0;  // 0: none yet
   };
+  // A slice that arrives after a later one on its track was written, and
+  // ends where that one begins, would nest it in the importer (equal times
+  // in file order: the written begin comes first). It goes on a twin of its
+  // track instead: same name, same place, its own slices.
+  static constexpr size_t kWrittenBegins = 256;
+  bool ends_at_a_written_begin(const Track& track, int64_t begin_ns, int64_t end_ns) const;
+  Track& twin(Track& track);
+  uint32_t next_twin_tid_ = 0x80000000u;
   // A descriptor as declared, to write again at the top of every file.
   struct Descriptor {
     std::string packet;
