@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "formats/reader.h"
@@ -14,6 +15,7 @@ using namespace format;
 
 struct Section {
   uint32_t pid = 0;
+  uint32_t ppid = 0;
   std::map<uint32_t, std::string> strings;
   std::map<uint16_t, ApiDefRecord> apis;
   std::map<uint32_t, std::vector<uint64_t>> native;
@@ -32,7 +34,10 @@ class Collector : public RecordVisitor {
     if (sections.find(record.section_id) == sections.end()) order.push_back(record.section_id);
     Section& s = sections[record.section_id];
     switch (record.record_kind()) {
-      case RecordKind::kProcessInfo: s.pid = record.as<ProcessInfoRecord>().pid; break;
+      case RecordKind::kProcessInfo:
+        s.pid = record.as<ProcessInfoRecord>().pid;
+        s.ppid = record.as<ProcessInfoRecord>().ppid;
+        break;
       case RecordKind::kStringDef:
         s.strings[record.as<StringDefRecord>().id] = std::string(record.tail<StringDefRecord>());
         break;
@@ -118,6 +123,16 @@ OsrtTrace load_osrt_trace(const std::string& path, std::string* error) {
   if (reader == nullptr) return trace;
   Collector collector;
   reader->read(collector);
+  // The traced program: the process whose parent was not traced. Not the
+  // first section in the file: a wrapper's children (pyenv's shim is a bash
+  // script that runs command substitutions before it execs Python) may come
+  // first.
+  std::set<uint32_t> pids;
+  for (const auto& [id, s] : collector.sections) pids.insert(s.pid);
+  for (uint64_t id : collector.order) {
+    const Section& s = collector.sections.at(id);
+    if (trace.main_pid == 0 && pids.count(s.ppid) == 0) trace.main_pid = s.pid;
+  }
   for (uint64_t id : collector.order) {
     const Section& s = collector.sections.at(id);
     if (trace.main_pid == 0) trace.main_pid = s.pid;

@@ -39,7 +39,7 @@ struct BlockingWait {
 
 struct OsrtTrace {
   std::vector<BlockingWait> waits;  // in file order
-  uint32_t main_pid = 0;            // the first process's pid
+  uint32_t main_pid = 0;            // the traced program (its parent was not traced)
   uint64_t stack_records = 0;
 };
 
