@@ -54,10 +54,14 @@ SliceWriter::GpuWork SliceWriter::place_gpu(const HostOperation* op, const Devic
   // ahead of it on the stream ended (the simulated NCCL's host function).
   // Drawn from its launch (issue 40, item 3) and after that work (item 11:
   // else every such kernel went to an "overlapping work" lane), with the
-  // time since the arrival as an arg.
+  // time since the arrival as an arg. Drawn 1 ns after the call's begin, not
+  // at it: an importer orders equal times by file order and binds a flow's
+  // end to a slice that begins after its start, so at the same time the
+  // launch's arrow was dropped (Perfetto's, both formats).
   const bool arrival_timed = device_activity.collective != nullptr;
   int64_t start_ns = work.measured_start_ns;
-  if (arrival_timed && start_ns < call_begin_ns) start_ns = std::min(call_begin_ns, work.measured_end_ns);
+  if (arrival_timed && call_begin_ns != INT64_MIN && start_ns <= call_begin_ns)
+    start_ns = std::min(call_begin_ns + 1, work.measured_end_ns);
   work.placement = layout_.place_gpu_work(section, work.device, work.stream, work.launching_tid, start_ns,
                                           work.measured_end_ns, /*graph_replays=*/false, arrival_timed);
   if (arrival_timed) {
