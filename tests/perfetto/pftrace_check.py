@@ -53,11 +53,13 @@ import argparse
 import collections
 import gzip
 import json
+import os
 import struct
 import sys
 import zlib
 
 import gpu_invariants
+import importer_check
 
 # ---- wire format ------------------------------------------------------------
 
@@ -373,7 +375,8 @@ class Checker:
             self.problem(f"packet {index}: a sample of pid {pid} tid {tid}, whose thread is not described before it")
             return
         event = {"type": INSTANT, "track": uuid, "ts": ts, "name": "CPU sample", "cat": "cpu_sample",
-                 "args": {"stack": "\n".join(str(f) for f in frames or [])}, "flow_out": [], "flow_in": []}
+                 "args": {"stack": "\n".join(str(f) for f in frames or [])}, "flow_out": [], "flow_in": [],
+                 "perf_sample": True}
         self.track_events.append((ts, order, uuid, INSTANT, event))
 
     def packets(self, data, bundled=False):
@@ -545,11 +548,11 @@ def json_events(path):
                 (flows_out if e.get("flow_out") else flows_in)[int(e["bind_id"])] = s
         elif ph == "i":
             track = (int(e["pid"]), None) if e.get("s") == "p" else key(e["pid"], e["tid"])
-            args = norm_args(e.get("args"))
+            full_args = args = norm_args(e.get("args"))
             if e.get("cat") == "cpu_sample":  # the protobuf's PerfSample carries only the stack
                 args = {"stack": args.get("stack", "")}
             instants.append({"track": track, "ts": us_to_ns(e["ts"]), "name": e["name"], "cat": e.get("cat"),
-                             "args": args})
+                             "args": args, "full_args": full_args})
         elif ph == "C":
             for k, v in e["args"].items():
                 counters.append({"track": (int(e["pid"]), f"{e['name']} {k}"), "ts": us_to_ns(e["ts"]),
@@ -560,6 +563,7 @@ def json_events(path):
             if ph == "b":
                 a["ts"] = us_to_ns(e["ts"])
                 a["args"] = norm_args(e.get("args"))
+                a["full_args"] = dict(a["args"])  # as written (what Perfetto's importer reads)
                 a["args"]["id"] = e["id2"]["local"]
                 a["args"]["tid"] = int(e["tid"])
                 a["track"] = (int(e["pid"]), e["name"])
@@ -694,6 +698,8 @@ def main():
     parser.add_argument("pftrace")
     parser.add_argument("--json", help="the JSON of the same trace: the events must be the same")
     parser.add_argument("--sizes", action="store_true", help="bytes by part of the file")
+    parser.add_argument("--trace-processor", metavar="SHELL", default=os.environ.get("TRACE_PROCESSOR"),
+                        help="also load the file(s) in Perfetto's trace_processor_shell (default: $TRACE_PROCESSOR)")
     parser.add_argument("--expand", metavar="OUT",
                         help="write the trace with its compressed bundles expanded in place (for protoc --decode)")
     args = parser.parse_args()
@@ -717,6 +723,14 @@ def main():
         problems += ["JSON: " + p for p in gpu_invariants.problems(j["slices"])]
         more, _ = compare(checker, slices, instants, counters, j)
         problems += more
+    else:
+        j = None
+    if args.trace_processor and not problems:
+        problems += importer_check.problems(args.trace_processor, "protobuf", args.pftrace,
+                                            importer_check.expected_from_protobuf(checker, slices, instants, counters))
+        if args.json:
+            problems += importer_check.problems(args.trace_processor, "JSON", args.json,
+                                                importer_check.expected_from_json(j))
     if args.sizes:
         total = len(data)
         events = len(slices) + len(instants) + len(counters)

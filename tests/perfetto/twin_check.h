@@ -2,8 +2,10 @@
 // and tests/perfetto/pftrace_check.py checks that the protobuf follows the
 // importer's rules and carries the same events (issue: "every e2e trace
 // converted to both formats carries the same events"). Called by the e2e
-// suites' run_proftrace after a successful `convert ... -o X.json`; a no-op
-// for anything else or when PFTRACE_CHECKER is not set.
+// suites' run_proftrace after a successful `convert ... -o X.json` (or
+// `-o X.pftrace`, checked alone); a no-op for anything else or when
+// PFTRACE_CHECKER is not set. Where TRACE_PROCESSOR names Perfetto's
+// trace_processor_shell, the checker loads both files in it too.
 #pragma once
 
 #include <cstdlib>
@@ -27,9 +29,20 @@ inline std::string protobuf_twin_problems(const std::string& proftrace, const st
       twin_args[i + 1] = json + ".pftrace";
     }
   }
-  const std::string suffix = ".json";
-  if (json.size() <= suffix.size() || json.compare(json.size() - suffix.size(), suffix.size(), suffix) != 0)
+  const auto ends_with = [](const std::string& text, const std::string& suffix) {
+    return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(json, ".pftrace") || ends_with(json, ".pftrace.gz")) {
+    // Written as protobuf: no twin to make, but the checker (and Perfetto's
+    // importer, where TRACE_PROCESSOR is set) still reads it.
+    RunOptions check;
+    check.argv = {python, checker, json};
+    check.timeout_ms = 120000;
+    const ProcessResult checked = run_process(check);
+    if (!checked.exited_with(0)) return json + " breaks a rule:\n" + checked.err;
     return "";
+  }
+  if (!ends_with(json, ".json")) return "";
   RunOptions convert;
   convert.argv = {proftrace};
   convert.argv.insert(convert.argv.end(), twin_args.begin(), twin_args.end());
