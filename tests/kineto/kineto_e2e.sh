@@ -21,6 +21,21 @@ trap 'rm -rf "$work"' EXIT
 export LD_LIBRARY_PATH=$library_path
 unset LD_PRELOAD PROFLAUNCH_GPU_TIMING SIMGPU_KERNEL_COSTS
 
+# convert ARGS... -o X.json: `proftrace convert`, and where the e2e checkers
+# are given (PFTRACE_CHECKER, TRACE_PROCESSOR), its protobuf twin too, both
+# checked by tests/perfetto/pftrace_check.py and loaded in Perfetto's importer
+# (as run_proftrace does for the other e2e tests).
+convert() {
+  "$proftrace" convert -q "$@"
+  [[ -n ${PFTRACE_CHECKER:-} ]] || return 0
+  local args=("$@") i json=
+  for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+    if [[ ${args[i]} == -o ]]; then json=${args[i + 1]}; args[i + 1]=$json.pftrace; fi
+  done
+  "$proftrace" convert -q "${args[@]}"
+  "$python" "$PFTRACE_CHECKER" "$json.pftrace" --json "$json" >/dev/null
+}
+
 check() {  # check NAME.json FLAGS...
   local json=$1
   shift
@@ -29,7 +44,7 @@ check() {  # check NAME.json FLAGS...
 }
 
 "$proflaunch" -q -o "$work/train.trace" -- "$training_loop" --steps 6 >/dev/null
-"$proftrace" convert -q "$work/train.trace" -o "$work/train.json"
+convert "$work/train.trace" -o "$work/train.json"
 check train.json --require-categories kernel,gpu_memcpy,gpu_memset,cuda_runtime,cuda_driver \
   --require-kernel-details --require-device-properties --require-steps 6 \
   --require-sync-kinds "Stream Sync,Event Sync,Context Sync,Stream Wait Event"
@@ -71,9 +86,9 @@ PY
 # found by the range each holds (--step-range forward). Without it, its most
 # frequent top-level range is a module's bookkeeping that launches no GPU
 # work, which is no step: none are written.
-"$proftrace" convert -q "$work/nvtx.trace" -o "$work/nvtx-nosteps.json"
+convert "$work/nvtx.trace" -o "$work/nvtx-nosteps.json"
 check nvtx-nosteps.json --require-steps 0
-"$proftrace" convert -q --step-range forward "$work/nvtx.trace" -o "$work/nvtx.json"
+convert --step-range forward "$work/nvtx.trace" -o "$work/nvtx.json"
 check nvtx.json --require-categories user_annotation,gpu_user_annotation,gpu_memcpy,gpu_memset,cuda_runtime \
   --require-steps 4
 grep -q '"step_source":"step-range"' "$work/nvtx.json" || { echo "nvtx.json: steps not by --step-range"; exit 1; }
@@ -81,7 +96,7 @@ grep -q '"step_source":"step-range"' "$work/nvtx.json" || { echo "nvtx.json: ste
 "$torchrun_like" --nproc 2 "$proflaunch" -q -o "$work/rank%q{RANK}.trace" -- \
   "$nccl_ranks" --ops allreduce,allgather --iterations 2 >/dev/null
 for rank in 0 1; do
-  "$proftrace" convert -q "$work/rank$rank.trace" -o "$work/rank$rank.json"
+  convert "$work/rank$rank.trace" -o "$work/rank$rank.json"
   check "rank$rank.json" --require-rank "$rank" --require-world-size 2 --require-backend nccl \
     --require-categories kernel --require-device-properties
 done

@@ -181,6 +181,12 @@ def http_checks(args, work, trace):
     check(link == f"{origin}/#!/?url={url}", f"the UI link {link}")
     check(any(f"ssh -L {port}:127.0.0.1:{port}" in line for line in view.stdout), "the ssh -L hint")
     expected = open(run_pftrace, "rb").read()
+    # What it serves follows the importer's rules and loads in Perfetto's own
+    # importer (pftrace_check.py; TRACE_PROCESSOR), as every e2e trace does.
+    if os.environ.get("PFTRACE_CHECKER"):
+        checked = subprocess.run([os.environ.get("PYTHON3", sys.executable), os.environ["PFTRACE_CHECKER"],
+                                  run_pftrace], capture_output=True, text=True, timeout=300)
+        check(checked.returncode == 0, f"the served trace breaks a rule: {checked.stderr[-2000:]}")
 
     status, _, _ = request(f"http://127.0.0.1:{port}/status")
     check(status == 404, f"another path: {status}")
