@@ -118,10 +118,7 @@ def importer_args(text):
         key = key.split(".", 1)[1]
         if key.split("[")[0] in IGNORED_ARGS:
             continue
-        value = value.replace("\x1d", "\n")
-        if value_type == "real":
-            value = repr(round(float(value), 3))
-        out[key] = number_text(value) if value_type != "string" else number_text(value)
+        out[key] = number_text(value.replace("\x1d", "\n"))
     return tuple(sorted(out.items()))
 
 
