@@ -22,39 +22,37 @@ inline std::string protobuf_twin_problems(const std::string& proftrace, const st
   const char* python = std::getenv("PYTHON3");
   if (checker == nullptr || python == nullptr || args.empty() || args[0] != "convert") return "";
   std::vector<std::string> twin_args = args;
-  std::string json;
+  std::string output;
   for (size_t i = 1; i + 1 < twin_args.size(); ++i) {
     if (twin_args[i] == "-o" || twin_args[i] == "--output") {
-      json = twin_args[i + 1];
-      twin_args[i + 1] = json + ".pftrace";
+      output = twin_args[i + 1];
+      twin_args[i + 1] = output + ".pftrace";
     }
   }
-  const auto ends_with = [](const std::string& text, const std::string& suffix) {
-    return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const auto ends_with = [&output](const std::string& suffix) {
+    return output.size() > suffix.size() &&
+           output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends_with(json, ".pftrace") || ends_with(json, ".pftrace.gz")) {
-    // Written as protobuf: no twin to make, but the checker (and Perfetto's
-    // importer, where TRACE_PROCESSOR is set) still reads it.
-    RunOptions check;
-    check.argv = {python, checker, json};
-    check.timeout_ms = 120000;
-    const ProcessResult checked = run_process(check);
-    if (!checked.exited_with(0)) return json + " breaks a rule:\n" + checked.err;
-    return "";
-  }
-  if (!ends_with(json, ".json")) return "";
+  // pftrace_check.py on a protobuf (and the JSON it must equal); "" when it passes.
+  const auto check = [&](std::vector<std::string> files, const std::string& what) -> std::string {
+    RunOptions options;
+    options.argv = {python, checker};
+    options.argv.insert(options.argv.end(), files.begin(), files.end());
+    options.timeout_ms = 120000;
+    const ProcessResult checked = run_process(options);
+    return checked.exited_with(0) ? "" : what + ":\n" + checked.err;
+  };
+  // Written as protobuf: no twin to make, but the checker (and Perfetto's
+  // importer, where TRACE_PROCESSOR is set) still reads it.
+  if (ends_with(".pftrace") || ends_with(".pftrace.gz")) return check({output}, output + " breaks a rule");
+  if (!ends_with(".json")) return "";
   RunOptions convert;
   convert.argv = {proftrace};
   convert.argv.insert(convert.argv.end(), twin_args.begin(), twin_args.end());
   convert.timeout_ms = 60000;
   const ProcessResult converted = run_process(convert);
   if (!converted.exited_with(0)) return "converting to protobuf failed: " + converted.err;
-  RunOptions check;
-  check.argv = {python, checker, json + ".pftrace", "--json", json};
-  check.timeout_ms = 120000;
-  const ProcessResult checked = run_process(check);
-  if (!checked.exited_with(0)) return "the protobuf twin of " + json + " differs or breaks a rule:\n" + checked.err;
-  return "";
+  return check({output + ".pftrace", "--json", output}, "the protobuf twin of " + output + " differs or breaks a rule");
 }
 
 }  // namespace proflaunch::testing
